@@ -1,0 +1,59 @@
+"""Command-line interface (typer). Thin: parse options, call the engine, render, exit.
+
+Exit codes: 0 nothing at or above ``--fail-on``; 1 something is; 2 usage error or bad
+input (one line on stderr naming file and line, no traceback).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from vllm_upgrade_check import __version__
+
+app = typer.Typer(
+    name="vllm-upgrade-check",
+    help="Tell what will break before a vLLM upgrade, and how to fix it.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+rules_app = typer.Typer(help="Inspect and validate rule packs.", no_args_is_help=True)
+app.add_typer(rules_app, name="rules")
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"vllm-upgrade-check {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Tell what will break before a vLLM upgrade, and how to fix it."""
+
+
+def _register() -> None:
+    from vllm_upgrade_check.cli import env_cmd, rules_cmd, scan_cmd  # noqa: F401
+
+
+def main() -> None:
+    """Entry point of the ``vllm-upgrade-check`` console script.
+
+    Usage errors are reported by typer (exit 2); :class:`~vllm_upgrade_check.errors.VucError`
+    (bad rule pack, unknown version, missing path) becomes one line on stderr and exit 2.
+    """
+    from vllm_upgrade_check.errors import VucError
+
+    _register()
+    try:
+        app()
+    except VucError as exc:
+        print(f"vllm-upgrade-check: error: {exc}", file=sys.stderr)
+        sys.exit(2)

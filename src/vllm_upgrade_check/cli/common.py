@@ -1,0 +1,73 @@
+"""Options and helpers shared by the commands."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from vllm_upgrade_check.errors import UsageError
+from vllm_upgrade_check.model.facts import Report
+from vllm_upgrade_check.model.pack import Severity
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
+
+
+class FailOn(str, Enum):
+    """``--fail-on`` levels."""
+
+    blocker = "blocker"
+    warning = "warning"
+    info = "info"
+    never = "never"
+
+
+def exit_code(report: Report, fail_on: FailOn, strict_skips: bool = True) -> int:
+    """0 when nothing is at or above ``fail_on``, 1 when something is; 2 when a file that
+    configures vLLM could not be read and ``strict_skips`` (the gate fails closed)."""
+    if strict_skips and any(s.configures_vllm for s in report.skipped):
+        return 2
+    if fail_on == FailOn.never:
+        return 0
+    threshold = Severity(fail_on.value).rank
+    return 1 if any(f.severity.rank >= threshold for f in report.findings) else 0
+
+
+def write_output(text: str, output: Path | None) -> None:
+    """Write ``text`` to ``output`` (atomically) or to standard output."""
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    import os
+    import tempfile
+
+    target = output.resolve()
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise UsageError(f"cannot write output: {exc}", str(output)) from None
+
+
+def print_console(draw: Callable[[Console], None], output: Path | None) -> None:
+    """Run ``draw`` on a rich console: the terminal, or plain text written to ``output``."""
+    from rich.console import Console
+
+    if output is None:
+        draw(Console(highlight=False))
+        return
+    buffer = io.StringIO()
+    draw(Console(file=buffer, highlight=False, no_color=True, width=120))
+    write_output(buffer.getvalue(), output)
+
+
+TO_OPTION = typer.Option(None, "--to", help="Target vLLM release (default: newest known).")
+FROM_OPTION = typer.Option(None, "--from", help="vLLM version in use (default: detected).")
+RULES_OPTION = typer.Option([], "--rules", help="Extra rule pack file or directory (repeatable).")

@@ -1,0 +1,144 @@
+"""``vllm-upgrade-check rules schema|validate|list`` and ``explain RULE_ID``."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from vllm_upgrade_check.cli import app, rules_app
+from vllm_upgrade_check.cli.common import RULES_OPTION
+from vllm_upgrade_check.errors import UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from packaging.version import Version
+
+    from vllm_upgrade_check.registry import Registry
+
+
+class ListFormat(str, Enum):
+    """``rules list --format`` choices."""
+
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+@rules_app.command("schema")
+def schema() -> None:
+    """Print the JSON Schema of a rule pack (for editors and CI)."""
+    from vllm_upgrade_check.model.pack import Pack
+
+    document = Pack.model_json_schema()
+    document["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    document["title"] = "vllm-upgrade-check rule pack"
+    typer.echo(json.dumps(document, indent=2))
+
+
+@rules_app.command("validate")
+def validate(paths: list[Path] = typer.Argument(..., help="Pack files or directories.")) -> None:
+    """Validate rule packs: schema, versions, unique ids, evidence. Exit 2 on the first error."""
+    from vllm_upgrade_check.registry import load_registry
+
+    registry = load_registry(paths, bundled=False)
+    count = sum(1 for _ in registry.rules())
+    typer.echo(f"ok: {len(registry.packs)} pack(s), {count} rule(s)")
+
+
+@rules_app.command("list")
+def list_rules(
+    release: str | None = typer.Option(None, "--release", help="Only this release."),
+    fmt: ListFormat = typer.Option(ListFormat.text, "--format", "-f"),
+    rules: list[Path] = RULES_OPTION,
+) -> None:
+    """List rules (id, severity, release, name); markdown renders a coverage table."""
+
+    from vllm_upgrade_check.registry import load_registry
+    from vllm_upgrade_check.versions import parse_version
+
+    registry = load_registry(rules)
+    wanted: Version | None = parse_version(release, "--release") if release else None
+    pairs = [(p, r) for p, r in registry.rules() if wanted is None or p.version == wanted]
+    if wanted is not None and wanted not in registry.releases:
+        raise UsageError(f"--release {release}: no pack for this release")
+    if fmt == ListFormat.json:
+        typer.echo(
+            json.dumps(
+                [
+                    {
+                        "id": r.id,
+                        "name": r.name,
+                        "severity": r.severity.value,
+                        "release": p.release,
+                        "kind": r.match.kind.value,
+                        "subject": r.match.name,
+                    }
+                    for p, r in pairs
+                ],
+                indent=2,
+            )
+        )
+        return
+    if fmt == ListFormat.markdown:
+        typer.echo(_coverage_table(registry, wanted))
+        return
+    for pack, rule in pairs:
+        typer.echo(
+            f"{rule.id:<14} {rule.severity.value:<8} {pack.release:<9} {rule.match.kind.value:<14} {rule.name}"
+        )
+
+
+def _coverage_table(registry: Registry, wanted: Version | None) -> str:
+    from vllm_upgrade_check.model.pack import MatchKind
+
+    kinds = [k for k in MatchKind if any(r.match.kind == k for _p, r in registry.rules())]
+    header = "| release | rules | " + " | ".join(k.value for k in kinds) + " |"
+    lines = [header, "|" + "---|" * (len(kinds) + 2)]
+    for release in registry.releases:
+        if wanted is not None and release != wanted:
+            continue
+        rules = [r for p, r in registry.rules() if p.version == release]
+        counts = [str(sum(1 for r in rules if r.match.kind == k)) for k in kinds]
+        lines.append(f"| {release} | {len(rules)} | " + " | ".join(counts) + " |")
+    return "\n".join(lines)
+
+
+@app.command()
+def explain(
+    rule_id: str = typer.Argument(..., help="Rule id, e.g. VUC0270-001."), rules: list[Path] = RULES_OPTION
+) -> None:
+    """Print one rule's documentation: what it matches, why it breaks, the fix, the evidence."""
+    from vllm_upgrade_check.registry import load_registry
+
+    registry = load_registry(rules)
+    found = registry.rule(rule_id)
+    if found is None:
+        raise UsageError(f"unknown rule id {rule_id!r} (see 'vllm-upgrade-check rules list')")
+    pack, rule = found
+    m = rule.match
+    out = [f"{rule.id} {rule.name} ({rule.severity.value}, vLLM {pack.release})", "", rule.message, ""]
+    detail = f"{m.kind.value} {m.name}"
+    if m.values:
+        detail += f" = {', '.join(m.values)}"
+    if m.specifier:
+        detail += f" outside {m.specifier}"
+    if m.patterns:
+        detail += f" matching {', '.join(m.patterns)}"
+    out += ["## What it matches", detail, ""]
+    if rule.deprecated_in:
+        out += [f"Deprecated in {rule.deprecated_in}, removed in {pack.release}.", ""]
+    out += ["## Why is this bad", rule.docs.why, ""]
+    if rule.docs.example:
+        out += ["## Example", rule.docs.example, ""]
+    if rule.docs.instead:
+        out += ["## Use instead", rule.docs.instead, ""]
+    fix = rule.fix
+    out += ["## Fix", f"{fix.summary} (action: {fix.action.value}, {fix.applicability.value})"]
+    if fix.available_in:
+        out.append(f"The replacement exists since {fix.available_in}: the fix can land before the upgrade.")
+    out += ["", "## Evidence"]
+    out += [f"- {e.kind}: {e.ref}" + (f" - {e.detail}" if e.detail else "") for e in rule.evidence]
+    typer.echo("\n".join(out))

@@ -1,0 +1,76 @@
+"""``vllm-upgrade-check scan``."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from vllm_upgrade_check.cli import app
+from vllm_upgrade_check.cli.common import (
+    FROM_OPTION,
+    RULES_OPTION,
+    TO_OPTION,
+    FailOn,
+    exit_code,
+    print_console,
+    write_output,
+)
+
+
+class Format(str, Enum):
+    """``--format`` choices of ``scan``."""
+
+    console = "console"
+    json = "json"
+
+
+@app.command()
+def scan(
+    paths: list[Path] = typer.Argument(None, help="Files or directories to scan (default: .)."),
+    to: str | None = TO_OPTION,
+    from_: str | None = FROM_OPTION,
+    env: bool = typer.Option(False, "--env/--no-env", help="Also check the installed Python environment."),
+    fmt: Format = typer.Option(Format.console, "--format", "-f", help="Output format."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write the report to this file."),
+    fail_on: FailOn = typer.Option(
+        FailOn.blocker, "--fail-on", help="Lowest severity that makes the exit code 1."
+    ),
+    rules: list[Path] = RULES_OPTION,
+    exclude: list[str] = typer.Option(
+        [], "--exclude", help="gitignore-style pattern to leave out (repeatable)."
+    ),
+    skip_unreadable: bool = typer.Option(
+        False,
+        "--skip-unreadable",
+        help="Do not fail (exit 2) when a file that configures vLLM cannot be parsed.",
+    ),
+) -> None:
+    """Scan a deployment repo (and optionally the environment) for what breaks on upgrade."""
+    from vllm_upgrade_check.engine import ScanOptions, run_scan
+
+    environment = None
+    if env:
+        from vllm_upgrade_check.scanners.environment import read_current_environment
+
+        environment = read_current_environment()
+    options = ScanOptions(
+        paths=paths or ([] if env else [Path(".")]),
+        to_version=to,
+        from_version=from_,
+        environment=environment,
+        rule_paths=rules,
+        exclude=exclude,
+    )
+    report = run_scan(options)
+    if fmt == Format.console:
+        from vllm_upgrade_check.reporters.console import render_console
+
+        print_console(lambda console: render_console(report, console), output)
+    else:
+        from vllm_upgrade_check.registry import load_registry
+        from vllm_upgrade_check.reporters import renderer
+
+        write_output(renderer(fmt.value)(report, load_registry(rules)), output)
+    raise typer.Exit(exit_code(report, fail_on, strict_skips=not skip_unreadable))

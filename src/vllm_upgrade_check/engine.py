@@ -1,0 +1,272 @@
+"""Orchestration: find files, run scanners, decide versions, match rules, build a report.
+
+Callable from tests without the CLI. Nothing here prints or exits.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import pathspec
+from packaging.version import Version
+
+from vllm_upgrade_check.errors import UsageError
+from vllm_upgrade_check.matcher import Assumption, VersionContext, match_rules
+from vllm_upgrade_check.model.facts import Fact, FactKind, Report, Skipped, VersionBasis
+from vllm_upgrade_check.registry import Registry, load_registry
+from vllm_upgrade_check.scanners import Scanner, SourceFile, default_scanners
+from vllm_upgrade_check.scanners.environment import Environment, environment_facts
+from vllm_upgrade_check.scanners.launch import is_vllm_image
+from vllm_upgrade_check.versions import parse_version, version_from_tag
+
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        "site-packages",
+        ".venv",
+        "venv",
+    }
+)
+"""Directories never descended into (virtual environments are also recognised by ``pyvenv.cfg``)."""
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+"""Files larger than this (5 MiB) are skipped with a reason."""
+
+
+@dataclass
+class ScanOptions:
+    """What to scan and against which versions.
+
+    Attributes:
+        paths: files or directories to scan (none: only the environment, if asked).
+        to_version: target release text (``None``: the newest pack).
+        from_version: the version in use (``None``: detect it).
+        environment: the environment to check, or ``None`` to leave it out.
+        rule_paths: extra rule pack files/directories.
+        exclude: gitignore-style patterns of paths to leave out.
+        max_file_bytes: size above which a file is skipped.
+    """
+
+    paths: Sequence[Path] = ()
+    to_version: str | None = None
+    from_version: str | None = None
+    environment: Environment | None = None
+    rule_paths: Sequence[Path] = ()
+    exclude: Sequence[str] = ()
+    max_file_bytes: int = MAX_FILE_BYTES
+    scanners: list[Scanner] = field(default_factory=default_scanners)
+
+
+def _gitignore(root: Path) -> pathspec.PathSpec | None:
+    ignore = root / ".gitignore"
+    if not ignore.is_file():
+        return None
+    try:
+        return pathspec.PathSpec.from_lines(
+            "gitwildmatch", ignore.read_text(encoding="utf-8", errors="replace").splitlines()
+        )
+    except (OSError, ValueError):
+        return None
+
+
+def discover(root: Path, exclude: Sequence[str] = ()) -> Iterator[tuple[Path, str]]:
+    """Yield ``(path, relative POSIX path)`` of every regular file under ``root``.
+
+    Skips :data:`SKIP_DIRS`, virtual environments, what the root ``.gitignore`` and
+    ``exclude`` patterns match, and symlinks that leave the root or loop.
+    """
+    if root.is_file():
+        yield root, root.name
+        return
+    ignored = _gitignore(root)
+    excluded = pathspec.PathSpec.from_lines("gitwildmatch", exclude) if exclude else None
+    real_root = root.resolve()
+    seen: set[str] = set()
+    for current, dirs, files in os.walk(root, followlinks=True):
+        here = Path(current)
+        real = os.path.realpath(current)
+        if real in seen or not (real == str(real_root) or real.startswith(str(real_root) + os.sep)):
+            dirs[:] = []
+            continue
+        seen.add(real)
+        rel_dir = here.relative_to(root).as_posix()
+        keep = []
+        for name in sorted(dirs):
+            rel = f"{rel_dir}/{name}" if rel_dir != "." else name
+            if name in SKIP_DIRS or (here / name / "pyvenv.cfg").exists():
+                continue
+            if (ignored and ignored.match_file(rel + "/")) or (excluded and excluded.match_file(rel + "/")):
+                continue
+            keep.append(name)
+        dirs[:] = keep
+        for name in sorted(files):
+            rel = f"{rel_dir}/{name}" if rel_dir != "." else name
+            if (ignored and ignored.match_file(rel)) or (excluded and excluded.match_file(rel)):
+                continue
+            yield here / name, rel
+
+
+def read_source(path: Path, relpath: str, max_bytes: int) -> SourceFile | Skipped | None:
+    """Read a file once; ``None`` for binary files, :class:`Skipped` when unreadable or too big."""
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            return Skipped(relpath, f"larger than {max_bytes} bytes ({size})")
+        data = path.read_bytes()
+    except OSError as exc:
+        return Skipped(relpath, f"cannot read: {exc.strerror or exc}", configures_vllm=True)
+    if b"\x00" in data[:8192]:
+        return None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    return SourceFile(relpath, text.replace("\r\n", "\n"))
+
+
+def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
+    """Run every scanner over every file under ``options.paths``.
+
+    Returns:
+        ``(facts, skipped, number of files read)``; each file's facts carry the vLLM version
+        its own image tag or vllm pin names, when it names one.
+    """
+    facts: list[Fact] = []
+    skipped: list[Skipped] = []
+    count = 0
+    for root in options.paths:
+        if not root.exists():
+            raise UsageError(f"no such file or directory: {root}")
+        for path, rel in discover(root, options.exclude):
+            source = read_source(path, rel, options.max_file_bytes)
+            if source is None:
+                continue
+            if isinstance(source, Skipped):
+                skipped.append(source)
+                continue
+            takers = [s for s in options.scanners if s.accepts(source)]
+            if not takers:
+                continue
+            count += 1
+            file_facts: list[Fact] = []
+            for scanner in takers:
+                for item in scanner.scan(source):
+                    if isinstance(item, Skipped):
+                        skipped.append(item)
+                    else:
+                        file_facts.append(item)
+            facts.extend(_with_file_hint(file_facts, rel))
+    return facts, skipped, count
+
+
+def _pinned_version(fact: Fact) -> Version | None:
+    if fact.kind == FactKind.IMAGE and is_vllm_image(fact.name) and fact.value:
+        return version_from_tag(fact.value)
+    if (
+        fact.kind == FactKind.REQUIREMENT
+        and fact.name == "vllm"
+        and fact.value
+        and fact.value.startswith("==")
+    ):
+        try:
+            return Version(fact.value[2:].split(",")[0].strip().removesuffix(".*"))
+        except ValueError:
+            return None
+    return None
+
+
+def _with_file_hint(facts: list[Fact], rel: str) -> list[Fact]:
+    pins = [(v, f) for f in facts if (v := _pinned_version(f)) is not None]
+    if not pins:
+        return facts
+    version, fact = min(pins, key=lambda p: p[0])
+    source = f"{rel}:{fact.location.line} {fact.raw}"
+    return [f if f.version_hint else replace(f, version_hint=str(version), hint_source=source) for f in facts]
+
+
+def detect_from(facts: Sequence[Fact], env: Environment | None) -> Assumption:
+    """The run-wide "from" version: the installed vllm, else the oldest vllm pin or vLLM image
+    tag in the scanned files, else unknown."""
+    if env is not None and env.vllm:
+        try:
+            return Assumption(
+                Version(env.vllm), VersionBasis.ENVIRONMENT, f"installed vllm {env.vllm} ({env.source})"
+            )
+        except ValueError:
+            pass
+    pins = [(v, f) for f in facts if (v := _pinned_version(f)) is not None]
+    if pins:
+        version, fact = min(pins, key=lambda p: p[0])
+        return Assumption(version, VersionBasis.REPOSITORY, f"{fact.location} {fact.raw}")
+    return Assumption(
+        None, VersionBasis.UNKNOWN, "no vLLM version found: every release up to the target is checked"
+    )
+
+
+def resolve_target(registry: Registry, text: str | None) -> Version:
+    """The target release: ``text`` if it is a release with a pack, else the newest pack.
+
+    Raises:
+        UsageError: malformed version or a release no pack knows.
+    """
+    if text is None:
+        return registry.newest
+    version = parse_version(text, "--to")
+    if version not in registry.releases:
+        known = ", ".join(str(v) for v in registry.releases[-5:])
+        raise UsageError(f"--to {text}: unknown vLLM release (newest known: {known})")
+    return version
+
+
+def run_scan(options: ScanOptions, registry: Registry | None = None) -> Report:
+    """Scan, match and report.
+
+    Raises:
+        UsageError: bad versions or paths.
+        RulePackError: invalid rule packs.
+    """
+    registry = registry or load_registry(options.rule_paths)
+    target = resolve_target(registry, options.to_version)
+    option = parse_version(options.from_version, "--from") if options.from_version else None
+    if option is not None and option >= target:
+        raise UsageError(f"--from {options.from_version} is not older than the target {target}")
+    facts, skipped, count = scan_files(options)
+    if options.environment is not None:
+        facts.extend(environment_facts(options.environment))
+    default = detect_from(facts, options.environment)
+    if option is not None:
+        default = Assumption(option, VersionBasis.OPTION, "--from")
+    context = VersionContext(target, option, default)
+    findings = match_rules(registry.rules(), facts, context)
+    start = default.version
+    crossed = tuple(str(r) for r in registry.releases if (start is None or r > start) and r <= target)
+    notes = []
+    pins = sorted({str(v) for f in facts if (v := _pinned_version(f)) is not None}, key=Version)
+    if len(pins) > 1:
+        notes.append(
+            f"several vLLM versions in the scanned files: {', '.join(pins)}; each file is checked from its own"
+        )
+    return Report(
+        to_version=str(target),
+        from_version=str(default.version) if default.version else None,
+        from_basis=default.basis,
+        from_source=default.source,
+        releases=crossed,
+        findings=tuple(findings),
+        skipped=tuple(skipped),
+        files_scanned=count,
+        roots=tuple(str(p) for p in options.paths),
+        notes=tuple(notes),
+    )

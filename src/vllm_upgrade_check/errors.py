@@ -1,0 +1,39 @@
+"""Errors raised for bad input to the tool itself (not for problems in scanned files).
+
+Every error carries the file and, where known, the line it is about, so that the command
+line prints one line such as ``rules/0.27.0.yaml:12: rules[0].match.kind: ...`` and exits
+with status 2. Problems in *scanned* files are never raised: scanners return
+:class:`~vllm_upgrade_check.model.facts.Skipped` records instead.
+"""
+
+from __future__ import annotations
+
+
+class VucError(Exception):
+    """Base error of vllm-upgrade-check; the CLI turns it into one line and exit code 2.
+
+    Args:
+        message: what is wrong, in one sentence.
+        path: the file the error is about, if any.
+        line: 1-based line in ``path``, if known.
+    """
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.line = line
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path:
+            where = f"{self.path}:{self.line}: " if self.line else f"{self.path}: "
+        return f"{where}{self.message}"
+
+
+class UsageError(VucError):
+    """A bad option or argument: an unknown or malformed version, a missing path, ..."""
+
+
+class RulePackError(VucError):
+    """A rule pack that cannot be loaded: YAML syntax, schema violation, duplicate id."""

@@ -1,0 +1,236 @@
+"""Apply rules to facts within a release window. Pure: no I/O.
+
+For a fact assumed to run vLLM F and a target T, a rule of the pack of release R applies:
+
+- with its own severity when the upgrade crosses R (``F < R <= T``);
+- as a ``warning`` (``deprecated_only``) when the rule has ``deprecated_in`` D with
+  ``D <= T < R``: the thing still works at T but is slated for removal.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from vllm_upgrade_check.model.facts import Fact, FactKind, Finding, VersionBasis
+from vllm_upgrade_check.model.pack import Match, MatchKind, Pack, Rule, Severity
+from vllm_upgrade_check.versions import Window
+
+_ARG_ORIGINS_CLI = frozenset({"cli", "config"})
+
+_FACT_KINDS: dict[MatchKind, frozenset[FactKind]] = {
+    MatchKind.ENGINE_ARG: frozenset({FactKind.ARG}),
+    MatchKind.CLI_FLAG: frozenset({FactKind.ARG}),
+    MatchKind.ENV_VAR: frozenset({FactKind.ENV_VAR}),
+    MatchKind.DEPENDENCY: frozenset({FactKind.REQUIREMENT, FactKind.DISTRIBUTION}),
+    MatchKind.METRIC: frozenset({FactKind.METRIC}),
+    MatchKind.IMPORT: frozenset({FactKind.IMPORT}),
+    MatchKind.MODEL: frozenset({FactKind.MODEL}),
+    MatchKind.RESPONSE_FIELD: frozenset({FactKind.RESPONSE_FIELD}),
+    MatchKind.ABSENT_ARG: frozenset({FactKind.LAUNCH}),
+    MatchKind.PLATFORM: frozenset({FactKind.PLATFORM}),
+    MatchKind.IMAGE: frozenset({FactKind.IMAGE}),
+}
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """The vLLM version assumed in use for a fact, and why.
+
+    Attributes:
+        version: the version, or ``None`` when unknown (every release up to the target).
+        basis: how it was decided.
+        source: where it was read, for the report (``Dockerfile:1``, ``--from``, ...).
+    """
+
+    version: Version | None
+    basis: VersionBasis
+    source: str
+
+
+@dataclass(frozen=True)
+class VersionContext:
+    """What the run knows about versions.
+
+    Attributes:
+        target: the version being upgraded to.
+        option: ``--from`` when given: it wins over everything.
+        default: the run-wide assumption when neither ``--from`` nor the fact's own file says.
+    """
+
+    target: Version
+    option: Version | None
+    default: Assumption
+
+    def assume(self, fact: Fact) -> Assumption:
+        """The version assumed for ``fact``: ``--from``, else its file's hint, else the default."""
+        if self.option is not None:
+            return Assumption(self.option, VersionBasis.OPTION, "--from")
+        if fact.version_hint is not None:
+            try:
+                return Assumption(
+                    Version(fact.version_hint), VersionBasis.FILE, fact.hint_source or "same file"
+                )
+            except InvalidVersion:
+                pass
+        return self.default
+
+
+def _candidate_versions(*specs: SpecifierSet) -> set[Version]:
+    out: set[Version] = set()
+    for spec in specs:
+        for clause in spec:
+            text = clause.version.removesuffix(".*")
+            try:
+                out.add(Version(text))
+            except InvalidVersion:
+                continue
+    return out
+
+
+def specifiers_conflict(user: str, required: str) -> bool:
+    """``True`` when no version can satisfy both specifier sets.
+
+    Decided by probing the versions named in either set (a practical test that is exact for
+    the pins and ranges used in requirements files: ``==``, ``~=``, ``>=``/``<``, ``!=``,
+    wildcards). An unparsable or empty user specifier never conflicts.
+
+    Args:
+        user: the specifier as written by the user, e.g. ``"==2.12.0"`` or ``">=2.10,<2.13"``.
+        required: the specifier the target release requires, e.g. ``"==2.13.0"``.
+    """
+    try:
+        mine = SpecifierSet(user)
+        theirs = SpecifierSet(required)
+    except InvalidSpecifier:
+        return False
+    if not str(mine) or not str(theirs):
+        return False
+    candidates = _candidate_versions(mine, theirs)
+    return not any(
+        mine.contains(v, prereleases=True) and theirs.contains(v, prereleases=True) for v in candidates
+    )
+
+
+def fact_matches(match: Match, fact: Fact) -> bool:
+    """``True`` when ``fact`` is what ``match`` describes (window not considered)."""
+    if fact.kind not in _FACT_KINDS[match.kind]:
+        return False
+    if match.origins is not None and fact.origin not in match.origins:
+        return False
+    kind = match.kind
+    if kind in (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG):
+        if kind == MatchKind.CLI_FLAG and fact.origin not in _ARG_ORIGINS_CLI:
+            return False
+        return fact.answers_to(match.name) and _value_ok(match, fact)
+    if kind == MatchKind.ABSENT_ARG:
+        return match.name not in fact.args
+    if kind == MatchKind.DEPENDENCY:
+        if canonicalize_name(fact.name) != canonicalize_name(match.name):
+            return False
+        if match.specifier is None:
+            return True
+        if fact.kind == FactKind.DISTRIBUTION:
+            return _version_outside(fact.value, match.specifier)
+        return specifiers_conflict(fact.value or "", match.specifier)
+    if kind == MatchKind.PLATFORM:
+        return fact.name == match.name and _version_outside(fact.value, match.specifier or "")
+    if kind == MatchKind.IMPORT:
+        if match.names is not None:
+            return fact.name == match.name and fact.value in match.names
+        return fact.name == match.name or fact.name.startswith(match.name + ".")
+    if kind == MatchKind.MODEL:
+        model = fact.name.lower()
+        return any(fnmatch.fnmatchcase(model, p.lower()) for p in match.patterns or ())
+    # env_var, metric, response_field, image: exact name, optional values
+    return fact.answers_to(match.name) and _value_ok(match, fact)
+
+
+def _value_ok(match: Match, fact: Fact) -> bool:
+    if match.values is None:
+        return True
+    if fact.value is None:
+        return False
+    return fact.value.strip().lower() in {v.lower() for v in match.values}
+
+
+def _version_outside(value: str | None, specifier: str) -> bool:
+    if not value:
+        return False
+    try:
+        return not SpecifierSet(specifier).contains(Version(value), prereleases=True)
+    except (InvalidSpecifier, InvalidVersion):
+        return False
+
+
+def _applies(pack: Pack, rule: Rule, window: Window) -> tuple[Severity, bool] | None:
+    if window.crosses(pack.version):
+        return rule.severity, False
+    if rule.deprecated_in is not None and (window.start is None or window.start < pack.version):
+        if Version(rule.deprecated_in) <= window.end < pack.version:
+            severity = Severity.INFO if rule.severity == Severity.INFO else Severity.WARNING
+            return severity, True
+    return None
+
+
+def match_rules(
+    rules: Iterable[tuple[Pack, Rule]], facts: Iterable[Fact], versions: VersionContext
+) -> list[Finding]:
+    """Apply every rule to every fact it concerns.
+
+    Args:
+        rules: ``(pack, rule)`` pairs (e.g. :meth:`Registry.rules`).
+        facts: what the scanners saw.
+        versions: the target and how to assume each fact's current version.
+
+    Returns:
+        Findings sorted by path, line, column and rule id; at most one per (rule, fact).
+    """
+    by_kind: dict[FactKind, list[Fact]] = {}
+    for fact in facts:
+        by_kind.setdefault(fact.kind, []).append(fact)
+    findings: list[Finding] = []
+    rule_list = list(rules)
+    for pack, rule in rule_list:
+        for fact_kind in _FACT_KINDS[rule.match.kind]:
+            for fact in by_kind.get(fact_kind, ()):
+                if not fact_matches(rule.match, fact):
+                    continue
+                assumed = versions.assume(fact)
+                window = Window(assumed.version, versions.target)
+                applied = _applies(pack, rule, window)
+                if applied is None:
+                    continue
+                severity, deprecated_only = applied
+                available = rule.fix.available_in
+                fix_first = (
+                    available is not None
+                    and assumed.version is not None
+                    and assumed.version >= Version(available)
+                )
+                findings.append(
+                    Finding(
+                        rule=rule,
+                        fact=fact,
+                        severity=severity,
+                        release=pack.release,
+                        from_version=str(assumed.version) if assumed.version else None,
+                        from_basis=assumed.basis,
+                        from_source=assumed.source,
+                        deprecated_only=deprecated_only,
+                        fix_before_upgrade=fix_first,
+                    )
+                )
+    findings.sort(key=sort_key)
+    return findings
+
+
+def sort_key(finding: Finding) -> tuple[str, int, int, str]:
+    """Order findings by path (environment first), line, column, rule id."""
+    loc = finding.location
+    return (loc.path or "", loc.line or 0, loc.column or 0, finding.rule.id)

@@ -1,0 +1,233 @@
+"""Frozen records that flow from scanners through the matcher to reporters.
+
+A :class:`Fact` is one thing a scanner saw (a CLI flag given to a vLLM launch, an env var, a
+requirement, an installed distribution, ...). The matcher turns (rule, fact) pairs into
+:class:`Finding` records; a :class:`Report` holds them with the version window and the
+files that were skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from vllm_upgrade_check.model.pack import Rule, Severity
+
+
+class FactKind(str, Enum):
+    """What a fact describes. The matcher pairs each rule's ``match.kind`` with these."""
+
+    ARG = "arg"
+    """A vLLM engine arg / CLI flag: ``name`` is the snake_case arg (``max_num_partial_prefills``),
+    ``value`` its value as written (``None`` for a bare boolean flag)."""
+    ENV_VAR = "env_var"
+    """An environment variable set for vLLM: ``name`` the variable, ``value`` its value."""
+    REQUIREMENT = "requirement"
+    """A requirement in a requirements/pyproject/lock file or ``pip install`` line: ``name`` is the
+    canonical distribution name, ``value`` the specifier (``==2.12.0``, ``""`` when unpinned)."""
+    DISTRIBUTION = "distribution"
+    """An installed distribution: ``name`` canonical name, ``value`` its version."""
+    IMAGE = "image"
+    """A container image reference: ``name`` the repository (``vllm/vllm-openai``), ``value`` the tag."""
+    MODEL = "model"
+    """The model a launch serves: ``name`` the Hugging Face id or path as written."""
+    METRIC = "metric"
+    """A Prometheus metric name used in a query or dashboard: ``name`` e.g. ``vllm:num_requests_running``."""
+    IMPORT = "import"
+    """A Python import from vLLM: ``name`` the module, ``value`` the imported name or ``None``."""
+    RESPONSE_FIELD = "response_field"
+    """A field of a vLLM API response read by client code: ``name`` e.g. ``reasoning_content``."""
+    LAUNCH = "launch"
+    """A whole vLLM launch (``vllm serve``, ``LLM(...)``, a container running the vLLM image):
+    ``name`` the entry point, ``args`` every arg name it sets; used by absence rules."""
+    PLATFORM = "platform"
+    """A property of the host: ``name`` one of ``python``, ``cuda_driver``, ``cuda_runtime``,
+    ``gpu_compute_capability``, ``gpu_memory_gib``, ``glibc``, ``machine``; ``value`` as text."""
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """Where a fact was seen.
+
+    Attributes:
+        path: POSIX path relative to the scanned root, or ``None`` for facts from the
+            environment (an installed distribution, the GPU).
+        line: 1-based line (SARIF ``region.startLine``), or ``None`` when not line-based.
+        column: 1-based column in characters, or ``None``.
+        end_line: 1-based last line of the text this fact covers, if known.
+        end_column: 1-based column just past the covered text, if known.
+    """
+
+    path: str | None
+    line: int | None = None
+    column: int | None = None
+    end_line: int | None = None
+    end_column: int | None = None
+
+    def __str__(self) -> str:
+        if self.path is None:
+            return "<environment>"
+        parts = [self.path]
+        if self.line is not None:
+            parts.append(str(self.line))
+            if self.column is not None:
+                parts.append(str(self.column))
+        return ":".join(parts)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One thing a scanner saw.
+
+    Attributes:
+        kind: what it is (see :class:`FactKind`).
+        name: the normalised subject: snake_case engine arg, env var name, canonical
+            distribution name, metric name, module path, ...
+        location: where it was seen.
+        raw: the text as written in the file (``--max_num_partial_prefills=3``); shown to users.
+        value: the value as written, if any (flag value, specifier, version, tag).
+        origin: which syntax it came from: ``cli`` (a command line), ``python`` (a keyword of
+            ``LLM(...)``/``EngineArgs(...)``), ``config`` (a key of a ``--config`` YAML),
+            ``env`` (the running environment), ``file`` (a dependency file), ...
+        aliases: other names the same fact answers to: ``--no-calculate-kv-scales`` has
+            name ``no_calculate_kv_scales`` and alias ``calculate_kv_scales``.
+        args: for ``launch`` facts, every arg name the launch sets.
+        scanner: the scanner that produced it (``shell``, ``dockerfile``, ...).
+        version_hint: the vLLM version this particular launch runs, when the same file says
+            so (an image tag ``vllm/vllm-openai:v0.24.0``); ``None`` otherwise.
+        hint_source: where ``version_hint`` came from, for the report.
+        resolved: ``False`` when the value came through indirection that could not be
+            resolved from the repository itself.
+    """
+
+    kind: FactKind
+    name: str
+    location: Location
+    raw: str = ""
+    value: str | None = None
+    origin: str = "file"
+    aliases: tuple[str, ...] = ()
+    args: frozenset[str] = frozenset()
+    scanner: str = ""
+    version_hint: str | None = None
+    hint_source: str | None = None
+    resolved: bool = True
+
+    def answers_to(self, name: str) -> bool:
+        """Return ``True`` if ``name`` is this fact's name or one of its aliases."""
+        return name == self.name or name in self.aliases
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file (or environment source) that was not read, and why.
+
+    Attributes:
+        path: POSIX path relative to the scanned root, or a description such as
+            ``<environment>``.
+        reason: one sentence, e.g. ``YAML syntax error at line 3: ...``.
+        configures_vllm: ``True`` when the file evidently configures vLLM (it mentions
+            vLLM); the CI gate then fails closed.
+        line: 1-based line the problem is on, if known.
+    """
+
+    path: str
+    reason: str
+    configures_vllm: bool = False
+    line: int | None = None
+
+
+class VersionBasis(str, Enum):
+    """How the "from" version of a finding was decided."""
+
+    OPTION = "option"
+    """Given with ``--from``."""
+    FILE = "file"
+    """Read from the same file as the finding (an image tag or a vllm pin)."""
+    REPOSITORY = "repository"
+    """Read from another scanned file."""
+    ENVIRONMENT = "environment"
+    """The installed vllm distribution."""
+    UNKNOWN = "unknown"
+    """Nothing told the version: every release up to the target was checked."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A rule applied to a fact.
+
+    Attributes:
+        rule: the rule that matched.
+        fact: the fact it matched.
+        severity: the effective severity (a deprecation not yet removed at the target is a
+            ``warning`` whatever the rule's own severity).
+        release: the release whose pack holds the rule.
+        from_version: the version assumed to be in use for this finding (``None`` = unknown).
+        from_basis: how ``from_version`` was decided.
+        from_source: human-readable origin of ``from_version`` (``Dockerfile:1``, ...).
+        deprecated_only: ``True`` when the target is inside the deprecation window: the thing
+            still works at the target but is slated for removal in ``release``.
+        fix_before_upgrade: ``True`` when the rule's replacement already exists in
+            ``from_version``, so the fix can land before the upgrade.
+    """
+
+    rule: Rule
+    fact: Fact
+    severity: Severity
+    release: str
+    from_version: str | None
+    from_basis: VersionBasis
+    from_source: str
+    deprecated_only: bool = False
+    fix_before_upgrade: bool = False
+
+    @property
+    def location(self) -> Location:
+        """The fact's location."""
+        return self.fact.location
+
+    @property
+    def fingerprint(self) -> str:
+        """A stable 16-hex-digit id of (rule id, path, fact kind, subject as written).
+
+        It ignores line numbers so that baselines survive unrelated edits.
+        """
+        key = "\x1f".join([self.rule.id, self.fact.location.path or "", self.fact.kind.value, self.fact.raw])
+        return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything one run found.
+
+    Attributes:
+        to_version: the target release.
+        from_version: the version detected or given for the run as a whole (``None`` =
+            unknown); single findings may assume another (see :class:`Finding`).
+        from_basis: how ``from_version`` was decided.
+        from_source: where it was read.
+        releases: releases whose packs were applied, oldest first.
+        findings: sorted by path, line, column, rule id.
+        skipped: files that could not be read or parsed.
+        files_scanned: number of files read.
+        roots: the scanned directories/files as given.
+        notes: extra lines for the summary (e.g. "several vllm versions found: ...").
+    """
+
+    to_version: str
+    from_version: str | None
+    from_basis: VersionBasis
+    from_source: str
+    releases: tuple[str, ...]
+    findings: tuple[Finding, ...]
+    skipped: tuple[Skipped, ...] = ()
+    files_scanned: int = 0
+    roots: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def count(self, severity: Severity) -> int:
+        """Number of findings of exactly ``severity``."""
+        return sum(1 for f in self.findings if f.severity == severity)

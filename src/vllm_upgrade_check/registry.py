@@ -1,0 +1,213 @@
+"""Load and validate rule packs: the bundled ones (shipped in the wheel as
+``vllm_upgrade_check.rules``) and any extra directories or files a user names.
+
+Every problem is a :class:`~vllm_upgrade_check.errors.RulePackError` naming the file and
+line: YAML syntax, a schema violation (unknown key, wrong type, malformed version), two
+packs for one release, or two rules sharing an id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from packaging.version import Version
+from pydantic import ValidationError
+
+from vllm_upgrade_check.errors import RulePackError
+from vllm_upgrade_check.model.pack import Pack, Rule
+from vllm_upgrade_check.yamlnodes import YamlProblem, compose_documents, to_python
+
+
+def _format_loc(loc: Sequence[Any]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _line_for(loc: Sequence[Any], positions: dict[tuple[Any, ...], int]) -> int | None:
+    path = tuple(loc)
+    while True:
+        if path in positions:
+            return positions[path]
+        if not path:
+            return None
+        path = path[:-1]
+
+
+def load_pack_text(text: str, source: str) -> Pack:
+    """Validate one pack given as YAML text.
+
+    Args:
+        text: the YAML document.
+        source: the file name used in error messages.
+
+    Raises:
+        RulePackError: naming ``source`` and the line of the first problem.
+    """
+    try:
+        docs = compose_documents(text)
+        if len(docs) != 1:
+            raise YamlProblem(f"a pack is one YAML document, found {len(docs)}", None)
+        positions: dict[tuple[Any, ...], int] = {}
+        data = to_python(docs[0], positions)
+    except YamlProblem as exc:
+        raise RulePackError(str(exc), source, exc.line) from None
+    if not isinstance(data, dict):
+        raise RulePackError("a pack must be a YAML mapping", source, 1)
+    try:
+        return Pack.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = [p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
+        # pydantic appends the model/union tag to some locations; keep the data path only.
+        loc = [p for p in loc if isinstance(p, int) or p in _key_names(data, loc)]
+        line = _line_for(loc, positions)
+        message = error["msg"]
+        if error["type"] == "extra_forbidden":
+            message = "unknown key"
+        where = _format_loc(loc)
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise RulePackError(f"{where}: {message}{more}" if where else message + more, source, line) from None
+
+
+def _key_names(data: Any, loc: Sequence[Any]) -> set[str]:
+    names: set[str] = set()
+    node = data
+    for part in loc:
+        if isinstance(node, dict):
+            names.update(str(k) for k in node)
+            node = node.get(part)
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        else:
+            names.add(str(part))
+            node = None
+    return names
+
+
+def load_pack_file(path: Path, display: str | None = None) -> Pack:
+    """Read and validate one pack file.
+
+    Raises:
+        RulePackError: unreadable file, or any problem :func:`load_pack_text` reports.
+    """
+    name = display or str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RulePackError(f"cannot read rule pack: {exc}", name) from None
+    pack = load_pack_text(text, name)
+    stem = path.name.removesuffix(".yaml").removesuffix(".yml")
+    if stem != pack.release and stem.startswith(tuple("0123456789")):
+        raise RulePackError(f"file name says {stem} but release is {pack.release}", name, 1)
+    return pack
+
+
+def _pack_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml"))
+    if path.is_file():
+        return [path]
+    raise RulePackError("no such rule pack file or directory", str(path))
+
+
+def bundled_pack_files() -> list[tuple[str, Path]]:
+    """``(display name, path)`` of the packs shipped with the tool, sorted by name."""
+    root = resources.files("vllm_upgrade_check.rules")
+    out = []
+    for entry in root.iterdir():
+        if entry.name.endswith((".yaml", ".yml")):
+            out.append((f"rules/{entry.name}", Path(str(entry))))
+    return sorted(out)
+
+
+@dataclass(frozen=True)
+class Registry:
+    """All loaded packs, with rule ids checked unique.
+
+    Attributes:
+        packs: sorted by release (oldest first); a release may have several.
+        sources: release -> the file(s) its packs came from (for messages).
+    """
+
+    packs: tuple[Pack, ...]
+    sources: dict[str, str]
+
+    @cached_property
+    def releases(self) -> tuple[Version, ...]:
+        """Every release that has a pack, oldest first, each once."""
+        return tuple(sorted({p.version for p in self.packs}))
+
+    @property
+    def newest(self) -> Version:
+        """The newest release with a pack."""
+        if not self.packs:
+            raise RulePackError("no rule packs loaded")
+        return self.releases[-1]
+
+    def rules(self) -> Iterable[tuple[Pack, Rule]]:
+        """Every ``(pack, rule)``, oldest release first."""
+        for pack in self.packs:
+            for rule in pack.rules:
+                yield pack, rule
+
+    def rule(self, rule_id: str) -> tuple[Pack, Rule] | None:
+        """The pack and rule with ``rule_id`` (case-insensitive), or ``None``."""
+        wanted = rule_id.upper()
+        for pack, rule in self.rules():
+            if rule.id.upper() == wanted:
+                return pack, rule
+        return None
+
+    def packs_for(self, release: Version) -> list[Pack]:
+        """The packs of ``release`` (bundled first), possibly empty."""
+        return [pack for pack in self.packs if pack.version == release]
+
+
+def build_registry(named: Iterable[tuple[str, Pack]]) -> Registry:
+    """Check packs together: rule ids must be unique across all packs.
+
+    Several packs may cover one release (the bundled pack and an organisation's own);
+    within one directory the file-name check of :func:`load_pack_file` keeps one per release.
+
+    Args:
+        named: ``(source name, pack)`` pairs.
+
+    Raises:
+        RulePackError: an id used twice, naming both files.
+    """
+    ids: dict[str, str] = {}
+    pairs = list(named)
+    for source, pack in pairs:
+        for rule in pack.rules:
+            key = rule.id.upper()
+            if key in ids:
+                raise RulePackError(f"rule id {rule.id} is already used in {ids[key]}", source)
+            ids[key] = source
+    pairs.sort(key=lambda sp: sp[1].version)
+    sources: dict[str, str] = {}
+    for source, pack in pairs:
+        sources[pack.release] = ", ".join(filter(None, [sources.get(pack.release), source]))
+    return Registry(packs=tuple(p for _s, p in pairs), sources=sources)
+
+
+def load_registry(extra: Sequence[Path] = (), bundled: bool = True) -> Registry:
+    """Load the bundled packs plus packs from ``extra`` files or directories.
+
+    Raises:
+        RulePackError: for any invalid pack, duplicate release or duplicate id.
+    """
+    named: list[tuple[str, Pack]] = []
+    if bundled:
+        for display, path in bundled_pack_files():
+            named.append((display, load_pack_file(path, display)))
+    for root in extra:
+        for path in _pack_files(root):
+            named.append((str(path), load_pack_file(path)))
+    return build_registry(named)

@@ -1,0 +1,31 @@
+"""Reporters render a :class:`~vllm_upgrade_check.model.facts.Report` as text.
+
+Each reporter is a function ``render(report, registry) -> str``; :data:`FORMATS` maps the
+``--format`` names to them (imported lazily to keep start-up fast).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import import_module
+
+from vllm_upgrade_check.model.facts import Report
+from vllm_upgrade_check.registry import Registry
+
+Renderer = Callable[[Report, Registry], str]
+
+FORMATS: dict[str, str] = {
+    "json": "vllm_upgrade_check.reporters.json_report:render",
+}
+"""``--format`` name -> ``module:function`` of a renderer. ``console`` is handled by the CLI
+because it writes to a rich console directly."""
+
+
+def renderer(name: str) -> Renderer:
+    """The renderer for ``--format name``.
+
+    Raises:
+        KeyError: unknown format.
+    """
+    module, func = FORMATS[name].split(":")
+    return getattr(import_module(module), func)  # type: ignore[no-any-return,unused-ignore]

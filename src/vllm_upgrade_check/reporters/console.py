@@ -1,0 +1,58 @@
+"""Console output (rich): findings grouped by file, then a summary."""
+
+from __future__ import annotations
+
+from itertools import groupby
+
+from rich.console import Console
+from rich.markup import escape
+
+from vllm_upgrade_check.model.facts import Finding, Report
+from vllm_upgrade_check.model.pack import Severity
+
+_STYLE = {Severity.BLOCKER: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+def _finding_lines(finding: Finding) -> list[str]:
+    loc = finding.location
+    where = str(loc) if loc.path else "environment"
+    sev = finding.severity
+    subject = escape(finding.fact.raw or finding.fact.name)
+    head = f"  [bold]{escape(where)}[/bold] [{_STYLE[sev]}]{sev.value}[/] {finding.rule.id} {subject}"
+    lines = [head, f"    {escape(finding.rule.message)} [dim]({finding.rule.name}, {finding.release})[/dim]"]
+    fix = f"    fix: {escape(finding.rule.fix.summary)}"
+    if finding.fix_before_upgrade:
+        fix += " [green](can land before the upgrade)[/green]"
+    lines.append(fix)
+    if finding.deprecated_only:
+        lines.append(f"    [dim]deprecated: still works at the target, removed in {finding.release}[/dim]")
+    return lines
+
+
+def render_console(report: Report, console: Console) -> None:
+    """Print ``report`` to ``console``: findings grouped by file, then the summary."""
+    for path, group in groupby(report.findings, key=lambda f: f.location.path):
+        console.print(f"[bold underline]{escape(path or 'Python environment')}[/]")
+        for finding in group:
+            for line in _finding_lines(finding):
+                console.print(line, highlight=False)
+        console.print()
+    if report.skipped:
+        console.print("[bold]Skipped[/bold]")
+        for skip in report.skipped:
+            where = f"{skip.path}:{skip.line}" if skip.line else skip.path
+            console.print(f"  {escape(where)}: {escape(skip.reason)}", highlight=False)
+        console.print()
+    blockers, warnings, infos = (report.count(s) for s in (Severity.BLOCKER, Severity.WARNING, Severity.INFO))
+    frm = report.from_version or "unknown"
+    console.print(
+        f"[bold]{blockers} blocker(s)[/bold], {warnings} warning(s), {infos} info "
+        f"for vLLM {escape(frm)} -> {report.to_version}",
+        highlight=False,
+    )
+    console.print(f"  from: {escape(report.from_source)}", highlight=False)
+    crossed = ", ".join(report.releases) if report.releases else "none"
+    console.print(f"  releases crossed: {crossed}", highlight=False)
+    console.print(f"  files scanned: {report.files_scanned}, skipped: {len(report.skipped)}", highlight=False)
+    for note in report.notes:
+        console.print(f"  note: {escape(note)}", highlight=False)

@@ -1,0 +1,107 @@
+"""``--format json``: a documented, versioned public schema.
+
+Schema version 1 (``schema_version: 1``)::
+
+    {
+      "schema_version": 1,
+      "tool": {"name": "vllm-upgrade-check", "version": "0.1.0"},
+      "from_version": "0.26.0" | null,      # run-wide assumption
+      "from_basis": "option|file|repository|environment|unknown",
+      "from_source": "Dockerfile:1 vllm/vllm-openai:v0.26.0",
+      "to_version": "0.28.0",
+      "releases": ["0.27.0", "0.27.1", "0.28.0"],
+      "summary": {"blocker": 3, "warning": 1, "info": 0, "files_scanned": 5, "skipped": 0},
+      "findings": [{
+          "rule_id": "VUC0270-001", "rule_name": "removed-max-num-partial-prefills",
+          "severity": "blocker|warning|info", "release": "0.27.0",
+          "deprecated_only": false,
+          "path": "scripts/serve.sh" | null,   # relative, "/" separators; null = environment
+          "line": 7 | null, "column": 4 | null, "end_line": 7 | null, "end_column": 31 | null,
+          "kind": "arg", "subject": "--max_num_partial_prefills", "value": "3" | null,
+          "message": "...",
+          "fix": {"summary": "...", "action": "remove_arg", "replacement": null,
+                  "applicability": "safe", "before_upgrade": false},
+          "from_version": "0.26.0" | null, "from_basis": "file", "from_source": "...",
+          "fingerprint": "16 hex digits"
+      }],
+      "skipped": [{"path": "...", "reason": "...", "line": 3 | null, "configures_vllm": true}]
+    }
+
+Fields are only ever added within a schema version; removing or changing one bumps it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from vllm_upgrade_check import __version__
+from vllm_upgrade_check.model.facts import Finding, Report
+from vllm_upgrade_check.model.pack import Severity
+from vllm_upgrade_check.registry import Registry
+
+SCHEMA_VERSION = 1
+
+
+def finding_dict(finding: Finding) -> dict[str, Any]:
+    """The public JSON object of one finding (see the module docstring)."""
+    loc = finding.location
+    rule = finding.rule
+    return {
+        "rule_id": rule.id,
+        "rule_name": rule.name,
+        "severity": finding.severity.value,
+        "release": finding.release,
+        "deprecated_only": finding.deprecated_only,
+        "path": loc.path,
+        "line": loc.line,
+        "column": loc.column,
+        "end_line": loc.end_line,
+        "end_column": loc.end_column,
+        "kind": finding.fact.kind.value,
+        "subject": finding.fact.raw or finding.fact.name,
+        "value": finding.fact.value,
+        "message": rule.message,
+        "fix": {
+            "summary": rule.fix.summary,
+            "action": rule.fix.action.value,
+            "replacement": rule.fix.replacement,
+            "applicability": rule.fix.applicability.value,
+            "before_upgrade": finding.fix_before_upgrade,
+        },
+        "from_version": finding.from_version,
+        "from_basis": finding.from_basis.value,
+        "from_source": finding.from_source,
+        "fingerprint": finding.fingerprint,
+    }
+
+
+def report_dict(report: Report) -> dict[str, Any]:
+    """The public JSON object of a whole report."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "vllm-upgrade-check", "version": __version__},
+        "from_version": report.from_version,
+        "from_basis": report.from_basis.value,
+        "from_source": report.from_source,
+        "to_version": report.to_version,
+        "releases": list(report.releases),
+        "summary": {
+            "blocker": report.count(Severity.BLOCKER),
+            "warning": report.count(Severity.WARNING),
+            "info": report.count(Severity.INFO),
+            "files_scanned": report.files_scanned,
+            "skipped": len(report.skipped),
+        },
+        "notes": list(report.notes),
+        "findings": [finding_dict(f) for f in report.findings],
+        "skipped": [
+            {"path": s.path, "reason": s.reason, "line": s.line, "configures_vllm": s.configures_vllm}
+            for s in report.skipped
+        ],
+    }
+
+
+def render(report: Report, registry: Registry) -> str:
+    """Render ``report`` as indented JSON text (ends with a newline)."""
+    return json.dumps(report_dict(report), indent=2) + "\n"

@@ -1,0 +1,22 @@
+"""Scanners: each reads one kind of source and yields facts or skipped records.
+
+:func:`default_scanners` is the ordered list the engine offers every file to; each file is
+read by every scanner that accepts it.
+"""
+
+from __future__ import annotations
+
+from vllm_upgrade_check.scanners.base import Scanner, SourceFile
+
+
+def default_scanners() -> list[Scanner]:
+    """A fresh instance of every built-in file scanner."""
+    from vllm_upgrade_check.scanners.dockerfile import DockerfileScanner
+    from vllm_upgrade_check.scanners.manifests import ManifestScanner
+    from vllm_upgrade_check.scanners.requirements import RequirementsScanner
+    from vllm_upgrade_check.scanners.shell import ShellScanner
+
+    return [ShellScanner(), DockerfileScanner(), ManifestScanner(), RequirementsScanner()]
+
+
+__all__ = ["Scanner", "SourceFile", "default_scanners"]

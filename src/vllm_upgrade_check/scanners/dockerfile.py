@@ -1,0 +1,153 @@
+"""Dockerfiles: ``FROM`` images (``ARG`` defaults substituted), ``ENV``, ``RUN pip install``,
+and ``ENTRYPOINT``/``CMD`` in exec and shell form.
+
+Parsed with ``dockerfile-parse``. In a stage built ``FROM`` a vLLM image, whose entry point
+is vLLM's OpenAI server, exec-form ``CMD`` items are vLLM CLI flags unless the stage sets
+its own ``ENTRYPOINT``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+
+from dockerfile_parse import DockerfileParser
+
+from vllm_upgrade_check.model.facts import Fact, Skipped
+from vllm_upgrade_check.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.scanners.launch import (
+    arg_facts,
+    env_fact,
+    image_fact,
+    image_hint,
+    is_vllm_image,
+)
+from vllm_upgrade_check.scanners.shell import argv_facts, shell_facts
+from vllm_upgrade_check.shellparse import Token, offset_locator
+
+
+def is_dockerfile(name: str) -> bool:
+    """``Dockerfile``, ``Dockerfile.*``, ``*.Dockerfile``, ``*.dockerfile``, ``Containerfile``."""
+    lower = name.lower()
+    return (
+        lower in ("dockerfile", "containerfile")
+        or lower.startswith(("dockerfile.", "containerfile."))
+        or lower.endswith(".dockerfile")
+    )
+
+
+def _exec_tokens(content: str, words: list[str], first_line: int) -> list[Token]:
+    """Place each exec-form word at the line/column where its JSON string is written."""
+    lines = content.split("\n")
+    tokens: list[Token] = []
+    row, cursor = 0, 0
+    for word in words:
+        needle = json.dumps(word)
+        found = False
+        while row < len(lines):
+            index = lines[row].find(needle, cursor)
+            if index >= 0:
+                tokens.append(Token(word, first_line + row, index + 2, True, needle))
+                cursor = index + len(needle)
+                found = True
+                break
+            row, cursor = row + 1, 0
+        if not found:
+            tokens.append(Token(word, first_line, 1, True, needle))
+    return tokens
+
+
+class DockerfileScanner(Scanner):
+    """Dockerfiles and Containerfiles."""
+
+    name = "dockerfile"
+
+    def accepts(self, source: SourceFile) -> bool:
+        return is_dockerfile(source.name)
+
+    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+        path = source.relpath
+        try:
+            parser = DockerfileParser(fileobj=io.BytesIO(source.text.encode("utf-8")))
+            structure = parser.structure
+            parents = parser.parent_images
+        except Exception as exc:  # dockerfile-parse raises plain exceptions on bad input
+            yield Skipped(path, f"cannot parse Dockerfile: {exc}", configures_vllm=source.mentions_vllm())
+            return
+        stage = -1
+        base_is_vllm = False
+        hint: tuple[str, str] | None = None
+        entrypoint_set = False
+        variables: dict[str, list[Token]] = {}
+        for item in structure:
+            instruction = item["instruction"].upper()
+            line = item["startline"] + 1
+            content = item["content"]
+            keyword_len = len(content) - len(content.lstrip()) + len(item["instruction"]) + 1
+            body = content.lstrip()[len(item["instruction"]) :]
+            body_offset = keyword_len
+            if instruction == "FROM":
+                stage += 1
+                reference = parents[stage] if stage < len(parents) else item["value"].split()[0]
+                column = content.find(item["value"].split()[0]) + 1
+                token = Token(reference, line, max(column, 1), True, item["value"].split()[0])
+                base_is_vllm = is_vllm_image(reference)
+                entrypoint_set = False
+                if base_is_vllm:
+                    yield image_fact(token, path, self.name)
+                    hint = image_hint(reference, path, line)
+                continue
+            if instruction == "ENV":
+                yield from self._env(body, path, line, body_offset)
+                continue
+            if instruction == "RUN":
+                facts, _ = shell_facts(
+                    body, path, self.name, offset_locator(body, line, body_offset), variables, hint
+                )
+                yield from facts
+                continue
+            if instruction not in ("CMD", "ENTRYPOINT"):
+                continue
+            value = item["value"].strip()
+            words = _json_array(value)
+            if words is not None:
+                argv = _exec_tokens(content, words, line)
+                launched = argv_facts(argv, path, self.name, hint)
+                if launched:
+                    yield from launched
+                elif instruction == "CMD" and base_is_vllm and not entrypoint_set:
+                    yield from arg_facts(
+                        argv, path, self.name, start=argv[0] if argv else None, entry="image vllm", hint=hint
+                    )
+            else:
+                facts, _ = shell_facts(
+                    body, path, self.name, offset_locator(body, line, body_offset), variables, hint
+                )
+                yield from facts
+            if instruction == "ENTRYPOINT":
+                entrypoint_set = True
+
+    def _env(self, body: str, path: str, line: int, offset: int) -> Iterator[Fact]:
+        words = body.split()
+        if len(words) >= 2 and "=" not in words[0]:  # legacy "ENV NAME value"
+            column = offset + len(body) - len(body.lstrip())
+            yield env_fact(words[0], " ".join(words[1:]), path, line, column, self.name)
+            return
+        _facts, script = shell_facts(body, path, self.name, offset_locator(body, line, offset))
+        for assignment in script.assignments:
+            yield env_fact(
+                assignment.name, assignment.value, path, assignment.line, assignment.column, self.name
+            )
+
+
+def _json_array(value: str) -> list[str] | None:
+    if not value.startswith("["):
+        return None
+    try:
+        data = json.loads(value)
+    except ValueError:
+        return None
+    if isinstance(data, list) and all(isinstance(w, str) for w in data):
+        return data
+    return None

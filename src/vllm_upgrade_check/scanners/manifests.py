@@ -1,0 +1,229 @@
+"""YAML deployment manifests: docker-compose files and Kubernetes objects (multi-document).
+
+Both describe containers: an image, an entry point (compose ``entrypoint`` / Kubernetes
+``command``), its arguments (compose ``command`` / Kubernetes ``args``) and an environment.
+A container whose image is a vLLM image and whose entry point is not overridden runs
+vLLM's server, so its arguments alone are vLLM CLI flags; a flag and its value may sit in
+two list items. ``sh -c 'TEXT'`` arguments are parsed as shell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+import yaml
+
+from vllm_upgrade_check.model.facts import Fact, Skipped
+from vllm_upgrade_check.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.scanners.launch import (
+    arg_facts,
+    env_fact,
+    image_fact,
+    image_hint,
+    is_vllm_image,
+    split_image,
+)
+from vllm_upgrade_check.scanners.shell import _SHELLS, Relocate, argv_facts, shell_facts
+from vllm_upgrade_check.shellparse import Token, parse_shell
+from vllm_upgrade_check.yamlnodes import (
+    YamlProblem,
+    compose_documents,
+    get,
+    items,
+    mapping_items,
+    pos,
+    scalar,
+)
+
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def scalar_relocator(text: str, node: yaml.Node) -> Relocate:
+    """Place tokens parsed from a YAML scalar's value where their text is written in the file.
+
+    Searches each token's written text within the scalar's source span, left to right; a
+    token that cannot be found (escapes, folding) is placed at the scalar's start.
+    """
+    start, end = node.start_mark.index, node.end_mark.index
+    region = text[start:end]
+    cursor = [0]
+    origin = pos(node)
+
+    def move(token: Token) -> Token:
+        needle = token.written or token.text
+        index = region.find(needle, cursor[0]) if needle else -1
+        if index < 0:
+            return replace(token, line=origin.line, column=origin.column)
+        cursor[0] = index + len(needle)
+        absolute = start + index
+        line_start = text.rfind("\n", 0, absolute) + 1
+        return replace(token, line=text.count("\n", 0, absolute) + 1, column=absolute - line_start + 1)
+
+    return move
+
+
+@dataclass(frozen=True)
+class _Item:
+    token: Token
+    node: yaml.Node
+
+
+def _argv(text: str, node: yaml.Node | None) -> list[_Item]:
+    """argv items of a YAML list of scalars, or of a scalar command string (split as a shell would)."""
+    if node is None:
+        return []
+    if isinstance(node, yaml.SequenceNode):
+        out = []
+        for child in items(node):
+            value = scalar(child)
+            if value is None:
+                continue
+            p = pos(child)
+            quoted = 1 if child.style in ("'", '"') else 0
+            out.append(_Item(Token(value, p.line, p.column + quoted, True, value), child))
+        return out
+    value = scalar(node)
+    if value is None:
+        return []
+    move = scalar_relocator(text, node)
+    script = parse_shell(value)
+    words = [t for c in script.commands for t in c.argv]
+    return [_Item(move(t), node) for t in words]
+
+
+def container_facts(
+    text: str,
+    path: str,
+    scanner: str,
+    image_node: yaml.Node | None,
+    entry_node: yaml.Node | None,
+    args_node: yaml.Node | None,
+) -> Iterator[Fact]:
+    """Facts of one container (compose service or Kubernetes container)."""
+    image = scalar(image_node)
+    hint = None
+    vllm_image = False
+    if image and image_node is not None:
+        p = pos(image_node)
+        token = Token(image, p.line, p.column, True, image)
+        vllm_image = is_vllm_image(image)
+        if vllm_image:
+            yield image_fact(token, path, scanner)
+            hint = image_hint(image, path, p.line)
+    entry = _argv(text, entry_node)
+    args = _argv(text, args_node)
+    argv = entry + args
+    if not argv:
+        return
+    if (
+        len(argv) >= 3
+        and argv[0].token.text.rsplit("/", 1)[-1] in _SHELLS
+        and argv[1].token.text.startswith("-")
+        and "c" in argv[1].token.text
+    ):
+        script = argv[2]
+        facts, _ = shell_facts(
+            script.token.text, path, scanner, hint=hint, relocate=scalar_relocator(text, script.node)
+        )
+        yield from facts
+        return
+    tokens = [i.token for i in argv]
+    facts = argv_facts(tokens, path, scanner, hint)
+    if facts:
+        yield from facts
+    elif vllm_image and not entry:
+        repo, _tag = split_image(image or "")
+        yield from arg_facts(tokens, path, scanner, entry=f"image {repo}", start=tokens[0], hint=hint)
+
+
+def _env_facts(node: yaml.Node | None, path: str, scanner: str) -> Iterator[Fact]:
+    """compose ``environment`` (map or ``K=V`` list) and Kubernetes ``env`` (name/value list)."""
+    if isinstance(node, yaml.MappingNode):
+        for key, key_node, value_node in mapping_items(node):
+            p = pos(key_node)
+            yield env_fact(key, scalar(value_node), path, p.line, p.column, scanner)
+        return
+    for child in items(node):
+        if isinstance(child, yaml.MappingNode):
+            name_node = get(child, "name")
+            name = scalar(name_node)
+            if name and name_node is not None:
+                p = pos(name_node)
+                yield env_fact(name, scalar(get(child, "value")), path, p.line, p.column, scanner)
+        else:
+            value = scalar(child)
+            if value and "=" in value:
+                name, _, val = value.partition("=")
+                p = pos(child)
+                quoted = 1 if child.style in ("'", '"') else 0
+                yield env_fact(name, val, path, p.line, p.column + quoted, scanner, raw=value)
+
+
+def compose_facts(text: str, doc: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
+    """Facts of a docker-compose document (``services.*``)."""
+    for _name, _key, service in mapping_items(get(doc, "services")):
+        yield from container_facts(
+            text, path, scanner, get(service, "image"), get(service, "entrypoint"), get(service, "command")
+        )
+        yield from _env_facts(get(service, "environment"), path, scanner)
+
+
+def _containers(node: yaml.Node) -> Iterator[yaml.Node]:
+    stack = [node]
+    visited = 0
+    while stack and visited < 100_000:
+        visited += 1
+        current = stack.pop()
+        if isinstance(current, yaml.MappingNode):
+            for key, _k, value in mapping_items(current):
+                if key in ("containers", "initContainers", "ephemeralContainers") and isinstance(
+                    value, yaml.SequenceNode
+                ):
+                    yield from (c for c in items(value) if isinstance(c, yaml.MappingNode))
+                else:
+                    stack.append(value)
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend(items(current))
+
+
+def kubernetes_facts(text: str, doc: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
+    """Facts of a Kubernetes object: every container's image, command/args and env."""
+    for container in _containers(doc):
+        yield from container_facts(
+            text, path, scanner, get(container, "image"), get(container, "command"), get(container, "args")
+        )
+        yield from _env_facts(get(container, "env"), path, scanner)
+
+
+def is_compose(doc: yaml.Node) -> bool:
+    """A compose document has a ``services`` mapping."""
+    return isinstance(get(doc, "services"), yaml.MappingNode)
+
+
+def is_kubernetes(doc: yaml.Node) -> bool:
+    """A Kubernetes object has ``apiVersion`` and ``kind``."""
+    return scalar(get(doc, "apiVersion")) is not None and scalar(get(doc, "kind")) is not None
+
+
+class ManifestScanner(Scanner):
+    """docker-compose files and Kubernetes manifests (``*.yaml``/``*.yml`` that mention vLLM)."""
+
+    name = "manifest"
+
+    def accepts(self, source: SourceFile) -> bool:
+        return source.name.endswith(YAML_SUFFIXES)
+
+    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+        if not source.mentions_vllm():
+            return
+        try:
+            docs = compose_documents(source.text)
+        except YamlProblem as exc:
+            yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line)
+            return
+        for doc in docs:
+            if is_compose(doc):
+                yield from compose_facts(source.text, doc, source.relpath, "compose")
+            elif is_kubernetes(doc):
+                yield from kubernetes_facts(source.text, doc, source.relpath, "kubernetes")

@@ -1,0 +1,138 @@
+"""The command line: the example repo end to end, every exit code, the JSON schema."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from vllm_upgrade_check.cli import _register, app
+
+_register()
+runner = CliRunner()
+
+EXPECTED_EXAMPLE_BLOCKERS = {
+    ("deploy/scripts/serve.sh", 12, "VUC0270-001"),
+    ("deploy/scripts/serve.sh", 17, "VUC0270-002"),
+    ("deploy/scripts/serve.sh", 20, "VUC0280-001"),
+    ("deploy/Dockerfile", 9, "VUC0280-003"),
+    ("deploy/Dockerfile", 10, "VUC0280-004"),
+    ("deploy/docker-compose.yaml", 11, "VUC0280-002"),
+    ("deploy/k8s/deployment.yaml", 30, "VUC0270-007"),
+    ("deploy/k8s/deployment.yaml", 31, "VUC0270-001"),
+    ("deploy/requirements.txt", 3, "VUC0270-003"),
+    ("deploy/requirements.txt", 4, "VUC0270-005"),
+    ("deploy/requirements.txt", 5, "VUC0270-006"),
+}
+
+
+def scan_json(*args: str) -> tuple[int, dict]:
+    result = runner.invoke(app, ["scan", *args, "--format", "json"])
+    return result.exit_code, json.loads(result.stdout)
+
+
+def test_example_reports_every_blocker_at_its_line(repo_root: Path) -> None:
+    code, doc = scan_json(str(repo_root / "examples"), "--to", "0.28.0")
+    assert code == 1
+    got = {(f["path"], f["line"], f["rule_id"]) for f in doc["findings"] if f["severity"] == "blocker"}
+    assert got == EXPECTED_EXAMPLE_BLOCKERS
+    assert doc["from_version"] == "0.26.0" and doc["from_basis"] == "repository"
+    assert doc["releases"] == ["0.27.0", "0.27.1", "0.28.0"]
+
+
+def test_json_schema_fields(repo_root: Path) -> None:
+    _code, doc = scan_json(str(repo_root / "examples"), "--to", "0.27.0")
+    assert doc["schema_version"] == 1
+    assert set(doc) >= {"from_version", "to_version", "findings", "skipped"}
+    finding = doc["findings"][0]
+    for key in ("rule_id", "severity", "release", "path", "line", "column", "subject", "message", "fix"):
+        assert key in finding
+    assert finding["severity"] in {"blocker", "warning", "info"}
+    assert "\\" not in finding["path"]
+
+
+def test_exit_0_when_nothing_to_report(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("vllm serve m --max-num-seqs 8\n")
+    result = runner.invoke(app, ["scan", str(tmp_path), "--to", "0.28.0"])
+    assert result.exit_code == 0, result.output
+
+
+def test_fail_on_never_and_warning(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("vllm serve m --max-num-partial-prefills 2\n")
+    assert runner.invoke(app, ["scan", str(tmp_path), "--to", "0.27.0", "--fail-on", "never"]).exit_code == 0
+    assert (
+        runner.invoke(app, ["scan", str(tmp_path), "--to", "0.27.0", "--fail-on", "warning"]).exit_code == 1
+    )
+
+
+def test_from_option_narrows_window(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("vllm serve m --max-num-partial-prefills 2\n")
+    code, doc = scan_json(str(tmp_path), "--to", "0.28.0", "--from", "0.27.0")
+    assert code == 0 and doc["findings"] == []
+    code, doc = scan_json(str(tmp_path), "--to", "0.28.0")
+    assert code == 1 and doc["from_basis"] == "unknown"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["scan", ".", "--to", "0.99.0"],
+        ["scan", ".", "--to", "banana"],
+        ["scan", ".", "--to", "0.27.0", "--from", "0.28.0"],
+        ["scan", "/no/such/dir"],
+        ["scan", ".", "--fail-on", "sometimes"],
+        ["explain", "NOPE-001"],
+    ],
+)
+def test_usage_errors_exit_2_without_traceback(args: list[str]) -> None:
+    proc = subprocess.run([sys.executable, "-m", "vllm_upgrade_check", *args], capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip()
+
+
+def test_bad_rule_pack_exit_2_names_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "acme.yaml"
+    bad.write_text("release: 0.27.0\nrules:\n  - id: X-001\n    severity: fatal\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "vllm_upgrade_check", "rules", "validate", str(bad)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert f"{bad}:3:" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_unparsable_vllm_file_fails_closed(tmp_path: Path) -> None:
+    (tmp_path / "k8s.yaml").write_text("image: vllm/vllm-openai:v0.26.0\nargs: [\n")
+    result = runner.invoke(app, ["scan", str(tmp_path), "--to", "0.28.0"])
+    assert result.exit_code == 2
+    result = runner.invoke(app, ["scan", str(tmp_path), "--to", "0.28.0", "--skip-unreadable"])
+    assert result.exit_code == 0
+
+
+def test_rules_commands() -> None:
+    assert runner.invoke(app, ["rules", "validate", "rules"]).exit_code == 0
+    listed = runner.invoke(app, ["rules", "list", "--release", "0.27.0"])
+    assert "VUC0270-001" in listed.stdout and "VUC0280-001" not in listed.stdout
+    schema = json.loads(runner.invoke(app, ["rules", "schema"]).stdout)
+    assert "rules" in schema["properties"]
+    explained = runner.invoke(app, ["explain", "vuc0270-001"])
+    assert "## Evidence" in explained.stdout and "arg_utils.py" in explained.stdout
+
+
+def test_env_reports_environment() -> None:
+    result = runner.invoke(app, ["env", "--format", "json", "--to", "0.28.0"])
+    assert result.exit_code in (0, 1)
+    doc = json.loads(result.stdout)
+    assert doc["environment"]["python"].count(".") == 2
+    assert "typer" in doc["environment"]["distributions"]
+
+
+def test_version() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.stdout.startswith("vllm-upgrade-check ")

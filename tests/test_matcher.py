@@ -1,0 +1,120 @@
+"""The matcher: release windows, deprecation windows, specifier conflicts, absence rules."""
+
+from __future__ import annotations
+
+import pytest
+from packaging.version import Version
+
+from vllm_upgrade_check.matcher import Assumption, VersionContext, match_rules, specifiers_conflict
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, VersionBasis
+from vllm_upgrade_check.model.pack import Pack
+
+
+def pack(release: str, *rules: dict) -> Pack:
+    return Pack.model_validate({"release": release, "rules": list(rules)})
+
+
+def rule(rid: str, match: dict, **extra) -> dict:
+    base = {
+        "id": rid,
+        "name": "r",
+        "severity": "blocker",
+        "match": match,
+        "message": "m",
+        "fix": {"summary": "s"},
+        "docs": {"why": "w"},
+        "evidence": [{"kind": "unverified", "ref": "test"}],
+    }
+    base.update(extra)
+    return base
+
+
+ARG = Fact(FactKind.ARG, "swap_space", Location("a.sh", 3, 1), raw="--swap-space", value="4", origin="cli")
+UNKNOWN = Assumption(None, VersionBasis.UNKNOWN, "none")
+
+
+def run(packs, facts, target, start=None, option=None):
+    rules = [(p, r) for p in packs for r in p.rules]
+    default = Assumption(Version(start), VersionBasis.REPOSITORY, "x") if start else UNKNOWN
+    return match_rules(
+        rules, facts, VersionContext(Version(target), Version(option) if option else None, default)
+    )
+
+
+@pytest.mark.parametrize(
+    ("start", "target", "hit"),
+    [
+        ("0.26.0", "0.28.0", True),
+        ("0.28.0", "0.29.0", False),
+        (None, "0.28.0", True),
+        ("0.26.0", "0.27.0", False),
+    ],
+)
+def test_release_window(start, target, hit) -> None:
+    packs = [pack("0.28.0", rule("T-001", {"kind": "engine_arg", "name": "swap_space"})), pack("0.29.0")]
+    assert bool(run(packs, [ARG], target, start)) is hit
+
+
+def test_deprecation_window_gives_warning() -> None:
+    packs = [
+        pack("0.30.0", rule("T-001", {"kind": "engine_arg", "name": "swap_space"}, deprecated_in="0.28.0"))
+    ]
+    (finding,) = run(packs, [ARG], "0.30.0", "0.29.0")
+    assert finding.severity.value == "blocker" and not finding.deprecated_only
+    packs.append(pack("0.29.0"))
+    (warn,) = run(packs, [ARG], "0.29.0", "0.26.0")
+    assert warn.severity.value == "warning" and warn.deprecated_only
+    assert run(packs, [ARG], "0.27.0", "0.26.0") == []
+
+
+def test_file_hint_beats_default_and_option_beats_hint() -> None:
+    packs = [pack("0.27.0", rule("T-001", {"kind": "engine_arg", "name": "swap_space"}))]
+    hinted = Fact(FactKind.ARG, "swap_space", Location("a", 1), version_hint="0.27.0", hint_source="a:1")
+    assert run(packs, [hinted], "0.28.0", "0.26.0") == []
+    (f,) = run(packs, [hinted], "0.28.0", "0.26.0", option="0.26.0")
+    assert f.from_basis == VersionBasis.OPTION
+
+
+def test_values_and_absence() -> None:
+    packs = [
+        pack(
+            "0.28.0",
+            rule("T-001", {"kind": "engine_arg", "name": "quantization", "values": ["bitsandbytes"]}),
+            rule("T-002", {"kind": "absent_arg", "name": "max_num_batched_tokens"}, severity="warning"),
+        )
+    ]
+    q_bnb = Fact(FactKind.ARG, "quantization", Location("a", 1), value="BitsAndBytes")
+    q_awq = Fact(FactKind.ARG, "quantization", Location("a", 2), value="awq")
+    launch_set = Fact(
+        FactKind.LAUNCH, "vllm serve", Location("a", 3), args=frozenset({"max_num_batched_tokens"})
+    )
+    launch_unset = Fact(FactKind.LAUNCH, "vllm serve", Location("b", 3), args=frozenset({"model"}))
+    found = run(packs, [q_bnb, q_awq, launch_set, launch_unset], "0.28.0", "0.27.0")
+    assert [(f.rule.id, f.location.path, f.location.line) for f in found] == [
+        ("T-001", "a", 1),
+        ("T-002", "b", 3),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("user", "required", "conflict"),
+    [
+        ("==2.11.0", "==2.13.0", True),
+        (">=2.10", "==2.13.0", False),
+        ("<2.13", "==2.13.0", True),
+        ("~=2.12.0", "==2.13.0", True),
+        ("==2.13.*", "==2.13.0", False),
+        ("!=2.13.0", "==2.13.0", True),
+        ("", "==2.13.0", False),
+        (">=2.12,<2.13", ">=2.13,<2.14", True),
+    ],
+)
+def test_specifiers_conflict(user, required, conflict) -> None:
+    assert specifiers_conflict(user, required) is conflict
+
+
+def test_dependency_rule_on_installed_distribution() -> None:
+    packs = [pack("0.27.0", rule("T-001", {"kind": "dependency", "name": "torch", "specifier": "==2.13.0"}))]
+    old = Fact(FactKind.DISTRIBUTION, "torch", Location(None), value="2.11.0", origin="env")
+    new = Fact(FactKind.DISTRIBUTION, "torch", Location(None), value="2.13.0", origin="env")
+    assert len(run(packs, [old, new], "0.27.0", "0.26.0")) == 1

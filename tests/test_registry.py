@@ -1,0 +1,69 @@
+"""Rule packs: the shipped ones validate; bad packs fail with file and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vllm_upgrade_check.errors import RulePackError
+from vllm_upgrade_check.registry import build_registry, load_pack_text, load_registry
+
+GOOD_RULE = """  - id: ACME-001
+    name: a-rule
+    severity: blocker
+    match: {kind: engine_arg, name: swap_space}
+    message: m
+    fix: {summary: s}
+    docs: {why: w}
+    evidence: [{kind: unverified, ref: test}]
+"""
+
+
+def test_bundled_packs_validate_and_every_rule_has_evidence() -> None:
+    registry = load_registry()
+    assert registry.releases, "no bundled packs"
+    for _pack, rule in registry.rules():
+        assert {e.kind for e in rule.evidence} & {"wheel", "unverified"}
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "fragment"),
+    [
+        (
+            "release: 0.27.0\nrules:\n" + GOOD_RULE.replace("    docs:", "    colour: red\n    docs:"),
+            9,
+            "unknown key",
+        ),
+        ("release: 0.27.0\nrules:\n" + GOOD_RULE.replace("blocker", "fatal"), 5, "severity"),
+        ("release: 0.27.x\n", 1, "not a valid version"),
+        ("release: 0.27.0\nrules:\n" + GOOD_RULE.replace("ACME-001", "bad id"), 3, "id"),
+        (
+            "release: 0.27.0\nrules:\n"
+            + GOOD_RULE.replace("[{kind: unverified, ref: test}]", "[{kind: docs, ref: x}]"),
+            3,
+            "evidence",
+        ),
+        ("release: 0.27.0\nrules: [\n", 3, "YAML syntax error"),
+        ("release: 0.27.0\nrelease: 0.28.0\n", 2, "duplicate key"),
+    ],
+)
+def test_bad_pack_names_line(text: str, line: int, fragment: str) -> None:
+    with pytest.raises(RulePackError) as info:
+        load_pack_text(text, "acme.yaml")
+    assert info.value.path == "acme.yaml"
+    assert info.value.line == line, str(info.value)
+    assert fragment in str(info.value)
+
+
+def test_duplicate_ids_across_packs() -> None:
+    a = load_pack_text("release: 0.27.0\nrules:\n" + GOOD_RULE, "a.yaml")
+    b = load_pack_text("release: 0.28.0\nrules:\n" + GOOD_RULE, "b.yaml")
+    with pytest.raises(RulePackError, match="already used in a.yaml"):
+        build_registry([("a.yaml", a), ("b.yaml", b)])
+
+
+def test_extra_pack_directory(tmp_path: Path) -> None:
+    (tmp_path / "acme.yaml").write_text("release: 0.27.0\nrules:\n" + GOOD_RULE)
+    registry = load_registry([tmp_path])
+    assert registry.rule("acme-001") is not None

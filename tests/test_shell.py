@@ -1,0 +1,118 @@
+"""Shell launch scripts: every quirk of how vLLM flags are written, and the traps."""
+
+from __future__ import annotations
+
+from conftest import args_of, kinds, scan_text
+from vllm_upgrade_check.model.facts import FactKind
+from vllm_upgrade_check.scanners.shell import ShellScanner
+
+
+def scan(text: str, name: str = "run.sh"):
+    return scan_text(ShellScanner(), name, text)
+
+
+def test_flag_forms_and_positions() -> None:
+    items = scan(
+        "vllm serve org/model \\\n"
+        "  --max-num-partial-prefills 4 \\\n"
+        "  --max_long_partial_prefills=2 --enforce-eager\n"
+    )
+    assert args_of(items) == [
+        ("max_num_partial_prefills", "4", 2, 3),
+        ("max_long_partial_prefills", "2", 3, 3),
+        ("enforce_eager", None, 3, 33),
+    ]
+    (model,) = kinds(items, FactKind.MODEL)
+    assert (model.name, model.location.line, model.location.column) == ("org/model", 1, 12)
+
+
+def test_comments_are_not_launches() -> None:
+    items = scan("# vllm serve m --max-num-partial-prefills 4\necho 'vllm serve m --swap-space 4'\n")
+    assert args_of(items) == []
+    assert kinds(items, FactKind.LAUNCH) == []
+
+
+def test_no_form_answers_to_the_positive_name() -> None:
+    items = scan("vllm serve m --no-calculate-kv-scales\n")
+    (arg,) = kinds(items, FactKind.ARG)
+    assert arg.name == "no_calculate_kv_scales"
+    assert arg.answers_to("calculate_kv_scales")
+
+
+def test_array_expanded_later_reports_the_array_line() -> None:
+    items = scan('ARGS=(\n  --swap-space 4\n)\nvllm serve m "${ARGS[@]}"\n')
+    assert args_of(items) == [("swap_space", "4", 2, 3)]
+
+
+def test_string_variable_is_word_split() -> None:
+    items = scan('EXTRA="--task generate --max-num-seqs 8"\nvllm serve m $EXTRA\n')
+    assert [(n, v, line) for n, v, line, _c in args_of(items)] == [
+        ("task", "generate", 1),
+        ("max_num_seqs", "8", 1),
+    ]
+
+
+def test_default_and_alternative_expansions() -> None:
+    items = scan("vllm serve m ${TP:+--tensor-parallel-size 2} --dtype ${DTYPE:-auto}\n")
+    assert [(n, v) for n, v, _l, _c in args_of(items)] == [("tensor_parallel_size", "2"), ("dtype", "auto")]
+
+
+def test_python_module_entrypoint_and_env_prefix() -> None:
+    items = scan("VLLM_USE_V1=0 python3 -m vllm.entrypoints.openai.api_server --model m --swap-space 4\n")
+    assert [(n, v) for n, v, _l, _c in args_of(items)] == [("model", "m"), ("swap_space", "4")]
+    (env,) = kinds(items, FactKind.ENV_VAR)
+    assert (env.name, env.value, env.location.line) == ("VLLM_USE_V1", "0", 1)
+
+
+def test_export_sets_env_var() -> None:
+    items = scan("export VLLM_ATTENTION_BACKEND=FLASHINFER\nvllm serve m\n")
+    envs = kinds(items, FactKind.ENV_VAR)
+    assert [(e.name, e.value, e.location.line) for e in envs] == [("VLLM_ATTENTION_BACKEND", "FLASHINFER", 1)]
+
+
+def test_docker_run_of_vllm_image() -> None:
+    items = scan(
+        "docker run --gpus all -e VLLM_X=1 -p 8000:8000 --ipc=host \\\n"
+        "  vllm/vllm-openai:v0.25.0 --model m --swap-space 4\n"
+    )
+    assert [(n, v) for n, v, _l, _c in args_of(items)] == [("model", "m"), ("swap_space", "4")]
+    (image,) = kinds(items, FactKind.IMAGE)
+    assert (image.name, image.value) == ("vllm/vllm-openai", "v0.25.0")
+    assert all(f.version_hint == "0.25.0" for f in kinds(items, FactKind.ARG))
+    assert [e.name for e in kinds(items, FactKind.ENV_VAR)] == ["VLLM_X"]
+
+
+def test_docker_run_of_other_image_is_ignored() -> None:
+    assert args_of(scan("docker run -p 80:80 nginx:1.27 --swap-space 4  # vllm\n")) == []
+
+
+def test_other_program_with_same_flag_is_ignored() -> None:
+    assert args_of(scan("mytool --max-num-partial-prefills 4  # not vllm\n")) == []
+
+
+def test_sh_c_string_is_parsed() -> None:
+    items = scan('bash -c "vllm serve m --task generate"\n')
+    assert [(n, v, line, col) for n, v, line, col in args_of(items)] == [("task", "generate", 1, 23)]
+
+
+def test_pip_install_gives_requirements() -> None:
+    items = scan("pip install -U 'vllm==0.26.0' torch==2.11.0\n")
+    reqs = kinds(items, FactKind.REQUIREMENT)
+    assert [(r.name, r.value) for r in reqs] == [("vllm", "==0.26.0"), ("torch", "==2.11.0")]
+
+
+def test_syntax_error_is_reported_as_partly_read() -> None:
+    from vllm_upgrade_check.model.facts import Skipped
+
+    items = scan("vllm serve m --swap-space 4\nif [ x ; then\n")
+    assert ("swap_space", "4") in [(n, v) for n, v, _l, _c in args_of(items)]
+    (skip,) = [i for i in items if isinstance(i, Skipped)]
+    assert skip.configures_vllm and "syntax error" in skip.reason
+
+
+def test_shebang_without_suffix_is_accepted() -> None:
+    scanner = ShellScanner()
+    from vllm_upgrade_check.scanners.base import SourceFile
+
+    assert scanner.accepts(SourceFile("bin/serve", "#!/usr/bin/env bash\nvllm serve m\n"))
+    assert not scanner.accepts(SourceFile("bin/serve.py", "#!/usr/bin/env python\n"))
