@@ -12,11 +12,14 @@ from vllm_upgrade_check.scanners.base import Scanner, SourceFile
 def default_scanners() -> list[Scanner]:
     """A fresh instance of every built-in file scanner."""
     from vllm_upgrade_check.scanners.dockerfile import DockerfileScanner
+    from vllm_upgrade_check.scanners.helm import HelmValuesScanner
     from vllm_upgrade_check.scanners.manifests import ManifestScanner
     from vllm_upgrade_check.scanners.requirements import RequirementsScanner
     from vllm_upgrade_check.scanners.shell import ShellScanner
 
-    return [ShellScanner(), DockerfileScanner(), ManifestScanner(), RequirementsScanner()]
+    scanners: list[Scanner] = [ShellScanner(), DockerfileScanner(), ManifestScanner(), RequirementsScanner()]
+    scanners += [HelmValuesScanner()]
+    return scanners
 
 
 __all__ = ["Scanner", "SourceFile", "default_scanners"]

@@ -14,8 +14,9 @@ from dataclasses import dataclass, replace
 
 import yaml
 
-from vllm_upgrade_check.model.facts import Fact, Skipped
+from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
 from vllm_upgrade_check.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.scanners.kserve import predictor_facts
 from vllm_upgrade_check.scanners.launch import (
     arg_facts,
     env_fact,
@@ -25,6 +26,7 @@ from vllm_upgrade_check.scanners.launch import (
     split_image,
 )
 from vllm_upgrade_check.scanners.shell import _SHELLS, Relocate, argv_facts, shell_facts
+from vllm_upgrade_check.scanners.templates import has_template_actions, is_templated, neutralise_templates
 from vllm_upgrade_check.shellparse import Token, parse_shell
 from vllm_upgrade_check.yamlnodes import (
     YamlProblem,
@@ -206,24 +208,95 @@ def is_kubernetes(doc: yaml.Node) -> bool:
     return scalar(get(doc, "apiVersion")) is not None and scalar(get(doc, "kind")) is not None
 
 
+def untemplated(facts: Iterator[Fact]) -> Iterator[Fact]:
+    """Facts of a neutralised template (see :mod:`.templates`): none from inside an action.
+
+    A flag or name written inside ``{{ ... }}`` is dropped; a value written there becomes
+    ``None`` with ``resolved=False`` (only Helm knows it).
+    """
+    for fact in facts:
+        if is_templated(fact.raw) or is_templated(fact.name):
+            continue
+        if fact.kind == FactKind.MODEL and is_templated(fact.value):
+            continue
+        if is_templated(fact.value):
+            fact = replace(fact, value=None, resolved=False)
+        yield fact
+
+
+def _config_maps(doc: yaml.Node) -> Iterator[tuple[str, yaml.Node]]:
+    if scalar(get(doc, "kind")) == "ConfigMap":
+        name = scalar(get(get(doc, "metadata"), "name"))
+        if name:
+            yield name, doc
+
+
+def _env_from_refs(doc: yaml.Node) -> Iterator[str]:
+    for container in _containers(doc):
+        for source in items(get(container, "envFrom")):
+            name = scalar(get(get(source, "configMapRef"), "name"))
+            if name:
+                yield name
+
+
+def config_map_env_facts(config_map: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
+    """``env_var`` facts of a ConfigMap's ``data`` keys (each at its key's line)."""
+    for key, key_node, value_node in mapping_items(get(config_map, "data")):
+        p = pos(key_node)
+        yield env_fact(key, scalar(value_node), path, p.line, p.column, scanner, origin="configmap")
+
+
 class ManifestScanner(Scanner):
-    """docker-compose files and Kubernetes manifests (``*.yaml``/``*.yml`` that mention vLLM)."""
+    """docker-compose files and Kubernetes manifests (``*.yaml``/``*.yml`` that mention vLLM).
+
+    Helm templates are read after their ``{{ ... }}`` actions are neutralised (see
+    :mod:`.templates`). ConfigMaps named by a container's ``envFrom.configMapRef`` yield
+    ``env_var`` facts at their ``data`` keys, whichever scanned file holds the ConfigMap and
+    in whichever order the files come (the scanner remembers both sides for the run).
+    """
 
     name = "manifest"
+
+    def __init__(self) -> None:
+        self._maps: dict[str, list[tuple[str, yaml.Node]]] = {}
+        self._refs: set[str] = set()
+        self._done: set[tuple[str, int]] = set()
 
     def accepts(self, source: SourceFile) -> bool:
         return source.name.endswith(YAML_SUFFIXES)
 
+    def _config_map_facts(self, name: str) -> Iterator[Fact]:
+        for path, node in self._maps.get(name, ()):
+            key = (path, node.start_mark.index)
+            if key not in self._done:
+                self._done.add(key)
+                yield from untemplated(config_map_env_facts(node, path, "kubernetes"))
+
     def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
-        if not source.mentions_vllm():
+        if "configmap" not in source.text.lower() and not source.mentions_vllm():
             return
+        text = source.text
+        templated = has_template_actions(text)
+        if templated:
+            text = neutralise_templates(text)
         try:
-            docs = compose_documents(source.text)
+            docs = compose_documents(text)
         except YamlProblem as exc:
-            yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line)
+            if source.mentions_vllm():
+                yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line)
             return
+        facts: list[Fact] = []
         for doc in docs:
             if is_compose(doc):
-                yield from compose_facts(source.text, doc, source.relpath, "compose")
+                facts.extend(compose_facts(text, doc, source.relpath, "compose"))
             elif is_kubernetes(doc):
-                yield from kubernetes_facts(source.text, doc, source.relpath, "kubernetes")
+                facts.extend(kubernetes_facts(text, doc, source.relpath, "kubernetes"))
+                facts.extend(predictor_facts(doc, source.relpath, "kserve"))
+                for name, node in _config_maps(doc):
+                    self._maps.setdefault(name, []).append((source.relpath, node))
+                    if name in self._refs:
+                        facts.extend(self._config_map_facts(name))
+                for name in _env_from_refs(doc):
+                    self._refs.add(name)
+                    facts.extend(self._config_map_facts(name))
+        yield from untemplated(iter(facts)) if templated else facts
