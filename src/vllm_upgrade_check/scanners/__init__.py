@@ -12,13 +12,19 @@ from vllm_upgrade_check.scanners.base import Scanner, SourceFile
 def default_scanners() -> list[Scanner]:
     """A fresh instance of every built-in file scanner."""
     from vllm_upgrade_check.scanners.dockerfile import DockerfileScanner
+    from vllm_upgrade_check.scanners.envfiles import SystemdScanner
     from vllm_upgrade_check.scanners.helm import HelmValuesScanner
+    from vllm_upgrade_check.scanners.makefile import MakefileScanner
     from vllm_upgrade_check.scanners.manifests import ManifestScanner
+    from vllm_upgrade_check.scanners.monitoring import MonitoringScanner
     from vllm_upgrade_check.scanners.requirements import RequirementsScanner
     from vllm_upgrade_check.scanners.shell import ShellScanner
 
     scanners: list[Scanner] = [ShellScanner(), DockerfileScanner(), ManifestScanner(), RequirementsScanner()]
-    scanners += [HelmValuesScanner()]
+    from vllm_upgrade_check.scanners.serving import ServingConfigScanner
+
+    scanners += [HelmValuesScanner(), ServingConfigScanner(), MakefileScanner(), SystemdScanner()]
+    scanners += [MonitoringScanner()]
     return scanners
 
 

@@ -51,7 +51,7 @@ def _runs_vllm(model: yaml.Node) -> bool:
 
 
 def predictor_facts(doc: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
-    """``arg`` facts of ``spec.predictor.model.args`` of an ``InferenceService`` run by vLLM.
+    """``arg`` and ``env_var`` facts of ``spec.predictor.model`` of an ``InferenceService`` run by vLLM.
 
     Args that are KServe's own (:data:`KSERVE_OWN_FLAGS`) are left out, and so is the
     value after ``--backend``; ``--model_id`` becomes a ``model`` fact.
@@ -75,3 +75,6 @@ def predictor_facts(doc: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
                 yield Fact(FactKind.MODEL, fact.value, fact.location, fact.value, fact.value, scanner=scanner)
             continue
         yield fact
+    from vllm_upgrade_check.scanners.manifests import _env_facts  # manifests imports this module
+
+    yield from _env_facts(get(model, "env"), path, scanner)
