@@ -75,7 +75,7 @@ _TRUE = frozenset({"true", "yes", "on", "1"})
 
 def _token(node: yaml.Node, text: str | None = None) -> Token:
     p = pos(node)
-    quoted = 1 if node.style in ("'", '"') else 0
+    quoted = 1 if getattr(node, "style", None) in ("'", '"') else 0
     value = scalar(node) if text is None else text
     return Token(value or "", p.line, p.column + quoted, True, value or "")
 
@@ -122,7 +122,7 @@ def _image(mapping: yaml.Node, path: str) -> tuple[list[Fact], tuple[str, str] |
     if not is_vllm_image(reference):
         return [], None, False
     p = pos(repo_node)
-    quoted = 1 if repo_node.style in ("'", '"') else 0
+    quoted = 1 if getattr(repo_node, "style", None) in ("'", '"') else 0
     token = Token(reference, p.line, p.column + quoted, True, repo)
     return [image_fact(token, path, "helm")], image_hint(reference, path, p.line), True
 

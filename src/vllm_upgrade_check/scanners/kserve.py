@@ -67,7 +67,7 @@ def predictor_facts(doc: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
         if value is None:
             continue
         p = pos(child)
-        quoted = 1 if child.style in ("'", '"') else 0
+        quoted = 1 if getattr(child, "style", None) in ("'", '"') else 0
         tokens.append(Token(value, p.line, p.column + quoted, True, value))
     for fact in arg_facts(tokens, path, scanner, positional_model=False):
         if fact.kind == FactKind.ARG and fact.name in KSERVE_OWN_FLAGS:

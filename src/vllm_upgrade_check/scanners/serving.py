@@ -141,7 +141,7 @@ def skypilot_facts(text: str, doc: yaml.Node, path: str) -> Iterator[Fact]:
     image = scalar(image_node) or ""
     if image.startswith("docker:") and image_node is not None and is_vllm_image(image[7:]):
         p = pos(image_node)
-        quoted = 1 if image_node.style in ("'", '"') else 0
+        quoted = 1 if getattr(image_node, "style", None) in ("'", '"') else 0
         token = Token(image[7:], p.line, p.column + quoted + 7, True, image[7:])
         yield image_fact(token, path, scanner)
         hint = image_hint(image[7:], path, p.line)
