@@ -20,6 +20,7 @@ from vllm_upgrade_check.registry import Registry, load_registry
 from vllm_upgrade_check.scanners import Scanner, SourceFile, default_scanners
 from vllm_upgrade_check.scanners.environment import Environment, environment_facts
 from vllm_upgrade_check.scanners.launch import is_vllm_image
+from vllm_upgrade_check.scanners.vllm_config import referenced_config_paths, scan_config
 from vllm_upgrade_check.versions import parse_version, version_from_tag
 
 SKIP_DIRS = frozenset(
@@ -149,7 +150,10 @@ def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
     for root in options.paths:
         if not root.exists():
             raise UsageError(f"no such file or directory: {root}")
+        root_facts_start = len(facts)
+        files: dict[str, Path] = {}
         for path, rel in discover(root, options.exclude):
+            files[rel] = path
             source = read_source(path, rel, options.max_file_bytes)
             if source is None:
                 continue
@@ -168,7 +172,30 @@ def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
                     else:
                         file_facts.append(item)
             facts.extend(_with_file_hint(file_facts, rel))
+        facts.extend(_referenced_configs(facts[root_facts_start:], files, options, skipped))
     return facts, skipped, count
+
+
+def _referenced_configs(
+    facts: list[Fact], files: dict[str, Path], options: ScanOptions, skipped: list[Skipped]
+) -> list[Fact]:
+    """Facts of ``--config FILE`` YAML files named by scanned launches and not already read
+    as vLLM config files (their content alone did not say so)."""
+    done = {f.location.path for f in facts if f.kind == FactKind.ARG and f.origin == "config"}
+    out: list[Fact] = []
+    for rel, _fact in referenced_config_paths(facts):
+        if rel in done or rel not in files:
+            continue
+        done.add(rel)
+        source = read_source(files[rel], rel, options.max_file_bytes)
+        if not isinstance(source, SourceFile):
+            continue
+        for item in scan_config(source, referenced=True):
+            if isinstance(item, Skipped):
+                skipped.append(item)
+            else:
+                out.append(item)
+    return out
 
 
 def _pinned_version(fact: Fact) -> Version | None:

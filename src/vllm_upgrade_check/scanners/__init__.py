@@ -13,10 +13,19 @@ def default_scanners() -> list[Scanner]:
     """A fresh instance of every built-in file scanner."""
     from vllm_upgrade_check.scanners.dockerfile import DockerfileScanner
     from vllm_upgrade_check.scanners.manifests import ManifestScanner
+    from vllm_upgrade_check.scanners.python_source import PythonSourceScanner
     from vllm_upgrade_check.scanners.requirements import RequirementsScanner
     from vllm_upgrade_check.scanners.shell import ShellScanner
+    from vllm_upgrade_check.scanners.vllm_config import VllmConfigScanner
 
-    return [ShellScanner(), DockerfileScanner(), ManifestScanner(), RequirementsScanner()]
+    return [
+        ShellScanner(),
+        DockerfileScanner(),
+        ManifestScanner(),
+        RequirementsScanner(),
+        PythonSourceScanner(),
+        VllmConfigScanner(),
+    ]
 
 
 __all__ = ["Scanner", "SourceFile", "default_scanners"]

@@ -218,7 +218,9 @@ class ManifestScanner(Scanner):
         if not source.mentions_vllm():
             return
         try:
-            docs = compose_documents(source.text)
+            from vllm_upgrade_check.scanners.vllm_config import documents
+
+            docs = list(documents(source.text))
         except YamlProblem as exc:
             yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line)
             return
