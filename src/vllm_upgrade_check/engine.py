@@ -13,8 +13,9 @@ from pathlib import Path
 import pathspec
 from packaging.version import Version
 
+from vllm_upgrade_check.checks import unknown_flag_findings
 from vllm_upgrade_check.errors import UsageError
-from vllm_upgrade_check.matcher import Assumption, VersionContext, match_rules
+from vllm_upgrade_check.matcher import Assumption, VersionContext, match_rules, sort_key
 from vllm_upgrade_check.model.facts import Fact, FactKind, Report, Skipped, VersionBasis
 from vllm_upgrade_check.registry import Registry, load_registry
 from vllm_upgrade_check.scanners import Scanner, SourceFile, default_scanners
@@ -242,6 +243,20 @@ def detect_from(facts: Sequence[Fact], env: Environment | None) -> Assumption:
     )
 
 
+def unresolved_notes(facts: Sequence[Fact]) -> list[str]:
+    """One note per vLLM launch holding words the repository does not resolve.
+
+    ``unresolved: $VLLM_ARGS at run.sh:4 (vllm serve); the flags it holds were not checked``.
+    """
+    notes = []
+    for fact in facts:
+        if fact.kind == FactKind.LAUNCH and not fact.resolved and fact.value:
+            notes.append(
+                f"unresolved: {fact.value} at {fact.location} ({fact.name}); the flags it holds were not checked"
+            )
+    return notes
+
+
 def resolve_target(registry: Registry, text: str | None) -> Version:
     """The target release: ``text`` if it is a release with a pack, else the newest pack.
 
@@ -277,6 +292,7 @@ def run_scan(options: ScanOptions, registry: Registry | None = None) -> Report:
         default = Assumption(option, VersionBasis.OPTION, "--from")
     context = VersionContext(target, option, default)
     findings = match_rules(registry.rules(), facts, context)
+    findings = sorted(findings + unknown_flag_findings(facts, context), key=sort_key)
     start = default.version
     crossed = tuple(str(r) for r in registry.releases if (start is None or r > start) and r <= target)
     notes = []
@@ -285,6 +301,7 @@ def run_scan(options: ScanOptions, registry: Registry | None = None) -> Report:
         notes.append(
             f"several vLLM versions in the scanned files: {', '.join(pins)}; each file is checked from its own"
         )
+    notes.extend(unresolved_notes(facts))
     return Report(
         to_version=str(target),
         from_version=str(default.version) if default.version else None,

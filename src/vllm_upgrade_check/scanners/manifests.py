@@ -28,7 +28,6 @@ from vllm_upgrade_check.scanners.shell import _SHELLS, Relocate, argv_facts, she
 from vllm_upgrade_check.shellparse import Token, parse_shell
 from vllm_upgrade_check.yamlnodes import (
     YamlProblem,
-    compose_documents,
     get,
     items,
     mapping_items,

@@ -189,7 +189,7 @@ class _Module:
             return None
         if isinstance(node, ast.Dict):
             out: list[_Entry] = []
-            for key, value in zip(node.keys, node.values):
+            for key, value in zip(node.keys, node.values, strict=False):
                 if key is None:
                     inner = self.dict_entries(value, scope, before, depth + 1)
                     if inner is None:
@@ -410,7 +410,7 @@ class _Module:
         if qualified in ("os.putenv", "os.environ.setdefault") and call.args:
             self.env_from(call.args[0], call.args[1] if len(call.args) > 1 else None)
         elif qualified == "os.environ.update" and call.args and isinstance(call.args[0], ast.Dict):
-            for key, value in zip(call.args[0].keys, call.args[0].values):
+            for key, value in zip(call.args[0].keys, call.args[0].values, strict=False):
                 if key is not None:
                     self.env_from(key, value)
 
