@@ -75,5 +75,5 @@ def test_annotations_are_read() -> None:
     """The runner itself: own-line annotations apply to the next code line."""
     path = TARGETS / "python" / "engine_kwargs.py"
     got = annotations(path)
-    assert ("ruleid", "TST0280-001", 9) in got
-    assert ("ruleid", "TST0280-007", 51) in got
+    assert ("ruleid", "TST0280-001", 12) in got
+    assert ("ruleid", "TST0280-007", 52) in got
