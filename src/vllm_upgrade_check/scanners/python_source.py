@@ -211,8 +211,8 @@ class _Module:
             bound = self.binding(node.id, scope, before)
             if bound is None:
                 return None
-            value, owner = bound
-            entries = self.dict_entries(value, owner, getattr(value, "lineno", before), depth + 1)
+            bound_value, owner = bound
+            entries = self.dict_entries(bound_value, owner, getattr(bound_value, "lineno", before), depth + 1)
             if entries is None:
                 return None
             for stmt in self.later_updates(
@@ -661,7 +661,7 @@ class ArgvBuilder:
             return node.value
         for parent in ast.walk(self.m.tree):
             if isinstance(parent, ast.Dict) and node in parent.keys:
-                return parent.values[parent.keys.index(node)]  # type: ignore[arg-type]
+                return parent.values[parent.keys.index(node)]
             if isinstance(parent, ast.Assign) and any(
                 isinstance(t, ast.Subscript) and t.slice is node for t in parent.targets
             ):
@@ -717,7 +717,7 @@ class ArgvBuilder:
         if isinstance(node, ast.Call) and _dotted(node.func) == "str" and len(node.args) == 1:
             return self.evaluate(node.args[0], env)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            base, anchor = self.evaluate(node.func.value, env)
+            base, base_anchor = self.evaluate(node.func.value, env)
             if base is None:
                 return None, None
             args = [_const_text(a) for a in node.args]
@@ -725,9 +725,9 @@ class ArgvBuilder:
                 return None, None
             method = node.func.attr
             if method == "replace" and len(args) == 2:
-                return base.replace(args[0] or "", args[1] or ""), anchor
+                return base.replace(args[0] or "", args[1] or ""), base_anchor
             if method in ("lower", "upper", "strip") and not args:
-                return getattr(base, method)(), anchor
+                return getattr(base, method)(), base_anchor
             return None, None
         if isinstance(node, ast.JoinedStr):
             parts: list[str] = []
