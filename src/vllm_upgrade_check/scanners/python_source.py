@@ -216,7 +216,7 @@ class _Module:
             if entries is None:
                 return None
             for stmt in self.later_updates(
-                node.id, owner, getattr(value, "end_lineno", 0) or 0, before, scope
+                node.id, owner, getattr(bound_value, "end_lineno", 0) or 0, before, scope
             ):
                 entries = self.apply_update(node.id, stmt, entries, owner, depth)
                 if entries is None:
