@@ -13,13 +13,15 @@ from pathlib import Path
 import pathspec
 from packaging.version import Version
 
+from vllm_upgrade_check.checks import unknown_flag_findings
 from vllm_upgrade_check.errors import UsageError
-from vllm_upgrade_check.matcher import Assumption, VersionContext, match_rules
+from vllm_upgrade_check.matcher import Assumption, VersionContext, match_rules, sort_key
 from vllm_upgrade_check.model.facts import Fact, FactKind, Report, Skipped, VersionBasis
 from vllm_upgrade_check.registry import Registry, load_registry
 from vllm_upgrade_check.scanners import Scanner, SourceFile, default_scanners
 from vllm_upgrade_check.scanners.environment import Environment, environment_facts
 from vllm_upgrade_check.scanners.launch import is_vllm_image
+from vllm_upgrade_check.scanners.vllm_config import referenced_config_paths, scan_config
 from vllm_upgrade_check.versions import parse_version, version_from_tag
 
 SKIP_DIRS = frozenset(
@@ -149,7 +151,10 @@ def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
     for root in options.paths:
         if not root.exists():
             raise UsageError(f"no such file or directory: {root}")
+        root_facts_start = len(facts)
+        files: dict[str, Path] = {}
         for path, rel in discover(root, options.exclude):
+            files[rel] = path
             source = read_source(path, rel, options.max_file_bytes)
             if source is None:
                 continue
@@ -168,7 +173,30 @@ def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
                     else:
                         file_facts.append(item)
             facts.extend(_with_file_hint(file_facts, rel))
+        facts.extend(_referenced_configs(facts[root_facts_start:], files, options, skipped))
     return facts, skipped, count
+
+
+def _referenced_configs(
+    facts: list[Fact], files: dict[str, Path], options: ScanOptions, skipped: list[Skipped]
+) -> list[Fact]:
+    """Facts of ``--config FILE`` YAML files named by scanned launches and not already read
+    as vLLM config files (their content alone did not say so)."""
+    done = {f.location.path for f in facts if f.kind == FactKind.ARG and f.origin == "config"}
+    out: list[Fact] = []
+    for rel, _fact in referenced_config_paths(facts):
+        if rel in done or rel not in files:
+            continue
+        done.add(rel)
+        source = read_source(files[rel], rel, options.max_file_bytes)
+        if not isinstance(source, SourceFile):
+            continue
+        for item in scan_config(source, referenced=True):
+            if isinstance(item, Skipped):
+                skipped.append(item)
+            else:
+                out.append(item)
+    return out
 
 
 def _pinned_version(fact: Fact) -> Version | None:
@@ -215,6 +243,20 @@ def detect_from(facts: Sequence[Fact], env: Environment | None) -> Assumption:
     )
 
 
+def unresolved_notes(facts: Sequence[Fact]) -> list[str]:
+    """One note per vLLM launch holding words the repository does not resolve.
+
+    ``unresolved: $VLLM_ARGS at run.sh:4 (vllm serve); the flags it holds were not checked``.
+    """
+    notes = []
+    for fact in facts:
+        if fact.kind == FactKind.LAUNCH and not fact.resolved and fact.value:
+            notes.append(
+                f"unresolved: {fact.value} at {fact.location} ({fact.name}); the flags it holds were not checked"
+            )
+    return notes
+
+
 def resolve_target(registry: Registry, text: str | None) -> Version:
     """The target release: ``text`` if it is a release with a pack, else the newest pack.
 
@@ -250,6 +292,7 @@ def run_scan(options: ScanOptions, registry: Registry | None = None) -> Report:
         default = Assumption(option, VersionBasis.OPTION, "--from")
     context = VersionContext(target, option, default)
     findings = match_rules(registry.rules(), facts, context)
+    findings = sorted(findings + unknown_flag_findings(facts, context), key=sort_key)
     start = default.version
     crossed = tuple(str(r) for r in registry.releases if (start is None or r > start) and r <= target)
     notes = []
@@ -258,6 +301,7 @@ def run_scan(options: ScanOptions, registry: Registry | None = None) -> Report:
         notes.append(
             f"several vLLM versions in the scanned files: {', '.join(pins)}; each file is checked from its own"
         )
+    notes.extend(unresolved_notes(facts))
     return Report(
         to_version=str(target),
         from_version=str(default.version) if default.version else None,

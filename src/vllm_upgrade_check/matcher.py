@@ -127,9 +127,13 @@ def fact_matches(match: Match, fact: Fact) -> bool:
     if kind in (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG):
         if kind == MatchKind.CLI_FLAG and fact.origin not in _ARG_ORIGINS_CLI:
             return False
+        if fact.origin == "sampling" and (match.origins is None or "sampling" not in match.origins):
+            # SamplingParams keywords are not engine args: only rules that ask for them.
+            return False
         return fact.answers_to(match.name) and _value_ok(match, fact)
     if kind == MatchKind.ABSENT_ARG:
-        return match.name not in fact.args
+        # A launch with words that could not be resolved may set the arg: say nothing.
+        return fact.resolved and match.name not in fact.args
     if kind == MatchKind.DEPENDENCY:
         if canonicalize_name(fact.name) != canonicalize_name(match.name):
             return False

@@ -17,15 +17,25 @@ def default_scanners() -> list[Scanner]:
     from vllm_upgrade_check.scanners.makefile import MakefileScanner
     from vllm_upgrade_check.scanners.manifests import ManifestScanner
     from vllm_upgrade_check.scanners.monitoring import MonitoringScanner
+    from vllm_upgrade_check.scanners.python_source import PythonSourceScanner
     from vllm_upgrade_check.scanners.requirements import RequirementsScanner
-    from vllm_upgrade_check.scanners.shell import ShellScanner
-
-    scanners: list[Scanner] = [ShellScanner(), DockerfileScanner(), ManifestScanner(), RequirementsScanner()]
     from vllm_upgrade_check.scanners.serving import ServingConfigScanner
+    from vllm_upgrade_check.scanners.shell import ShellScanner
+    from vllm_upgrade_check.scanners.vllm_config import VllmConfigScanner
 
-    scanners += [HelmValuesScanner(), ServingConfigScanner(), MakefileScanner(), SystemdScanner()]
-    scanners += [MonitoringScanner()]
-    return scanners
+    return [
+        ShellScanner(),
+        DockerfileScanner(),
+        ManifestScanner(),
+        RequirementsScanner(),
+        PythonSourceScanner(),
+        VllmConfigScanner(),
+        HelmValuesScanner(),
+        ServingConfigScanner(),
+        MakefileScanner(),
+        SystemdScanner(),
+        MonitoringScanner(),
+    ]
 
 
 __all__ = ["Scanner", "SourceFile", "default_scanners"]

@@ -17,6 +17,7 @@ and ``--flag=value`` as well as ``--flag value``; boolean flags built with
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -234,7 +235,10 @@ def arg_facts(
 
     Yields one ``arg`` fact per flag (value attached when given as ``=value`` or as the next
     word), one ``model`` fact for the served model, and one ``launch`` fact listing every
-    arg name set (for rules on changed defaults).
+    arg name set (for rules on changed defaults). Words that could not be resolved from the
+    repository (``$VLLM_ARGS`` set elsewhere) make the launch fact ``resolved=False`` with
+    those words as its ``value``; no flags are invented for them. ``--*-config`` JSON values
+    add one fact per top-level key (see :func:`json_subkey_facts`).
 
     Args:
         args: tokens after the entry point.
@@ -250,11 +254,13 @@ def arg_facts(
     names: set[str] = set()
     facts: list[Fact] = []
     seen_positional = False
+    unresolved: list[str] = []
     i = 0
     while i < len(args):
         token = args[i]
         text = token.text
         if not token.resolved and not text.startswith("-"):
+            unresolved.append(token.written or token.text)
             i += 1
             continue
         if text.startswith("--") and len(text) > 2:
@@ -281,6 +287,12 @@ def arg_facts(
             )
             names.add(name)
             names.update(aliases)
+            if value is not None and name.endswith("_config"):
+                sub = json_subkey_facts(
+                    name, flag, value, args[i + 1] if step == 2 else token, path, scanner, origin, hint
+                )
+                facts.extend(sub)
+                names.update(f.name for f in sub)
             if name == "model" and value:
                 facts.append(_model_fact(args[i + 1] if step == 2 else token, value, path, scanner, hint))
             i += step
@@ -319,12 +331,68 @@ def arg_facts(
             entry,
             _loc(path, start),
             raw=entry,
+            value=" ".join(unresolved) or None,
             origin=origin,
             args=frozenset(names),
             scanner=scanner,
             version_hint=version_hint,
             hint_source=hint_source,
+            resolved=not unresolved,
         )
+
+
+def json_subkey_facts(
+    name: str,
+    flag: str,
+    value: str,
+    token: Token,
+    path: str | None,
+    scanner: str,
+    origin: str,
+    hint: tuple[str, str] | None = None,
+) -> list[Fact]:
+    """``arg`` facts for the top-level keys of a JSON object given to a ``--*-config`` flag.
+
+    ``--compilation-config '{"level": 3}'`` -> a fact named ``compilation_config.level``
+    (value ``3``), placed where ``"level"`` is written inside ``token`` (multi-line JSON
+    included). Anything that is not a JSON object yields nothing.
+    """
+    text = value.strip()
+    if not text.startswith("{"):
+        return []
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    written = token.written or token.text
+    facts = []
+    for key, sub in data.items():
+        line, column = token.line, token.column
+        index = written.find(f'"{key}"')
+        if index >= 0:
+            rows = written.count("\n", 0, index)
+            if rows:
+                line, column = token.line + rows, index - written.rfind("\n", 0, index)
+            else:
+                column = token.column + index
+        sub_text = sub if isinstance(sub, str) else json.dumps(sub)
+        facts.append(
+            Fact(
+                FactKind.ARG,
+                f"{name}.{key}",
+                Location(path, line, column, line, column + len(key) + 2),
+                raw=f"{flag}.{key}",
+                value=sub_text,
+                origin=origin,
+                scanner=scanner,
+                version_hint=hint[0] if hint else None,
+                hint_source=hint[1] if hint else None,
+                resolved=token.resolved,
+            )
+        )
+    return facts
 
 
 def _model_fact(

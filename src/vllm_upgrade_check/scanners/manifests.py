@@ -30,7 +30,6 @@ from vllm_upgrade_check.scanners.templates import has_template_actions, is_templ
 from vllm_upgrade_check.shellparse import Token, parse_shell
 from vllm_upgrade_check.yamlnodes import (
     YamlProblem,
-    compose_documents,
     get,
     items,
     mapping_items,
@@ -280,7 +279,9 @@ class ManifestScanner(Scanner):
         if templated:
             text = neutralise_templates(text)
         try:
-            docs = compose_documents(text)
+            from vllm_upgrade_check.scanners.vllm_config import documents
+
+            docs = list(documents(text))
         except YamlProblem as exc:
             if source.mentions_vllm():
                 yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line)

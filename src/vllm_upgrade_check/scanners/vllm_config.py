@@ -1,0 +1,166 @@
+"""vLLM ``--config`` YAML files: a mapping whose top-level keys are engine args.
+
+vLLM's ``FlexibleArgumentParser`` reads ``vllm serve --config FILE.yaml`` and turns each
+top-level key into a flag (``max-num-seqs: 8`` and ``max_num_seqs: 8`` both mean
+``--max-num-seqs 8``; ``vllm/utils/argparse_utils.py`` in recent wheels, ``vllm/utils.py``
+``_load_config_file`` in older ones). A YAML file is read as such a config when
+
+- a scanned launch names it with ``--config FILE`` (see :func:`referenced_config_paths`), or
+- its name looks like one (``*vllm*config*.yaml``) and it has at least one known key, or
+- at least :data:`MIN_KEYS` top-level keys, :data:`MIN_KNOWN_SHARE` of them known vLLM args
+  (:mod:`vllm_upgrade_check.known_args`).
+
+Compose files and Kubernetes objects are left to the manifest scanner. Keys become ``arg``
+facts with origin ``config``; a mapping or JSON-object value of a ``*_config`` key also yields
+one fact per sub-key (``compilation_config.level``).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
+
+import yaml
+
+from vllm_upgrade_check.known_args import known_args
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped
+from vllm_upgrade_check.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.scanners.launch import json_subkey_facts
+from vllm_upgrade_check.scanners.manifests import YAML_SUFFIXES, is_compose, is_kubernetes
+from vllm_upgrade_check.shellparse import Token
+from vllm_upgrade_check.yamlnodes import YamlProblem, compose_documents, mapping_items, pos, scalar, to_python
+
+MIN_KEYS = 3
+"""Fewest top-level keys for the content heuristic alone."""
+MIN_KNOWN_SHARE = 0.6
+"""Share of top-level keys that must be known vLLM args for the content heuristic."""
+
+
+@lru_cache(maxsize=4)
+def documents(text: str) -> tuple[yaml.Node, ...]:
+    """YAML documents of ``text``, composed once per text (shared by the YAML scanners).
+
+    Raises:
+        YamlProblem: syntax errors, with the line.
+    """
+    return tuple(compose_documents(text))
+
+
+def _name_says_config(name: str) -> bool:
+    lower = name.lower()
+    return "vllm" in lower and "config" in lower
+
+
+def looks_like_config(doc: yaml.Node, filename: str, referenced: bool = False) -> bool:
+    """``True`` when ``doc`` reads as a vLLM ``--config`` file (see the module docstring)."""
+    if not isinstance(doc, yaml.MappingNode) or is_compose(doc) or is_kubernetes(doc):
+        return False
+    keys = [key.replace("-", "_") for key, _k, _v in mapping_items(doc)]
+    if not keys:
+        return False
+    known = known_args()
+    hits = sum(1 for key in keys if known.is_known(key))
+    if referenced:
+        return True
+    if _name_says_config(filename):
+        return hits >= 1
+    return len(keys) >= MIN_KEYS and hits / len(keys) >= MIN_KNOWN_SHARE
+
+
+def config_facts(text: str, doc: yaml.Node, path: str, scanner: str = "vllm-config") -> Iterator[Fact]:
+    """``arg`` facts (origin ``config``) for every top-level key of a config document."""
+    for key, key_node, value_node in mapping_items(doc):
+        name = key.replace("-", "_")
+        p = pos(key_node)
+        value = scalar(value_node)
+        if value is None and not isinstance(value_node, yaml.ScalarNode):
+            try:
+                value = json.dumps(to_python(value_node), default=str)
+            except (YamlProblem, TypeError, ValueError):
+                value = None
+        yield Fact(
+            FactKind.ARG,
+            name,
+            Location(path, p.line, p.column, p.line, p.column + len(key)),
+            raw=key,
+            value=value,
+            origin="config",
+            scanner=scanner,
+        )
+        if not name.endswith("_config"):
+            continue
+        if isinstance(value_node, yaml.MappingNode):
+            for sub, sub_key, sub_value in mapping_items(value_node):
+                sp = pos(sub_key)
+                sub_text = scalar(sub_value)
+                if sub_text is None:
+                    try:
+                        sub_text = json.dumps(to_python(sub_value), default=str)
+                    except (YamlProblem, TypeError, ValueError):
+                        sub_text = None
+                yield Fact(
+                    FactKind.ARG,
+                    f"{name}.{sub}",
+                    Location(path, sp.line, sp.column, sp.line, sp.column + len(sub)),
+                    raw=f"{key}.{sub}",
+                    value=sub_text,
+                    origin="config",
+                    scanner=scanner,
+                )
+        elif value is not None:
+            vp = pos(value_node)
+            start, end = value_node.start_mark.index, value_node.end_mark.index
+            token = Token(value, vp.line, vp.column, True, text[start:end])
+            yield from json_subkey_facts(name, key, value, token, path, scanner, "config")
+
+
+def scan_config(source: SourceFile, referenced: bool = False) -> Iterator[Fact | Skipped]:
+    """Facts of ``source`` if it reads as a vLLM config file; nothing otherwise.
+
+    A file named by ``--config`` that cannot be parsed yields :class:`Skipped`; other YAML
+    errors are left to the manifest scanner (which reports them once).
+    """
+    try:
+        docs = documents(source.text)
+    except YamlProblem as exc:
+        if referenced:
+            yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line)
+        return
+    for doc in docs:
+        if looks_like_config(doc, source.name, referenced):
+            yield from config_facts(source.text, doc, source.relpath)
+
+
+def referenced_config_paths(facts: Iterable[Fact]) -> list[tuple[str, Fact]]:
+    """``(relative path, fact)`` for each ``--config FILE`` given to a scanned vLLM launch.
+
+    The path is tried relative to the scanned root and to the launching file's directory;
+    both candidates are returned (the engine keeps those that exist).
+    """
+    out = []
+    for fact in facts:
+        if fact.kind != FactKind.ARG or fact.name != "config" or not fact.value or not fact.resolved:
+            continue
+        if fact.origin not in ("cli", "python"):
+            continue
+        value = fact.value.strip()
+        if not value.endswith(YAML_SUFFIXES):
+            continue
+        base = posixpath.dirname(fact.location.path or "")
+        for candidate in (value.lstrip("./"), posixpath.normpath(posixpath.join(base, value))):
+            out.append((candidate.lstrip("/"), fact))
+    return out
+
+
+class VllmConfigScanner(Scanner):
+    """vLLM ``--config`` YAML files recognised by name or content (see the module docstring)."""
+
+    name = "vllm-config"
+
+    def accepts(self, source: SourceFile) -> bool:
+        return source.name.endswith(YAML_SUFFIXES)
+
+    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+        yield from scan_config(source)
