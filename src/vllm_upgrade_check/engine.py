@@ -258,7 +258,8 @@ def run_scan(options: ScanOptions, registry: Registry | None = None) -> Report:
         for pack in registry.packs_for(target):
             if pack.wheel is not None:
                 facts = without_replaced_requirers(facts, pack)
-                rules.extend((pack, rule) for rule in derived_rules(pack))
+                authored = [rule for _pack, rule in rules]
+                rules.extend((pack, rule) for rule in derived_rules(pack, authored=authored))
                 break
     default = detect_from(facts, options.environment)
     if option is not None:

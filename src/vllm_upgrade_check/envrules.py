@@ -13,6 +13,7 @@ own requirement conflicts with the target's (blocker).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -116,13 +117,20 @@ def _rule(**data: object) -> Rule:
     return Rule.model_validate(data)
 
 
-def derived_rules(pack: Pack, table: DriverTable | None = None) -> list[Rule]:
+def derived_rules(pack: Pack, table: DriverTable | None = None, authored: Iterable[Rule] = ()) -> list[Rule]:
     """The environment rules of ``pack``'s ``wheel:`` facts (empty when it has none).
 
     Args:
         pack: the target release's pack.
         table: the CUDA driver table (default: the bundled one).
+        authored: the packs' own rules; a distribution an authored ``dependency`` rule already
+            checks against installed versions (origin ``env``) gets no generated duplicate.
     """
+    covered = {
+        canonicalize_name(r.match.name)
+        for r in authored
+        if r.match.kind.value == "dependency" and (r.match.origins is None or "env" in r.match.origins)
+    }
     wheel = pack.wheel
     if wheel is None:
         return []
@@ -212,21 +220,22 @@ def derived_rules(pack: Pack, table: DriverTable | None = None) -> list[Rule]:
         if not spec:
             continue
         name = canonicalize_name(req.name)
-        out.append(
-            _rule(
-                id=f"{code}-{100 + index:03d}",
-                name="installed-distribution-replaced",
-                severity="warning",
-                match={"kind": "dependency", "name": name, "specifier": spec, "origins": ["env"]},
-                message=f"vLLM {release} requires {name}{spec}; installing it replaces the installed version.",
-                fix={
-                    "summary": f"Upgrade {name} to {spec} together with vllm; rebuild extensions built against it."
-                },
-                docs={"why": f"The vLLM {release} wheel's METADATA says Requires-Dist: {line}."},
-                evidence=_evidence(pack, f"Requires-Dist: {line}"),
-                tags=["environment", "generated"],
+        if name not in covered:
+            out.append(
+                _rule(
+                    id=f"{code}-{100 + index:03d}",
+                    name="installed-distribution-replaced",
+                    severity="warning",
+                    match={"kind": "dependency", "name": name, "specifier": spec, "origins": ["env"]},
+                    message=f"vLLM {release} requires {name}{spec}; installing it replaces the installed version.",
+                    fix={
+                        "summary": f"Upgrade {name} to {spec} together with vllm; rebuild extensions built against it."
+                    },
+                    docs={"why": f"The vLLM {release} wheel's METADATA says Requires-Dist: {line}."},
+                    evidence=_evidence(pack, f"Requires-Dist: {line}"),
+                    tags=["environment", "generated"],
+                )
             )
-        )
         out.append(
             _rule(
                 id=f"{code}-{200 + index:03d}",

@@ -202,7 +202,9 @@ def match_rules(
     rule_list = list(rules)
     installed = {canonicalize_name(f.name) for f in by_kind.get(FactKind.DISTRIBUTION, ())}
     for pack, rule in rule_list:
-        if rule.match.unless_installed and installed & {canonicalize_name(n) for n in rule.match.unless_installed}:
+        if rule.match.unless_installed and installed & {
+            canonicalize_name(n) for n in rule.match.unless_installed
+        }:
             continue
         for fact_kind in _FACT_KINDS[rule.match.kind]:
             for fact in by_kind.get(fact_kind, ()):

@@ -71,6 +71,7 @@ def environment_dict(environment: Environment, host: HostInfo | None, host_name:
         else {"version": torch.version, "cuda": torch.cuda, "hip": torch.hip, "source": torch.source},
         "vllm_cuda_major": environment.vllm_cuda_major,
         "vllm_cuda_source": environment.vllm_cuda_source,
+        "paths": list(environment.paths),
     }
     host_doc = None
     if host is not None:

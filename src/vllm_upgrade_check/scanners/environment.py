@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from packaging.markers import default_environment
 from packaging.requirements import InvalidRequirement, Requirement
@@ -155,11 +156,11 @@ def read_current_environment(paths: Iterable[str] | None = None) -> Environment:
 _READER = r"""
 import json, os, platform, sys, site
 from importlib import metadata
-exe = sys.executable
+exe = sys.argv[1] if len(sys.argv) > 1 else sys.executable
 prefixes = [sys.prefix, sys.exec_prefix]
 home = os.path.dirname(os.path.dirname(os.path.abspath(exe)))
 cfg = os.path.join(home, "pyvenv.cfg")
-if os.path.isfile(cfg):
+if os.path.isfile(cfg) and sys.flags.no_site:
     prefixes = [home]
     with open(cfg, encoding="utf-8", errors="replace") as f:
         for line in f:
@@ -200,7 +201,8 @@ markers = {
     "sys_platform": sys.platform,
 }
 print(json.dumps({"python": platform.python_version(), "machine": platform.machine(),
-    "libc": libc, "executable": exe, "paths": paths, "distributions": dists, "markers": markers}))
+    "libc": libc, "executable": exe, "paths": paths, "distributions": dists, "markers": markers,
+    "site": not sys.flags.no_site}))
 """
 """Run by another interpreter with ``-I -S``: stdlib only; prints one JSON object."""
 
@@ -210,33 +212,20 @@ def read_interpreter_environment(python: Path, timeout: float = READER_TIMEOUT_S
 
     The interpreter runs isolated (``-I -S``) with a stdlib-only metadata reader; its
     site-packages are found from its prefix (and ``pyvenv.cfg``), no ``.pth`` file runs and
-    nothing of the user's is imported.
+    nothing of the user's is imported. When that finds no distribution at all, the reader
+    runs once more with ``site`` enabled (``-I``), for interpreters whose site-packages
+    only their ``site`` module knows.
 
     Raises:
         UsageError: the interpreter does not exist, fails, times out or prints no JSON.
     """
     if not python.exists():
         raise UsageError("no such interpreter", str(python))
-    try:
-        done = subprocess.run(
-            [str(python), "-I", "-S", "-c", _READER],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-            env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C.UTF-8"},
-        )
-    except subprocess.TimeoutExpired:
-        raise UsageError(f"the interpreter did not answer within {timeout:g} s", str(python)) from None
-    except OSError as exc:
-        raise UsageError(f"cannot run the interpreter: {exc.strerror or exc}", str(python)) from None
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise UsageError(f"the interpreter failed (exit {done.returncode}): {last}", str(python))
-    try:
-        data = json.loads(done.stdout)
-    except ValueError:
-        raise UsageError("the interpreter printed no environment description", str(python)) from None
+    data = _run_reader(python, ("-I", "-S"), timeout)
+    if not data.get("distributions"):
+        # Without ``site`` nothing was found (an interpreter whose site-packages only its
+        # site module knows): ask again with site enabled (its .pth files then run).
+        data = _run_reader(python, ("-I",), timeout)
     found: dict[str, str] = {}
     requires: dict[str, tuple[str, ...]] = {}
     for item in data.get("distributions", []):
@@ -257,6 +246,32 @@ def read_interpreter_environment(python: Path, timeout: float = READER_TIMEOUT_S
             markers=dict(data.get("markers") or {}),
         )
     )
+
+
+def _run_reader(python: Path, flags: tuple[str, ...], timeout: float) -> dict[str, Any]:
+    try:
+        done = subprocess.run(
+            [str(python), *flags, "-c", _READER, str(python)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C.UTF-8"},
+        )
+    except subprocess.TimeoutExpired:
+        raise UsageError(f"the interpreter did not answer within {timeout:g} s", str(python)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot run the interpreter: {exc.strerror or exc}", str(python)) from None
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise UsageError(f"the interpreter failed (exit {done.returncode}): {last}", str(python))
+    try:
+        data = json.loads(done.stdout)
+    except ValueError:
+        raise UsageError("the interpreter printed no environment description", str(python)) from None
+    if not isinstance(data, dict):
+        raise UsageError("the interpreter printed no environment description", str(python))
+    return data
 
 
 _EDITABLE_COMMENT = re.compile(r"^#\s*Editable.*\(([^()\s]+)==([^()\s]+)\)\s*$")
