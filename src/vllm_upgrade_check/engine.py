@@ -20,6 +20,7 @@ from vllm_upgrade_check.model.facts import Fact, FactKind, Report, Skipped, Vers
 from vllm_upgrade_check.registry import Registry, load_registry
 from vllm_upgrade_check.scanners import Scanner, SourceFile, default_scanners
 from vllm_upgrade_check.scanners.environment import Environment, environment_facts
+from vllm_upgrade_check.scanners.host import HostInfo, host_facts
 from vllm_upgrade_check.scanners.launch import is_vllm_image
 from vllm_upgrade_check.scanners.vllm_config import referenced_config_paths, scan_config
 from vllm_upgrade_check.versions import parse_version, version_from_tag
@@ -56,6 +57,8 @@ class ScanOptions:
         to_version: target release text (``None``: the newest pack).
         from_version: the version in use (``None``: detect it).
         environment: the environment to check, or ``None`` to leave it out.
+        host: the host's GPUs and driver (:func:`~vllm_upgrade_check.scanners.host.read_host`),
+            or ``None`` to leave them out.
         rule_paths: extra rule pack files/directories.
         exclude: gitignore-style patterns of paths to leave out.
         max_file_bytes: size above which a file is skipped.
@@ -65,6 +68,7 @@ class ScanOptions:
     to_version: str | None = None
     from_version: str | None = None
     environment: Environment | None = None
+    host: HostInfo | None = None
     rule_paths: Sequence[Path] = ()
     exclude: Sequence[str] = ()
     max_file_bytes: int = MAX_FILE_BYTES
@@ -285,13 +289,25 @@ def run_scan(options: ScanOptions, registry: Registry | None = None) -> Report:
     if option is not None and option >= target:
         raise UsageError(f"--from {options.from_version} is not older than the target {target}")
     facts, skipped, count = scan_files(options)
-    if options.environment is not None:
-        facts.extend(environment_facts(options.environment))
+    rules = list(registry.rules())
+    if options.environment is not None or options.host is not None:
+        from vllm_upgrade_check.envrules import derived_rules, without_replaced_requirers
+
+        if options.environment is not None:
+            facts.extend(environment_facts(options.environment))
+        if options.host is not None:
+            facts.extend(host_facts(options.host))
+        for pack in registry.packs_for(target):
+            if pack.wheel is not None:
+                facts = without_replaced_requirers(facts, pack)
+                authored = [rule for _pack, rule in rules]
+                rules.extend((pack, rule) for rule in derived_rules(pack, authored=authored))
+                break
     default = detect_from(facts, options.environment)
     if option is not None:
         default = Assumption(option, VersionBasis.OPTION, "--from")
     context = VersionContext(target, option, default)
-    findings = match_rules(registry.rules(), facts, context)
+    findings = match_rules(rules, facts, context)
     findings = sorted(findings + unknown_flag_findings(facts, context), key=sort_key)
     start = default.version
     crossed = tuple(str(r) for r in registry.releases if (start is None or r > start) and r <= target)

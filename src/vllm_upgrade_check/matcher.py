@@ -143,7 +143,11 @@ def fact_matches(match: Match, fact: Fact) -> bool:
             return _version_outside(fact.value, match.specifier)
         return specifiers_conflict(fact.value or "", match.specifier)
     if kind == MatchKind.PLATFORM:
-        return fact.name == match.name and _version_outside(fact.value, match.specifier or "")
+        if fact.name != match.name:
+            return False
+        if match.values is not None and (fact.value or "").lower() not in {v.lower() for v in match.values}:
+            return True
+        return match.specifier is not None and _version_outside(fact.value, match.specifier)
     if kind == MatchKind.IMPORT:
         if match.names is not None:
             return fact.name == match.name and fact.value in match.names
@@ -200,7 +204,12 @@ def match_rules(
         by_kind.setdefault(fact.kind, []).append(fact)
     findings: list[Finding] = []
     rule_list = list(rules)
+    installed = {canonicalize_name(f.name) for f in by_kind.get(FactKind.DISTRIBUTION, ())}
     for pack, rule in rule_list:
+        if rule.match.unless_installed and installed & {
+            canonicalize_name(n) for n in rule.match.unless_installed
+        }:
+            continue
         for fact_kind in _FACT_KINDS[rule.match.kind]:
             for fact in by_kind.get(fact_kind, ()):
                 if not fact_matches(rule.match, fact):

@@ -79,7 +79,8 @@ class MatchKind(str, Enum):
     ABSENT_ARG = "absent_arg"
     """A launch that does **not** set ``name``: a changed default only matters there."""
     PLATFORM = "platform"
-    """A host property (``python``, ``cuda_driver``, ...) outside ``specifier``."""
+    """A host property (``python``, ``cuda_driver``, ...) outside ``specifier``, or (``values``)
+    not one of the allowed values (``machine``)."""
     IMAGE = "image"
     """A container image repository, optionally with tags in ``values``."""
 
@@ -113,6 +114,13 @@ class Match(_Strict):
     origins: list[str] | None = Field(
         default=None, description="Restrict to facts of these origins (cli, python, config, env, file)."
     )
+    unless_installed: list[str] | None = Field(
+        default=None,
+        description=(
+            "Fire only when none of these distributions is installed (e.g. the out-of-tree plugin "
+            "a feature moved to); without an environment the rule fires as before."
+        ),
+    )
 
     @field_validator("specifier")
     @classmethod
@@ -138,8 +146,8 @@ class Match(_Strict):
             raise ValueError("names only apply to kind: import")
         if self.specifier is not None and kind not in (MatchKind.DEPENDENCY, MatchKind.PLATFORM):
             raise ValueError("specifier only applies to kind: dependency or platform")
-        if kind == MatchKind.PLATFORM and self.specifier is None:
-            raise ValueError("a platform match needs a specifier")
+        if kind == MatchKind.PLATFORM and self.specifier is None and self.values is None:
+            raise ValueError("a platform match needs a specifier or values (the allowed values)")
         return self
 
 

@@ -1,0 +1,166 @@
+"""``vllm-upgrade-check fleet merge FILE...``: one table of hosts x blockers from the
+``env --format json`` output of many hosts (e.g. collected with ``kubectl logs``)."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from vllm_upgrade_check.cli import app
+from vllm_upgrade_check.cli.common import write_output
+from vllm_upgrade_check.errors import UsageError
+
+fleet_app = typer.Typer(help="Merge env reports of many hosts.", no_args_is_help=True)
+app.add_typer(fleet_app, name="fleet")
+
+
+class FleetFormat(str, Enum):
+    """``fleet merge --format`` choices."""
+
+    console = "console"
+    markdown = "markdown"
+    json = "json"
+
+
+def read_env_reports(path: Path) -> list[dict[str, Any]]:
+    """Every ``env --format json`` object in ``path``; lines before, between or after them
+    (pip output in a pod log) are ignored.
+
+    Raises:
+        UsageError: unreadable file, or no report in it (naming the file).
+    """
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise UsageError(f"cannot read: {exc.strerror or exc}", str(path)) from None
+    decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
+    offset = 0
+    lines = text.splitlines(keepends=True)
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if line.startswith("{"):
+            try:
+                obj, end = decoder.raw_decode(text, offset)
+            except ValueError:
+                obj, end = None, offset + len(line)
+            if isinstance(obj, dict) and "findings" in obj:
+                found.append(obj)
+                consumed = text[offset:end]
+                skip = consumed.count("\n")
+                offset += len("".join(lines[index : index + skip + 1]))
+                index += skip + 1
+                continue
+        offset += len(line)
+        index += 1
+    if not found:
+        raise UsageError("no env --format json report found", str(path))
+    return found
+
+
+def merge_reports(reports: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """Merge ``(file, report)`` pairs into ``{"hosts": [...], "blockers": {rule_id: ...}}``.
+
+    Each host row: ``name``, ``file``, ``to_version``, ``from_version``, ``gpus`` (text),
+    ``driver``, ``torch``, ``blockers`` (rule ids), ``warnings`` (count).
+    """
+    hosts = []
+    blockers: dict[str, dict[str, Any]] = {}
+    for file, doc in reports:
+        host = doc.get("host") or {}
+        env = doc.get("environment") or {}
+        name = host.get("name") or Path(file).stem
+        gpus: dict[str, int] = {}
+        for gpu in host.get("gpus") or []:
+            gpus[gpu.get("name", "?")] = gpus.get(gpu.get("name", "?"), 0) + 1
+        torch = env.get("torch") or {}
+        ids = sorted({f["rule_id"] for f in doc.get("findings", []) if f.get("severity") == "blocker"})
+        for finding in doc.get("findings", []):
+            if finding.get("severity") == "blocker":
+                entry = blockers.setdefault(
+                    finding["rule_id"], {"message": finding.get("message", ""), "hosts": []}
+                )
+                if name not in entry["hosts"]:
+                    entry["hosts"].append(name)
+        hosts.append(
+            {
+                "name": name,
+                "file": file,
+                "to_version": doc.get("to_version"),
+                "from_version": doc.get("from_version"),
+                "gpus": ", ".join(f"{n} x {g}" for g, n in gpus.items()) or "none",
+                "driver": host.get("nvidia_driver") or host.get("rocm"),
+                "torch": torch.get("version"),
+                "blockers": ids,
+                "warnings": sum(1 for f in doc.get("findings", []) if f.get("severity") == "warning"),
+            }
+        )
+    return {"hosts": hosts, "blockers": dict(sorted(blockers.items()))}
+
+
+def render_markdown(merged: dict[str, Any]) -> str:
+    """A Markdown table: one row per host, one column per blocker rule id."""
+    ids = list(merged["blockers"])
+    head = ["host", "GPUs", "driver", "torch", "target", *ids, "warnings"]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for host in merged["hosts"]:
+        cells = [
+            host["name"],
+            host["gpus"],
+            host["driver"] or "-",
+            host["torch"] or "-",
+            host["to_version"] or "-",
+        ]
+        cells += ["✗" if rule in host["blockers"] else "" for rule in ids]
+        cells.append(str(host["warnings"]))
+        rows.append("| " + " | ".join(cells) + " |")
+    notes = [
+        f"- **{rule}** ({len(b['hosts'])} host(s)): {b['message']}" for rule, b in merged["blockers"].items()
+    ]
+    return "\n".join(rows + ([""] + notes if notes else [])) + "\n"
+
+
+@fleet_app.command("merge")
+def merge(
+    files: list[Path] = typer.Argument(..., help="env --format json outputs (one or more reports per file)."),
+    fmt: FleetFormat = typer.Option(FleetFormat.console, "--format", "-f"),
+    output: Path | None = typer.Option(None, "--output", "-o"),
+) -> None:
+    """One table of hosts x blockers from many `env --format json` reports. Exit 1 when any host has a blocker."""
+    pairs = [(str(f), doc) for f in files for doc in read_env_reports(f)]
+    merged = merge_reports(pairs)
+    if fmt == FleetFormat.json:
+        write_output(json.dumps(merged, indent=2) + "\n", output)
+    elif fmt == FleetFormat.markdown:
+        write_output(render_markdown(merged), output)
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        from vllm_upgrade_check.cli.common import print_console
+
+        def draw(console: Console) -> None:
+            table = Table(title=f"{len(merged['hosts'])} host(s)")
+            for column in ["host", "GPUs", "driver", "torch", "target", *merged["blockers"], "warnings"]:
+                table.add_column(column)
+            for host in merged["hosts"]:
+                table.add_row(
+                    host["name"],
+                    host["gpus"],
+                    host["driver"] or "-",
+                    host["torch"] or "-",
+                    host["to_version"] or "-",
+                    *["x" if r in host["blockers"] else "" for r in merged["blockers"]],
+                    str(host["warnings"]),
+                )
+            console.print(table)
+            for rule, entry in merged["blockers"].items():
+                console.print(f"{rule} ({len(entry['hosts'])} host(s)): {entry['message']}", highlight=False)
+
+        print_console(draw, output)
+    raise typer.Exit(1 if merged["blockers"] else 0)
