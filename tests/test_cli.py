@@ -72,7 +72,9 @@ def test_fail_on_never_and_warning(tmp_path: Path) -> None:
 def test_from_option_narrows_window(tmp_path: Path) -> None:
     (tmp_path / "run.sh").write_text("vllm serve m --max-num-partial-prefills 2\n")
     code, doc = scan_json(str(tmp_path), "--to", "0.28.0", "--from", "0.27.0")
-    assert code == 0 and doc["findings"] == []
+    # 0.28.0's changed-default (absent_arg) warnings legitimately fire on any launch.
+    assert code == 0 and all(f["severity"] != "blocker" for f in doc["findings"])
+    assert not any(f["rule_id"].startswith("VUC0270") for f in doc["findings"])
     code, doc = scan_json(str(tmp_path), "--to", "0.28.0")
     assert code == 1 and doc["from_basis"] == "unknown"
 
