@@ -230,18 +230,40 @@ def _word_end(text: str, pos: int, array: bool) -> int:
 
 
 def _flag_span(text: str, fact: Fact) -> tuple[int, int, str]:
+    """``(start, end, written)`` of the flag token at the fact's location, quotes included.
+
+    Scanners place the column on the flag itself or on its opening quote; the end is
+    re-derived from the text (the closing quote, or the end of ``--flag=value``).
+    """
     loc = fact.location
     if loc.line is None or loc.column is None:
         raise CannotFix("no position in the file")
     start = _offset(text, loc.line, loc.column)
-    if loc.end_column is not None:
-        end = _offset(text, loc.end_line or loc.line, loc.end_column)
+    raw = fact.raw
+    if text[start : start + 1] in ("'", '"') and text.startswith(raw, start + 1):
+        quote = text[start]
+    elif text.startswith(raw, start) and start > 0 and text[start - 1] in "\"'":
+        start -= 1
+        quote = text[start]
+    elif text.startswith(raw, start):
+        quote = ""
     else:
-        end = start + len(fact.raw)
-    written = text[start:end]
-    if not _unquote(written).startswith(fact.raw) and not written.startswith(fact.raw):
-        raise CannotFix(f"expected {fact.raw!r} at {loc}, found {written!r}")
-    return start, end, written
+        raise CannotFix(f"expected {raw!r} at {loc}, found {text[start : start + len(raw)]!r}")
+    if quote:
+        close = text.find(quote, start + 1)
+        if close < 0 or "\n" in text[start:close]:
+            raise CannotFix(f"unterminated quote at {loc}")
+        end = close + 1
+    else:
+        end = start + len(raw)
+        if text[end : end + 1] == "=":
+            m = re.compile(r"\S*").match(text, end)
+            end = m.end() if m else end
+            while text[end - 1] in ",]" and end > start + len(raw) + 1:
+                end -= 1
+            if text[end - 1] == "\\":
+                end -= 1
+    return start, end, text[start:end]
 
 
 def _whole_lines(text: str, start: int, end: int) -> tuple[int, int, str] | None:
@@ -386,7 +408,7 @@ def _rename(text: str, fact: Fact, replacement: str) -> tuple[int, int, str]:
         raise CannotFix("no position in the file")
     start = _offset(text, loc.line, loc.column)
     if fact.kind == FactKind.ARG:
-        _, _, written = _flag_span(text, fact)
+        start, _, written = _flag_span(text, fact)
         start += 1 if written[:1] in "\"'" else 0
         old = fact.raw if fact.origin == "cli" else fact.name
         body = replacement.lstrip("-")

@@ -42,8 +42,14 @@ def _root(
 
 
 def _register() -> None:
-    from vllm_upgrade_check.cli import env_cmd, rules_cmd, scan_cmd  # noqa: F401
-    from vllm_upgrade_check.cli import baseline_cmd, fix_cmd, report_cmd  # noqa: F401
+    from vllm_upgrade_check.cli import (  # noqa: F401
+        baseline_cmd,
+        env_cmd,
+        fix_cmd,
+        report_cmd,
+        rules_cmd,
+        scan_cmd,
+    )
 
 
 def main() -> None:
