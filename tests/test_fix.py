@@ -115,7 +115,9 @@ def test_crlf_bom_and_mode_are_preserved(tmp_path: Path) -> None:
 
 
 def test_last_line_removal_drops_the_dangling_continuation(tmp_path: Path) -> None:
-    (tmp_path / "serve.sh").write_text("vllm serve m \\\n  --port 8000 \\\n  --max-num-partial-prefills 4\necho ok\n")
+    (tmp_path / "serve.sh").write_text(
+        "vllm serve m \\\n  --port 8000 \\\n  --max-num-partial-prefills 4\necho ok\n"
+    )
     _fix(str(tmp_path), "--to", "0.28.0")
     assert (tmp_path / "serve.sh").read_text() == "vllm serve m \\\n  --port 8000\necho ok\n"
 

@@ -28,9 +28,7 @@ SUFFIX = {"markdown": "md", "sarif": "sarif.json", "junit": "xml", "github": "tx
 
 
 def _render(fmt: str, *extra: str) -> str:
-    result = runner.invoke(
-        app, ["scan", str(GOLDEN / "input"), "--to", "0.28.0", "--format", fmt, *extra]
-    )
+    result = runner.invoke(app, ["scan", str(GOLDEN / "input"), "--to", "0.28.0", "--format", fmt, *extra])
     assert result.exit_code == 1, result.output
     return result.stdout.replace(f'"version": "{__version__}"', '"version": "VERSION"')
 
@@ -80,7 +78,9 @@ def test_sarif_fix_replacement_is_the_fix(tmp_path: Path) -> None:
     text = "vllm serve m --max-num-partial-prefills 4 --port 1\n"
     (tmp_path / "a.sh").write_text(text)
     result = runner.invoke(app, ["scan", str(tmp_path), "--to", "0.28.0", "-f", "sarif"])
-    rep = json.loads(result.stdout)["runs"][0]["results"][0]["fixes"][0]["artifactChanges"][0]["replacements"][0]
+    rep = json.loads(result.stdout)["runs"][0]["results"][0]["fixes"][0]["artifactChanges"][0][
+        "replacements"
+    ][0]
     start, length = rep["deletedRegion"]["charOffset"], rep["deletedRegion"]["charLength"]
     assert text[:start] + rep["insertedContent"]["text"] + text[start + length :] == "vllm serve m --port 1\n"
 
@@ -96,7 +96,9 @@ def test_sarif_without_results_is_valid(tmp_path: Path) -> None:
 
 def _env_report() -> Report:
     pack, rule = load_registry().rule("VUC0270-004")  # type: ignore[misc]
-    fact = Fact(FactKind.DISTRIBUTION, "torch", Location(None), raw="torch==2.11.0", value="2.11.0", origin="env")
+    fact = Fact(
+        FactKind.DISTRIBUTION, "torch", Location(None), raw="torch==2.11.0", value="2.11.0", origin="env"
+    )
     finding = Finding(rule, fact, rule.severity, pack.release, "0.26.0", VersionBasis.ENVIRONMENT, "env")
     return Report("0.28.0", "0.26.0", VersionBasis.ENVIRONMENT, "env", ("0.27.0",), (finding,))
 
@@ -119,7 +121,9 @@ def test_markdown_environment_section() -> None:
 def test_junit_one_testcase_per_rule_and_file() -> None:
     root = ET.fromstring(_render("junit").split("\n", 1)[1])
     cases = root.findall(".//testcase")
-    failing = [(c.get("classname"), c.get("name", "").split()[0]) for c in cases if c.find("failure") is not None]
+    failing = [
+        (c.get("classname"), c.get("name", "").split()[0]) for c in cases if c.find("failure") is not None
+    ]
     assert sorted(failing) == [
         ("requirements.txt", "VUC0270-003"),
         ("serve.sh", "VUC0270-001"),
@@ -150,6 +154,11 @@ def test_report_command_writes_the_migration_report(tmp_path: Path) -> None:
     result = runner.invoke(app, ["report", str(GOLDEN / "input"), "--to", "0.28.0", "-o", str(out)])
     assert result.exit_code == 0, result.output
     text = out.read_text()
-    for heading in ("### Before the upgrade", "### During the upgrade", "### After the upgrade", "## vLLM 0.27.0"):
+    for heading in (
+        "### Before the upgrade",
+        "### During the upgrade",
+        "### After the upgrade",
+        "## vLLM 0.27.0",
+    ):
         assert heading in text
     assert "- [ ] " in text and "[serve.sh:3](serve.sh#L3)" in text

@@ -312,7 +312,7 @@ def _remove_cli(text: str, fact: Fact) -> tuple[int, int, str]:
         span_end = vend
     span_start = start
     if array:
-        after, comma = _skip_gap(text, span_end, True)
+        _next, comma = _skip_gap(text, span_end, True)
         if comma:
             # drop the trailing comma and the blanks up to the next element on this line
             m = re.match(r",?[ \t]*", text[span_end:])
