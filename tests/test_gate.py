@@ -203,3 +203,16 @@ def test_entry_point_ids_must_not_clash(monkeypatch: pytest.MonkeyPatch, tmp_pat
     _entry_point(monkeypatch, tmp_path, clash, "orgrules_clash")
     with pytest.raises(RulePackError, match="VUC0270-001 is already used"):
         load_registry()
+
+
+def test_pre_commit_hooks_and_action_are_well_formed(repo_root: Path) -> None:
+    import yaml
+
+    hooks = yaml.safe_load((repo_root / ".pre-commit-hooks.yaml").read_text())
+    assert {h["id"] for h in hooks} == {"vllm-upgrade-check", "vllm-upgrade-check-fix"}
+    assert all(h["entry"].startswith("vllm-upgrade-check ") and h["language"] == "python" for h in hooks)
+    action = yaml.safe_load((repo_root / "action.yml").read_text())
+    assert action["runs"]["using"] == "composite"
+    steps = action["runs"]["steps"]
+    assert any(s.get("uses", "").startswith("github/codeql-action/upload-sarif@") for s in steps)
+    assert any("--format sarif" in s.get("run", "") for s in steps)
