@@ -227,3 +227,15 @@ def test_value_not_as_written_is_left_for_a_person() -> None:
     )
     with pytest.raises(CannotFix, match="value as written"):
         edit_for_finding(_finding("VUC0270-001", fact), text, Version("0.28.0"))
+
+
+def test_overlapping_fixes_apply_in_a_later_pass(tmp_path: Path) -> None:
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  a:\n    image: vllm/vllm-openai:v0.26.0\n"
+        '    command: ["--no-calculate-kv-scales", "--max-num-partial-prefills", "2", "--model", "m"]\n'
+    )
+    code, out = _fix(str(tmp_path), "--to", "0.28.0")
+    assert code == 0 and "Fixed 3 issue(s)" in out, out
+    assert (tmp_path / "compose.yaml").read_text() == (
+        'services:\n  a:\n    image: vllm/vllm-openai:v0.28.0\n    command: ["--model", "m"]\n'
+    )

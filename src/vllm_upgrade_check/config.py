@@ -15,10 +15,14 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.suppress import Ignore
+
+if TYPE_CHECKING:  # pragma: no cover
+    from vllm_upgrade_check.engine import ScanOptions
+    from vllm_upgrade_check.scanners.environment import Environment
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -181,11 +185,11 @@ def scan_options(
     *,
     to: str | None = None,
     from_: str | None = None,
-    environment: Any = None,
+    environment: Environment | None = None,
     rules: Sequence[Path] = (),
     exclude: Sequence[str] = (),
     baseline: Path | None = None,
-) -> Any:
+) -> ScanOptions:
     """The :class:`~vllm_upgrade_check.engine.ScanOptions` of a run: command-line values win,
     ``config`` fills the rest (rule directories and excludes add up)."""
     from vllm_upgrade_check.engine import ScanOptions

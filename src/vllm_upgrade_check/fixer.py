@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from packaging.version import Version
 
@@ -30,6 +31,9 @@ from vllm_upgrade_check.model.facts import Fact, FactKind, Finding
 from vllm_upgrade_check.model.pack import Applicability, FixAction
 from vllm_upgrade_check.scanners.launch import is_vllm_image, split_image
 from vllm_upgrade_check.versions import version_from_tag
+
+if TYPE_CHECKING:  # pragma: no cover
+    from vllm_upgrade_check.engine import ScanOptions
 
 MECHANICAL = frozenset(
     {
@@ -302,7 +306,9 @@ def _remove_cli(text: str, fact: Fact) -> tuple[int, int, str]:
         if not m or _unquote(m.group(1)) != fact.value:
             raise CannotFix("the flag's value is not the next list item")
         return ls, full_end + m.end(), ""
-    array = quoted and text[end:].lstrip(" \t").startswith(",")
+    # An exec array / flow sequence element: followed by `,` or `]` (quoted or not).
+    after_flag, _ = _skip_gap(text, end, False)
+    array = text[after_flag : after_flag + 1] in (",", "]") and (quoted or "=" not in written)
     span_end = end
     if needs_value:
         vstart, _ = _skip_gap(text, end, array)
@@ -312,17 +318,16 @@ def _remove_cli(text: str, fact: Fact) -> tuple[int, int, str]:
         span_end = vend
     span_start = start
     if array:
-        _next, comma = _skip_gap(text, span_end, True)
-        if comma:
-            # drop the trailing comma and the blanks up to the next element on this line
-            m = re.match(r",?[ \t]*", text[span_end:])
-            span_end = span_end + (m.end() if m else 0)
+        # Prefer dropping the comma before the element, so that neighbouring removals never
+        # overlap; the first element takes the comma after it instead.
+        back = span_start
+        while back > 0 and text[back - 1] in " \t\r\n\\":
+            back -= 1
+        if back > 0 and text[back - 1] == ",":
+            span_start = back - 1
         else:
-            back = span_start
-            while back > 0 and text[back - 1] in " \t\r\n\\":
-                back -= 1
-            if back > 0 and text[back - 1] == ",":
-                span_start = back - 1
+            m = re.match(r"[ \t]*,[ \t]*", text[span_end:])
+            span_end = span_end + (m.end() if m else 0)
     else:
         m = re.match(r"[ \t]+", text[span_end:])
         if m and span_end + m.end() < len(text) and text[span_end + m.end()] not in "\r\n":
@@ -745,3 +750,62 @@ def apply_edits(edits: Sequence[Edit], roots: Sequence[Path]) -> tuple[list[str]
             continue
         written.append(rel)
     return written, errors
+
+
+@dataclass
+class FixResult:
+    """What :func:`fix_paths` did.
+
+    Attributes:
+        applied: edits written, in order.
+        unfixed: findings left for a person (from the last scan).
+        errors: stale edits and unwritable files (those files were not written).
+        from_version: the run-wide "from" version of the first scan, or ``None``.
+        target: the target release.
+    """
+
+    applied: list[Edit] = field(default_factory=list)
+    unfixed: list[Unfixed] = field(default_factory=list)
+    errors: list[VucError] = field(default_factory=list)
+    from_version: str | None = None
+    target: str = ""
+
+
+def fix_paths(
+    options: ScanOptions, unsafe: bool = False, bump: bool = True, max_passes: int = 10
+) -> FixResult:
+    """Scan, fix and rescan until no mechanical fix is left (edits that overlapped another one
+    in a pass apply in the next), then bump vLLM pins and image tags when ``bump``.
+
+    Versions are bumped last so that every pass checks each file from the version it names.
+
+    Raises:
+        UsageError, RulePackError: as :func:`~vllm_upgrade_check.engine.run_scan`.
+    """
+    from vllm_upgrade_check.engine import run_scan
+
+    result = FixResult()
+    roots = list(options.paths)
+    for number in range(max_passes):
+        facts: list[Fact] = []
+        report = run_scan(options, facts_out=facts)
+        target = Version(report.to_version)
+        if number == 0:
+            result.from_version, result.target = report.from_version, report.to_version
+        plan = plan_fixes(report.findings, facts, roots, target, unsafe=unsafe, bump=False)
+        result.unfixed = plan.unfixed
+        if not plan.edits:
+            break
+        written, errors = apply_edits(plan.edits, roots)
+        result.applied.extend(e for e in plan.edits if e.path in written)
+        result.errors.extend(errors)
+        if errors:
+            return result
+    if bump:
+        facts = []
+        run_scan(options, facts_out=facts)
+        plan = plan_fixes([], facts, roots, Version(result.target), bump=True)
+        written, errors = apply_edits(plan.edits, roots)
+        result.applied.extend(e for e in plan.edits if e.path in written)
+        result.errors.extend(errors)
+    return result

@@ -29,39 +29,37 @@ def fix(
 
     from vllm_upgrade_check.config import config_for, scan_options
     from vllm_upgrade_check.engine import run_scan
-    from vllm_upgrade_check.fixer import UPGRADE_ID, apply_edits, plan_fixes, unified_diff
+    from vllm_upgrade_check.fixer import UPGRADE_ID, fix_paths, plan_fixes, unified_diff
     from vllm_upgrade_check.model.facts import Fact
 
     settings = config_for(paths or [], config)
     options = scan_options(paths or [], settings, to=to, from_=from_, rules=rules, exclude=exclude)
-    facts: list[Fact] = []
-    report = run_scan(options, facts_out=facts)
-    roots = list(options.paths)
-    plan = plan_fixes(
-        report.findings, facts, roots, Version(report.to_version), unsafe=unsafe_fixes, bump=bump
-    )
     if diff:
-        typer.echo(unified_diff(plan.edits, roots), nl=False)
+        facts: list[Fact] = []
+        report = run_scan(options, facts_out=facts)
+        plan = plan_fixes(
+            report.findings, facts, list(options.paths), Version(report.to_version), unsafe_fixes, bump
+        )
+        typer.echo(unified_diff(plan.edits, list(options.paths)), nl=False)
         raise typer.Exit(0)
-    written, errors = apply_edits(plan.edits, roots)
-    done = set(written)
-    fixed = [e for e in plan.edits if e.path in done]
-    typer.echo(f"Fixed {len(fixed)} issue(s) in {len(done)} file(s):")
-    for edit in fixed:
+    result = fix_paths(options, unsafe=unsafe_fixes, bump=bump)
+    files = {e.path for e in result.applied}
+    typer.echo(f"Fixed {len(result.applied)} issue(s) in {len(files)} file(s):")
+    for edit in result.applied:
         label = "vLLM" if edit.rule_id == UPGRADE_ID else edit.rule_id
         typer.echo(f"  {edit.path}:{edit.line}: {label}: {edit.description}")
-    if plan.unfixed:
-        typer.echo(f"Needs a person ({len(plan.unfixed)}):")
-        for item in plan.unfixed:
+    if result.unfixed:
+        typer.echo(f"Needs a person ({len(result.unfixed)}):")
+        for item in result.unfixed:
             f = item.finding
             where = str(f.location) if f.location.path else "environment"
             typer.echo(
                 f"  {where}: {f.rule.id} {f.fact.raw or f.fact.name}: {f.rule.fix.summary} [{item.reason}]"
             )
-    if any(e.rule_id == UPGRADE_ID for e in fixed) and report.from_version:
+    if any(e.rule_id == UPGRADE_ID for e in result.applied) and result.from_version:
         typer.echo(
-            f"vLLM versions were bumped: scan again with --from {report.from_version} to see what remains."
+            f"vLLM versions were bumped: scan again with --from {result.from_version} to see what remains."
         )
-    for error in errors:
+    for error in result.errors:
         typer.echo(f"vllm-upgrade-check: error: {error}", err=True)
-    raise typer.Exit(2 if errors else 0)
+    raise typer.Exit(2 if result.errors else 0)
