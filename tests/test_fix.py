@@ -239,3 +239,10 @@ def test_overlapping_fixes_apply_in_a_later_pass(tmp_path: Path) -> None:
     assert (tmp_path / "compose.yaml").read_text() == (
         'services:\n  a:\n    image: vllm/vllm-openai:v0.28.0\n    command: ["--model", "m"]\n'
     )
+
+
+def test_quoted_equals_value_is_removed_whole(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text('vllm serve m --override-attention-dtype="b float" --port 1\n')
+    code, out = _fix(str(tmp_path), "--to", "0.28.0")
+    assert code == 0, out
+    assert (tmp_path / "run.sh").read_text() == "vllm serve m --port 1\n"

@@ -261,8 +261,11 @@ def _flag_span(text: str, fact: Fact) -> tuple[int, int, str]:
     else:
         end = start + len(raw)
         if text[end : end + 1] == "=":
-            m = re.compile(r"\S*").match(text, end)
-            end = m.end() if m else end
+            if text[end + 1 : end + 2] in ("'", '"'):
+                end = _word_end(text, end + 1, False)
+            else:
+                m = re.compile(r"\S*").match(text, end)
+                end = m.end() if m else end
             while text[end - 1] in ",]" and end > start + len(raw) + 1:
                 end -= 1
             if text[end - 1] == "\\":
