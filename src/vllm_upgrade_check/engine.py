@@ -23,6 +23,7 @@ from vllm_upgrade_check.scanners.environment import Environment, environment_fac
 from vllm_upgrade_check.scanners.host import HostInfo, host_facts
 from vllm_upgrade_check.scanners.launch import is_vllm_image
 from vllm_upgrade_check.scanners.vllm_config import referenced_config_paths, scan_config
+from vllm_upgrade_check.suppress import Ignore, apply_filters
 from vllm_upgrade_check.versions import parse_version, version_from_tag
 
 SKIP_DIRS = frozenset(
@@ -62,6 +63,9 @@ class ScanOptions:
         rule_paths: extra rule pack files/directories.
         exclude: gitignore-style patterns of paths to leave out.
         max_file_bytes: size above which a file is skipped.
+        baseline: a baseline file (``baseline create``): its findings are not reported.
+        ignores: configured ignores (rule id, path glob, reason, expiry).
+        inline_suppressions: honour ``# vllm-upgrade-check: ignore[ID]`` comments.
     """
 
     paths: Sequence[Path] = ()
@@ -73,6 +77,9 @@ class ScanOptions:
     exclude: Sequence[str] = ()
     max_file_bytes: int = MAX_FILE_BYTES
     scanners: list[Scanner] = field(default_factory=default_scanners)
+    baseline: Path | None = None
+    ignores: Sequence[Ignore] = ()
+    inline_suppressions: bool = True
 
 
 def _gitignore(root: Path) -> pathspec.PathSpec | None:
@@ -276,8 +283,11 @@ def resolve_target(registry: Registry, text: str | None) -> Version:
     return version
 
 
-def run_scan(options: ScanOptions, registry: Registry | None = None) -> Report:
-    """Scan, match and report.
+def run_scan(
+    options: ScanOptions, registry: Registry | None = None, facts_out: list[Fact] | None = None
+) -> Report:
+    """Scan, match and report; when ``facts_out`` is given, every fact seen is appended to it
+    (``fix`` needs the vllm pins and image tags that no rule matched).
 
     Raises:
         UsageError: bad versions or paths.
@@ -309,6 +319,9 @@ def run_scan(options: ScanOptions, registry: Registry | None = None) -> Report:
     context = VersionContext(target, option, default)
     findings = match_rules(rules, facts, context)
     findings = sorted(findings + unknown_flag_findings(facts, context), key=sort_key)
+    if facts_out is not None:
+        facts_out.extend(facts)
+    findings, filter_notes = apply_filters(findings, options)
     start = default.version
     crossed = tuple(str(r) for r in registry.releases if (start is None or r > start) and r <= target)
     notes = []
@@ -328,5 +341,5 @@ def run_scan(options: ScanOptions, registry: Registry | None = None) -> Report:
         skipped=tuple(skipped),
         files_scanned=count,
         roots=tuple(str(p) for p in options.paths),
-        notes=tuple(notes),
+        notes=tuple(notes + filter_notes),
     )

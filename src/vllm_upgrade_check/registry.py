@@ -197,8 +197,40 @@ def build_registry(named: Iterable[tuple[str, Pack]]) -> Registry:
     return Registry(packs=tuple(p for _s, p in pairs), sources=sources)
 
 
+ENTRY_POINT_GROUP = "vllm_upgrade_check.rules"
+"""Entry-point group of organisation rule packs: each entry point names a package (or a
+``Path``/string, or a callable returning one) whose directory holds ``<release>.yaml`` packs."""
+
+
+def entry_point_pack_dirs() -> list[tuple[str, Path]]:
+    """``(entry point name, directory)`` of every installed organisation rule pack.
+
+    Raises:
+        RulePackError: an entry point that cannot be loaded or names no directory.
+    """
+    from importlib.metadata import entry_points
+
+    found: list[tuple[str, Path]] = []
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        try:
+            target: Any = ep.load()
+            if callable(target) and not isinstance(target, (str, Path)):
+                target = target()
+            if isinstance(target, (str, Path)):
+                directory = Path(target)
+            else:
+                directory = Path(target.__file__).parent
+        except Exception as exc:  # an organisation package that does not import
+            raise RulePackError(f"entry point {ep.name} ({ep.value}) cannot be loaded: {exc}") from None
+        if not directory.is_dir():
+            raise RulePackError(f"entry point {ep.name} ({ep.value}) names no directory: {directory}")
+        found.append((f"{ep.name} ({directory})", directory))
+    return found
+
+
 def load_registry(extra: Sequence[Path] = (), bundled: bool = True) -> Registry:
-    """Load the bundled packs plus packs from ``extra`` files or directories.
+    """Load the bundled packs, the packs of installed :data:`ENTRY_POINT_GROUP` entry points
+    (with ``bundled``), plus packs from ``extra`` files or directories.
 
     Raises:
         RulePackError: for any invalid pack, duplicate release or duplicate id.
@@ -207,6 +239,9 @@ def load_registry(extra: Sequence[Path] = (), bundled: bool = True) -> Registry:
     if bundled:
         for display, path in bundled_pack_files():
             named.append((display, load_pack_file(path, display)))
+        for _name, directory in entry_point_pack_dirs():
+            for path in _pack_files(directory):
+                named.append((str(path), load_pack_file(path)))
     for root in extra:
         for path in _pack_files(root):
             named.append((str(path), load_pack_file(path)))

@@ -22,6 +22,8 @@ app = typer.Typer(
 )
 rules_app = typer.Typer(help="Inspect and validate rule packs.", no_args_is_help=True)
 app.add_typer(rules_app, name="rules")
+baseline_app = typer.Typer(help="Create baseline files for the CI gate.", no_args_is_help=True)
+app.add_typer(baseline_app, name="baseline")
 
 
 def _version_callback(value: bool) -> None:
@@ -40,7 +42,15 @@ def _root(
 
 
 def _register() -> None:
-    from vllm_upgrade_check.cli import env_cmd, fleet_cmd, rules_cmd, scan_cmd  # noqa: F401
+    from vllm_upgrade_check.cli import (  # noqa: F401
+        baseline_cmd,
+        env_cmd,
+        fix_cmd,
+        fleet_cmd,
+        report_cmd,
+        rules_cmd,
+        scan_cmd,
+    )
 
 
 def main() -> None:

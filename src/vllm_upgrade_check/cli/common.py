@@ -71,3 +71,11 @@ def print_console(draw: Callable[[Console], None], output: Path | None) -> None:
 TO_OPTION = typer.Option(None, "--to", help="Target vLLM release (default: newest known).")
 FROM_OPTION = typer.Option(None, "--from", help="vLLM version in use (default: detected).")
 RULES_OPTION = typer.Option([], "--rules", help="Extra rule pack file or directory (repeatable).")
+BASELINE_OPTION = typer.Option(
+    None, "--baseline", help="Baseline file (baseline create): report only findings not in it."
+)
+CONFIG_OPTION = typer.Option(
+    None,
+    "--config",
+    help="Configuration file (default: .vllm-upgrade-check.toml or pyproject.toml in the scanned root or cwd).",
+)

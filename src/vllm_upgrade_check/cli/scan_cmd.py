@@ -9,6 +9,8 @@ import typer
 
 from vllm_upgrade_check.cli import app
 from vllm_upgrade_check.cli.common import (
+    BASELINE_OPTION,
+    CONFIG_OPTION,
     FROM_OPTION,
     RULES_OPTION,
     TO_OPTION,
@@ -24,6 +26,10 @@ class Format(str, Enum):
 
     console = "console"
     json = "json"
+    markdown = "markdown"
+    sarif = "sarif"
+    junit = "junit"
+    github = "github"
 
 
 @app.command()
@@ -34,8 +40,8 @@ def scan(
     env: bool = typer.Option(False, "--env/--no-env", help="Also check the installed Python environment."),
     fmt: Format = typer.Option(Format.console, "--format", "-f", help="Output format."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write the report to this file."),
-    fail_on: FailOn = typer.Option(
-        FailOn.blocker, "--fail-on", help="Lowest severity that makes the exit code 1."
+    fail_on: FailOn | None = typer.Option(
+        None, "--fail-on", help="Lowest severity that makes the exit code 1 (default: blocker)."
     ),
     rules: list[Path] = RULES_OPTION,
     exclude: list[str] = typer.Option(
@@ -46,24 +52,32 @@ def scan(
         "--skip-unreadable",
         help="Do not fail (exit 2) when a file that configures vLLM cannot be parsed.",
     ),
+    baseline: Path | None = BASELINE_OPTION,
+    config: Path | None = CONFIG_OPTION,
 ) -> None:
     """Scan a deployment repo (and optionally the environment) for what breaks on upgrade."""
-    from vllm_upgrade_check.engine import ScanOptions, run_scan
+    from vllm_upgrade_check.config import config_for, scan_options
+    from vllm_upgrade_check.engine import run_scan
 
     environment = None
     if env:
         from vllm_upgrade_check.scanners.environment import read_current_environment
 
         environment = read_current_environment()
-    options = ScanOptions(
-        paths=paths or ([] if env else [Path(".")]),
-        to_version=to,
-        from_version=from_,
+    settings = config_for(paths or [], config)
+    options = scan_options(
+        paths or [],
+        settings,
+        to=to,
+        from_=from_,
         environment=environment,
-        rule_paths=rules,
+        rules=rules,
         exclude=exclude,
+        baseline=baseline,
     )
     report = run_scan(options)
+    fail_on = fail_on or FailOn(settings.fail_on or "blocker")
+    rules = list(options.rule_paths)
     if fmt == Format.console:
         from vllm_upgrade_check.reporters.console import render_console
 

@@ -16,6 +16,10 @@ Renderer = Callable[[Report, Registry], str]
 
 FORMATS: dict[str, str] = {
     "json": "vllm_upgrade_check.reporters.json_report:render",
+    "markdown": "vllm_upgrade_check.reporters.markdown:render",
+    "sarif": "vllm_upgrade_check.reporters.sarif:render",
+    "junit": "vllm_upgrade_check.reporters.junit:render",
+    "github": "vllm_upgrade_check.reporters.github:render",
 }
 """``--format`` name -> ``module:function`` of a renderer. ``console`` is handled by the CLI
 because it writes to a rich console directly."""

@@ -124,7 +124,7 @@ def pyproject_facts(text: str, path: str, scanner: str) -> Iterator[Fact | Skipp
         strings.extend(_strings(group))
     for item in strings:
         line, column = _line_of(text, item)
-        fact = requirement_fact(item, path, line, column + 1, scanner)
+        fact = requirement_fact(item, path, line, column, scanner)
         if fact is not None:
             yield fact
 

@@ -1,0 +1,32 @@
+"""``vllm-upgrade-check baseline create``: record today's findings so the gate fails only on new ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from vllm_upgrade_check.cli import baseline_app
+from vllm_upgrade_check.cli.common import CONFIG_OPTION, FROM_OPTION, RULES_OPTION, TO_OPTION, write_output
+
+
+@baseline_app.command("create")
+def create(
+    paths: list[Path] = typer.Argument(None, help="Files or directories to scan (default: .)."),
+    to: str | None = TO_OPTION,
+    from_: str | None = FROM_OPTION,
+    output: Path = typer.Option(..., "--output", "-o", help="Baseline file to write (JSON)."),
+    rules: list[Path] = RULES_OPTION,
+    exclude: list[str] = typer.Option([], "--exclude", help="gitignore-style pattern to leave out."),
+    config: Path | None = CONFIG_OPTION,
+) -> None:
+    """Scan and write every finding's fingerprint to a baseline file (``scan --baseline FILE``)."""
+    from vllm_upgrade_check.baseline import render_baseline
+    from vllm_upgrade_check.config import config_for, scan_options
+    from vllm_upgrade_check.engine import run_scan
+
+    settings = config_for(paths or [], config)
+    options = scan_options(paths or [], settings, to=to, from_=from_, rules=rules, exclude=exclude)
+    report = run_scan(options)
+    write_output(render_baseline(report), output)
+    typer.echo(f"baseline: {len(report.findings)} finding(s) written to {output}")

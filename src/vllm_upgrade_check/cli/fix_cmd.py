@@ -1,0 +1,65 @@
+"""``vllm-upgrade-check fix``: apply mechanical fixes (safe ones by default)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from vllm_upgrade_check.cli import app
+from vllm_upgrade_check.cli.common import CONFIG_OPTION, FROM_OPTION, RULES_OPTION, TO_OPTION
+
+
+@app.command()
+def fix(
+    paths: list[Path] = typer.Argument(None, help="Files or directories to fix (default: .)."),
+    to: str | None = TO_OPTION,
+    from_: str | None = FROM_OPTION,
+    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply fixes marked unsafe."),
+    diff: bool = typer.Option(False, "--diff", help="Print a unified diff and write nothing."),
+    bump: bool = typer.Option(
+        True, "--bump/--no-bump", help="Also bump vllm==X pins and vllm/vllm-openai tags to the target."
+    ),
+    rules: list[Path] = RULES_OPTION,
+    exclude: list[str] = typer.Option([], "--exclude", help="gitignore-style pattern to leave out."),
+    config: Path | None = CONFIG_OPTION,
+) -> None:
+    """Fix what can be fixed mechanically; list what needs a person. Exit 2 on a stale edit."""
+    from packaging.version import Version
+
+    from vllm_upgrade_check.config import config_for, scan_options
+    from vllm_upgrade_check.engine import run_scan
+    from vllm_upgrade_check.fixer import UPGRADE_ID, fix_paths, plan_fixes, unified_diff
+    from vllm_upgrade_check.model.facts import Fact
+
+    settings = config_for(paths or [], config)
+    options = scan_options(paths or [], settings, to=to, from_=from_, rules=rules, exclude=exclude)
+    if diff:
+        facts: list[Fact] = []
+        report = run_scan(options, facts_out=facts)
+        plan = plan_fixes(
+            report.findings, facts, list(options.paths), Version(report.to_version), unsafe_fixes, bump
+        )
+        typer.echo(unified_diff(plan.edits, list(options.paths)), nl=False)
+        raise typer.Exit(0)
+    result = fix_paths(options, unsafe=unsafe_fixes, bump=bump)
+    files = {e.path for e in result.applied}
+    typer.echo(f"Fixed {len(result.applied)} issue(s) in {len(files)} file(s):")
+    for edit in result.applied:
+        label = "vLLM" if edit.rule_id == UPGRADE_ID else edit.rule_id
+        typer.echo(f"  {edit.path}:{edit.line}: {label}: {edit.description}")
+    if result.unfixed:
+        typer.echo(f"Needs a person ({len(result.unfixed)}):")
+        for item in result.unfixed:
+            f = item.finding
+            where = str(f.location) if f.location.path else "environment"
+            typer.echo(
+                f"  {where}: {f.rule.id} {f.fact.raw or f.fact.name}: {f.rule.fix.summary} [{item.reason}]"
+            )
+    if any(e.rule_id == UPGRADE_ID for e in result.applied) and result.from_version:
+        typer.echo(
+            f"vLLM versions were bumped: scan again with --from {result.from_version} to see what remains."
+        )
+    for error in result.errors:
+        typer.echo(f"vllm-upgrade-check: error: {error}", err=True)
+    raise typer.Exit(2 if result.errors else 0)

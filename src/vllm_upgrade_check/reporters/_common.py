@@ -1,0 +1,35 @@
+"""Helpers shared by the reporters: rule lookup, mechanical fixes of findings, escaping."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from packaging.version import Version
+
+from vllm_upgrade_check.fixer import MECHANICAL, CannotFix, edit_for_finding, read_text, resolve_in_roots
+from vllm_upgrade_check.model.facts import Finding, Report
+from vllm_upgrade_check.model.pack import Applicability
+
+
+def mechanical_fix(finding: Finding, report: Report) -> tuple[int, int, str, str] | None:
+    """``(start offset, end offset, old text, new text)`` of ``finding``'s mechanical fix in its
+    file as it is now, or ``None`` when there is none (display-only, environment, text moved)."""
+    fix = finding.rule.fix
+    rel = finding.location.path
+    if rel is None or fix.action not in MECHANICAL or fix.applicability == Applicability.DISPLAY_ONLY:
+        return None
+    try:
+        text = read_text(resolve_in_roots([Path(r) for r in report.roots], rel)).text
+        start, end, new = edit_for_finding(finding, text, Version(report.to_version))
+    except (CannotFix, OSError, ValueError):
+        return None
+    return start, end, text[start:end], new
+
+
+def subject(finding: Finding) -> str:
+    """The finding's subject as written, with its value (``--max-num-seqs 8``)."""
+    fact = finding.fact
+    text = fact.raw or fact.name
+    if fact.value is not None and fact.kind.value == "arg" and "=" not in text:
+        text += f" {fact.value}"
+    return text

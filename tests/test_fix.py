@@ -1,0 +1,248 @@
+"""``fix``: round trips (scan -> fix -> scan) on every file kind, idempotence, stale edits,
+newline/encoding/mode preservation and the scanned-root boundary."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+from packaging.version import Version
+from typer.testing import CliRunner
+
+from vllm_upgrade_check.cli import _register, app
+from vllm_upgrade_check.engine import ScanOptions, run_scan
+from vllm_upgrade_check.fixer import (
+    CannotFix,
+    apply_edits,
+    edit_for_finding,
+    plan_fixes,
+    resolve_in_roots,
+)
+from vllm_upgrade_check.model.facts import Fact, FactKind, Finding, Location, VersionBasis
+from vllm_upgrade_check.registry import load_registry
+
+_register()
+runner = CliRunner()
+FIXTURES = Path(__file__).parent / "fixtures" / "fix"
+RULES = FIXTURES / "rules"
+CASES = sorted(p.name for p in FIXTURES.iterdir() if (p / "args").is_file())
+
+
+def _args(case: str) -> list[str]:
+    return shlex.split((FIXTURES / case / "args").read_text().replace("RULES", str(RULES)))
+
+
+def _copy_case(case: str, dest: Path) -> list[Path]:
+    inputs = []
+    for src in sorted((FIXTURES / case).iterdir()):
+        if src.name == "args" or src.suffix == ".fixed":
+            continue
+        shutil.copy(src, dest / src.name)
+        inputs.append(src)
+    return inputs
+
+
+def _fix(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, ["fix", *args])
+    return result.exit_code, result.output
+
+
+def test_every_scanner_file_kind_has_a_case() -> None:
+    assert set(CASES) >= {"shell", "dockerfile", "compose", "k8s", "requirements", "pyproject"}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_round_trip_scan_fix_scan(case: str, tmp_path: Path) -> None:
+    inputs = _copy_case(case, tmp_path)
+    code, out = _fix(str(tmp_path), *_args(case))
+    assert code == 0, out
+    for src in inputs:
+        expected = src.with_name(src.name + ".fixed")
+        want = expected.read_text() if expected.exists() else src.read_text()
+        assert (tmp_path / src.name).read_text() == want, f"{case}/{src.name}\n{out}"
+    # Fixing twice is fixing once.
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    code, out = _fix(str(tmp_path), *_args(case))
+    assert code == 0 and "Fixed 0 issue(s)" in out, out
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    # A scan from the original version finds nothing fixable left.
+    args = _args(case)
+    if "--from" not in args:
+        args += ["--from", "0.26.0"]
+    code, diff = _fix(str(tmp_path), "--diff", *args)
+    assert code == 0 and diff == "", diff
+
+
+def test_diff_writes_nothing(tmp_path: Path) -> None:
+    _copy_case("shell", tmp_path)
+    before = (tmp_path / "serve.sh").read_bytes()
+    code, out = _fix(str(tmp_path), "--to", "0.28.0", "--diff")
+    assert code == 0
+    assert "--- a/serve.sh" in out and "-  --max_long_partial_prefills=2 \\" in out
+    assert (tmp_path / "serve.sh").read_bytes() == before
+
+
+def test_unsafe_fix_needs_the_option(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("vllm serve m --test-mode legacy\n")
+    code, out = _fix(str(tmp_path), "--to", "0.28.0", "--from", "0.27.1", "--rules", str(RULES))
+    assert code == 0 and "use --unsafe-fixes" in out
+    assert (tmp_path / "run.sh").read_text() == "vllm serve m --test-mode legacy\n"
+    _fix(str(tmp_path), "--to", "0.28.0", "--from", "0.27.1", "--rules", str(RULES), "--unsafe-fixes")
+    assert (tmp_path / "run.sh").read_text() == "vllm serve m --test-mode modern\n"
+
+
+def test_display_only_is_never_applied(tmp_path: Path) -> None:
+    text = "vllm serve m --quantization bitsandbytes\n"
+    (tmp_path / "run.sh").write_text(text)
+    code, out = _fix(str(tmp_path), "--to", "0.28.0", "--unsafe-fixes")
+    assert code == 0 and "Needs a person (1)" in out and "VUC0280-003" in out
+    assert (tmp_path / "run.sh").read_text() == text
+
+
+def test_crlf_bom_and_mode_are_preserved(tmp_path: Path) -> None:
+    script = tmp_path / "serve.sh"
+    script.write_bytes(
+        b"\xef\xbb\xbfvllm serve m \\\r\n  --max-num-partial-prefills 4 \\\r\n  --port 8000\r\n# caf\xc3\xa9\r\n"
+    )
+    script.chmod(0o754)
+    code, out = _fix(str(tmp_path), "--to", "0.28.0")
+    assert code == 0, out
+    assert script.read_bytes() == b"\xef\xbb\xbfvllm serve m \\\r\n  --port 8000\r\n# caf\xc3\xa9\r\n"
+    assert (script.stat().st_mode & 0o777) == 0o754
+
+
+def test_last_line_removal_drops_the_dangling_continuation(tmp_path: Path) -> None:
+    (tmp_path / "serve.sh").write_text(
+        "vllm serve m \\\n  --port 8000 \\\n  --max-num-partial-prefills 4\necho ok\n"
+    )
+    _fix(str(tmp_path), "--to", "0.28.0")
+    assert (tmp_path / "serve.sh").read_text() == "vllm serve m \\\n  --port 8000\necho ok\n"
+
+
+def _plan(root: Path):
+    facts: list[Fact] = []
+    options = ScanOptions(paths=[root], to_version="0.28.0")
+    report = run_scan(options, facts_out=facts)
+    return plan_fixes(report.findings, facts, [root], Version("0.28.0"))
+
+
+def test_stale_edit_fails_loudly_and_writes_nothing_to_that_file(tmp_path: Path) -> None:
+    (tmp_path / "a.sh").write_text("vllm serve m --max-num-partial-prefills 4\n")
+    (tmp_path / "b.sh").write_text("vllm serve m --override-attention-dtype bfloat16 --port 1\n")
+    plan = _plan(tmp_path)
+    assert {e.path for e in plan.edits} == {"a.sh", "b.sh"}
+    changed = "vllm serve m --max-num-partial-prefills 5\n"
+    (tmp_path / "a.sh").write_text(changed)
+    written, errors = apply_edits(plan.edits, [tmp_path])
+    assert written == ["b.sh"]
+    assert len(errors) == 1 and "a.sh" in str(errors[0]) and "changed" in str(errors[0])
+    assert (tmp_path / "a.sh").read_text() == changed
+    assert (tmp_path / "b.sh").read_text() == "vllm serve m --port 1\n"
+
+
+def test_symlink_out_of_root_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = outside / "serve.sh"
+    target.write_text("vllm serve m --max-num-partial-prefills 4\n")
+    root = tmp_path / "root"
+    root.mkdir()
+    os.symlink(target, root / "serve.sh")
+    with pytest.raises(CannotFix, match="outside"):
+        resolve_in_roots([root], "serve.sh")
+    code, out = _fix(str(root), "--to", "0.28.0")
+    assert target.read_text() == "vllm serve m --max-num-partial-prefills 4\n"
+    assert (root / "serve.sh").is_symlink()
+    assert "Fixed 0 issue(s)" in out
+
+
+def test_paths_outside_the_roots_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "x.sh").write_text("x\n")
+    with pytest.raises(CannotFix):
+        resolve_in_roots([tmp_path], "../x.sh")
+
+
+def _finding(rule_id: str, fact: Fact) -> Finding:
+    found = load_registry().rule(rule_id)
+    assert found is not None
+    pack, rule = found
+    return Finding(rule, fact, rule.severity, pack.release, "0.26.0", VersionBasis.OPTION, "--from")
+
+
+@pytest.mark.parametrize(
+    ("text", "column", "expected"),
+    [
+        (
+            "llm = LLM(model='m', max_num_partial_prefills=4, seed=0)\n",
+            22,
+            "llm = LLM(model='m', seed=0)\n",
+        ),
+        ("llm = LLM(model='m', max_num_partial_prefills=f(1, 2))\n", 22, "llm = LLM(model='m')\n"),
+        (
+            "llm = LLM(\n    model='m',\n    max_num_partial_prefills=4,\n)\n",
+            5,
+            "llm = LLM(\n    model='m',\n)\n",
+        ),
+    ],
+)
+def test_python_kwarg_removal(text: str, column: int, expected: str) -> None:
+    line = text[: text.index("max_num")].count("\n") + 1
+    fact = Fact(
+        FactKind.ARG,
+        "max_num_partial_prefills",
+        Location("app.py", line, column),
+        raw="max_num_partial_prefills",
+        value="4",
+        origin="python",
+    )
+    start, end, new = edit_for_finding(_finding("VUC0270-001", fact), text, Version("0.28.0"))
+    assert text[:start] + new + text[end:] == expected
+
+
+def test_config_yaml_key_removal() -> None:
+    text = "model: m\nmax_num_partial_prefills: 4\nport: 8000\n"
+    fact = Fact(
+        FactKind.ARG,
+        "max_num_partial_prefills",
+        Location("config.yaml", 2, 1),
+        raw="max_num_partial_prefills",
+        value="4",
+        origin="config",
+    )
+    start, end, new = edit_for_finding(_finding("VUC0270-001", fact), text, Version("0.28.0"))
+    assert text[:start] + new + text[end:] == "model: m\nport: 8000\n"
+
+
+def test_value_not_as_written_is_left_for_a_person() -> None:
+    text = "vllm serve m --max-num-partial-prefills $N\n"
+    fact = Fact(
+        FactKind.ARG,
+        "max_num_partial_prefills",
+        Location("a.sh", 1, 14),
+        raw="--max-num-partial-prefills",
+        value="4",
+    )
+    with pytest.raises(CannotFix, match="value as written"):
+        edit_for_finding(_finding("VUC0270-001", fact), text, Version("0.28.0"))
+
+
+def test_overlapping_fixes_apply_in_a_later_pass(tmp_path: Path) -> None:
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  a:\n    image: vllm/vllm-openai:v0.26.0\n"
+        '    command: ["--no-calculate-kv-scales", "--max-num-partial-prefills", "2", "--model", "m"]\n'
+    )
+    code, out = _fix(str(tmp_path), "--to", "0.28.0")
+    assert code == 0 and "Fixed 3 issue(s)" in out, out
+    assert (tmp_path / "compose.yaml").read_text() == (
+        'services:\n  a:\n    image: vllm/vllm-openai:v0.28.0\n    command: ["--model", "m"]\n'
+    )
+
+
+def test_quoted_equals_value_is_removed_whole(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text('vllm serve m --override-attention-dtype="b float" --port 1\n')
+    code, out = _fix(str(tmp_path), "--to", "0.28.0")
+    assert code == 0, out
+    assert (tmp_path / "run.sh").read_text() == "vllm serve m --port 1\n"

@@ -1,0 +1,218 @@
+"""The CI gate: --fail-on, inline suppressions, baselines, configuration, organisation packs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from importlib.metadata import EntryPoint
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from vllm_upgrade_check.cli import _register, app
+from vllm_upgrade_check.errors import RulePackError
+from vllm_upgrade_check.registry import ENTRY_POINT_GROUP, load_registry
+
+_register()
+runner = CliRunner()
+RULES = Path(__file__).parent / "fixtures" / "fix" / "rules"
+ORG = ["--to", "0.28.0", "--from", "0.27.1", "--rules", str(RULES)]
+LINES = {
+    "blocker": "vllm serve m --old-test-flag 1\n",
+    "warning": "export VLLM_OLD_TEST_VAR=1\nvllm serve m\n",
+    "info": "vllm serve m --test-mode legacy\n",
+}
+EXPECTED = {
+    ("blocker", "blocker"): 1, ("blocker", "warning"): 1, ("blocker", "info"): 1, ("blocker", "never"): 0,
+    ("warning", "blocker"): 0, ("warning", "warning"): 1, ("warning", "info"): 1, ("warning", "never"): 0,
+    ("info", "blocker"): 0, ("info", "warning"): 0, ("info", "info"): 1, ("info", "never"): 0,
+}  # fmt: skip
+
+
+def scan(*args: str):
+    return runner.invoke(app, ["scan", *args])
+
+
+@pytest.mark.parametrize(("severity", "fail_on"), sorted(EXPECTED))
+def test_fail_on_every_level(severity: str, fail_on: str, tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text(LINES[severity])
+    result = scan(str(tmp_path), *ORG, "--fail-on", fail_on, "-f", "json")
+    assert [f["severity"] for f in json.loads(result.stdout)["findings"]] == [severity]
+    assert result.exit_code == EXPECTED[(severity, fail_on)]
+
+
+def test_unreadable_vllm_file_fails_closed(tmp_path: Path) -> None:
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  vllm:\n    image: vllm/vllm-openai:v0.26.0\n   bad: [\n"
+    )
+    assert scan(str(tmp_path), "--to", "0.28.0").exit_code == 2
+    assert scan(str(tmp_path), "--to", "0.28.0", "--skip-unreadable").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("run.sh", "vllm serve m --max-num-partial-prefills 2  # vllm-upgrade-check: ignore[VUC0270-001]\n"),
+        (
+            "run.sh",
+            "# vllm-upgrade-check: ignore[VUC0280-001, VUC0270-001]\nvllm serve m --max-num-partial-prefills 2\n",
+        ),
+        ("run.sh", "vllm serve m --max-num-partial-prefills 2 # vllm-upgrade-check: ignore\n"),
+        (
+            "Dockerfile",
+            'FROM vllm/vllm-openai:v0.26.0\n# vllm-upgrade-check: ignore[VUC0270-001]\nCMD ["--max-num-partial-prefills", "2"]\n',
+        ),
+        ("requirements.txt", "torch==2.11.0  # vllm-upgrade-check: ignore[VUC0270-003]\n"),
+        (
+            "pyproject.toml",
+            '[project]\nname = "x"\nversion = "1"\ndependencies = [\n  # vllm-upgrade-check: ignore[VUC0270-003]\n  "torch==2.11.0",\n]\n',
+        ),
+        (
+            "compose.yaml",
+            "services:\n  vllm:\n    image: vllm/vllm-openai:v0.26.0\n    # vllm-upgrade-check: ignore[VUC0270-001]\n    command: --model m --max-num-partial-prefills 2\n",
+        ),
+    ],
+)
+def test_inline_suppression(name: str, text: str, tmp_path: Path) -> None:
+    (tmp_path / name).write_text(text)
+    result = scan(str(tmp_path), "--to", "0.27.0", "-f", "json")
+    doc = json.loads(result.stdout)
+    assert result.exit_code == 0, doc["findings"]
+    assert doc["findings"] == [] and any("suppressed by inline comments" in n for n in doc["notes"])
+
+
+def test_inline_suppression_of_another_id_does_not_apply(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text(
+        "vllm serve m --max-num-partial-prefills 2  # vllm-upgrade-check: ignore[VUC0270-002]\n"
+    )
+    assert scan(str(tmp_path), "--to", "0.27.0").exit_code == 1
+
+
+def test_baseline_reports_only_new_findings(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "run.sh").write_text("vllm serve m --max-num-partial-prefills 2\n")
+    base = tmp_path / "baseline.json"
+    created = runner.invoke(app, ["baseline", "create", str(repo), "--to", "0.28.0", "-o", str(base)])
+    assert created.exit_code == 0, created.output
+    data = json.loads(base.read_text())
+    assert data["findings"][0]["rule_id"] == "VUC0270-001" and data["findings"][0]["path"] == "run.sh"
+    # Unrelated edits move the line: still baselined.
+    (repo / "run.sh").write_text("# serve\n\nvllm serve m --max-num-partial-prefills 2\n")
+    result = scan(str(repo), "--to", "0.28.0", "--baseline", str(base), "-f", "json")
+    doc = json.loads(result.stdout)
+    assert result.exit_code == 0 and doc["findings"] == []
+    assert any("1 finding(s) in baseline" in n for n in doc["notes"])
+    (repo / "run.sh").write_text("vllm serve m --max-num-partial-prefills 2 --override-attention-dtype x\n")
+    result = scan(str(repo), "--to", "0.28.0", "--baseline", str(base), "-f", "json")
+    assert result.exit_code == 1
+    assert [f["rule_id"] for f in json.loads(result.stdout)["findings"]] == ["VUC0280-002"]
+
+
+def test_bad_baseline_is_one_line_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "b.json"
+    bad.write_text("{not json")
+    (tmp_path / "run.sh").write_text("vllm serve m\n")
+    code, err = _main("scan", "run.sh", "--baseline", str(bad), cwd=tmp_path)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and "b.json:1: baseline is not valid JSON" in err, err
+
+
+def _main(*args: str, cwd: Path) -> tuple[int, str]:
+    import subprocess
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "vllm_upgrade_check", *args], cwd=cwd, capture_output=True, text=True
+    )
+    return proc.returncode, proc.stderr
+
+
+def test_config_file_settings_and_cli_wins(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("vllm serve m --max-num-partial-prefills 2\n")
+    (tmp_path / "skip").mkdir()
+    (tmp_path / "skip" / "x.sh").write_text("vllm serve m --override-attention-dtype x\n")
+    (tmp_path / ".vllm-upgrade-check.toml").write_text(
+        'to = "0.27.0"\nfail-on = "never"\nexclude = ["skip/"]\n'
+    )
+    result = scan(str(tmp_path), "-f", "json")
+    doc = json.loads(result.stdout)
+    assert result.exit_code == 0 and doc["to_version"] == "0.27.0"
+    assert [f["path"] for f in doc["findings"]] == ["run.sh"]
+    assert scan(str(tmp_path), "--fail-on", "blocker").exit_code == 1
+    assert json.loads(scan(str(tmp_path), "--to", "0.28.0", "-f", "json").stdout)["to_version"] == "0.28.0"
+
+
+def test_pyproject_table_and_ignores(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text(
+        "vllm serve m --max-num-partial-prefills 2 --override-attention-dtype x\n"
+    )
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.vllm-upgrade-check]\n"
+        'to = "0.28.0"\n'
+        "[[tool.vllm-upgrade-check.ignore]]\n"
+        'id = "VUC0270-001"\npath = "*.sh"\nreason = "tracked in JIRA-1"\nexpires = 2999-01-01\n'
+        "[[tool.vllm-upgrade-check.ignore]]\n"
+        'id = "VUC0280-002"\nreason = "was fine last year"\nexpires = "2000-01-01"\n'
+    )
+    doc = json.loads(scan(str(tmp_path), "-f", "json").stdout)
+    assert [f["rule_id"] for f in doc["findings"]] == ["VUC0280-002"]
+    assert any("expired on 2000-01-01" in n and "VUC0280-002" in n for n in doc["notes"])
+    assert any("1 finding(s) ignored by configuration" in n for n in doc["notes"])
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('to = "0.28.0"\ncolour = "red"\n', ".vllm-upgrade-check.toml:2: colour: unknown key"),
+        ('fail-on = "sometimes"\n', ".vllm-upgrade-check.toml:1: fail-on: must be one of"),
+        ('[[ignore]]\nid = "X-001"\n', "ignore[0].reason: required string"),
+        ("to = [\n", "TOML syntax error"),
+    ],
+)
+def test_bad_config_is_one_line_exit_2(text: str, message: str, tmp_path: Path) -> None:
+    (tmp_path / ".vllm-upgrade-check.toml").write_text(text)
+    (tmp_path / "run.sh").write_text("vllm serve m\n")
+    code, err = _main("scan", ".", cwd=tmp_path)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and message in err, err
+
+
+def _entry_point(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, pack: Path, name: str) -> None:
+    package = tmp_path / "site" / name
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    shutil.copy(pack, package / "0.28.0.yaml")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    eps = [EntryPoint(name="org", value=name, group=ENTRY_POINT_GROUP)]
+    monkeypatch.setattr(
+        "importlib.metadata.entry_points", lambda group=None, **kw: eps if group == ENTRY_POINT_GROUP else []
+    )
+
+
+def test_entry_point_rule_pack(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _entry_point(monkeypatch, tmp_path, RULES / "0.28.0.yaml", "orgrules_ok")
+    assert load_registry().rule("ORG0280-001") is not None
+    assert load_registry(bundled=False).rule("ORG0280-001") is None
+
+
+def test_entry_point_ids_must_not_clash(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    clash = tmp_path / "0.28.0.yaml"
+    clash.write_text((RULES / "0.28.0.yaml").read_text().replace("ORG0280-001", "VUC0270-001"))
+    _entry_point(monkeypatch, tmp_path, clash, "orgrules_clash")
+    with pytest.raises(RulePackError, match="VUC0270-001 is already used"):
+        load_registry()
+
+
+def test_pre_commit_hooks_and_action_are_well_formed(repo_root: Path) -> None:
+    import yaml
+
+    hooks = yaml.safe_load((repo_root / ".pre-commit-hooks.yaml").read_text())
+    assert {h["id"] for h in hooks} == {"vllm-upgrade-check", "vllm-upgrade-check-fix"}
+    assert all(h["entry"].startswith("vllm-upgrade-check ") and h["language"] == "python" for h in hooks)
+    action = yaml.safe_load((repo_root / "action.yml").read_text())
+    assert action["runs"]["using"] == "composite"
+    steps = action["runs"]["steps"]
+    assert any(s.get("uses", "").startswith("github/codeql-action/upload-sarif@") for s in steps)
+    assert any("--format sarif" in s.get("run", "") for s in steps)
