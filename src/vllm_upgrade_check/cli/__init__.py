@@ -40,7 +40,7 @@ def _root(
 
 
 def _register() -> None:
-    from vllm_upgrade_check.cli import env_cmd, rules_cmd, scan_cmd  # noqa: F401
+    from vllm_upgrade_check.cli import env_cmd, plan_cmd, rules_cmd, scan_cmd  # noqa: F401
 
 
 def main() -> None:
