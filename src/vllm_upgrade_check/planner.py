@@ -83,8 +83,9 @@ class ReleaseCheck:
 
     @property
     def reachable(self) -> bool:
-        """``True`` when nothing blocks it."""
-        return not self.blockers
+        """``True`` when it was checked and nothing blocks it (an unchecked release is never
+        claimed reachable)."""
+        return self.checked and not self.blockers
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,8 @@ class Hop:
         to_version: the release installed.
         reason: why the path stops here.
         report: the normal scan for this step (``run_scan`` with from/to).
-        changes: what must change for this release (driver, Python, distributions).
+        changes: what must change for this release (driver, Python, distributions), less
+            what an earlier hop already changed the same way.
         migrate: rule ids to migrate at this stop (deprecated here, removed later).
     """
 
@@ -239,8 +241,8 @@ def _stops(
         ids = [rid for rid, _w in served]
         subjects = ", ".join(sorted({w[2] for _rid, w in served}))
         reason = (
-            f"deprecation window: {subjects} still work(s) here and the replacement exists; "
-            f"migrate before going on"
+            f"deprecation window: the old form ({subjects}) still works here and its "
+            f"replacement already exists; migrate before going on"
         )
         stops.append((stop, ids, reason))
         pending = [(rid, w) for rid, w in pending if rid not in ids]
@@ -276,7 +278,7 @@ def make_plan(
     if unchecked:
         notes.append(
             "no wheel facts in the pack of " + ", ".join(unchecked) + ": Python, driver and "
-            "requirements could not be checked for these releases"
+            "requirements could not be checked, so they are not claimed reachable"
         )
     if host.driver is None:
         notes.append("NVIDIA driver unknown (give --driver VERSION): CUDA driver needs not checked")
@@ -290,11 +292,16 @@ def make_plan(
         usable = [Version(c.release) for c in reachable_checks if Version(c.release) < reachable]
         by_release = {c.release: c for c in checks}
         previous = current
+        done: set[str] = set()
+
+        def new_changes(release: str) -> tuple[str, ...]:
+            fresh = tuple(c for c in by_release[release].changes if c not in done)
+            done.update(fresh)
+            return fresh
+
         for stop, ids, reason in _stops(overall, start, reachable, usable):
             hop_report = scan(previous, str(stop))
-            path.append(
-                Hop(previous, str(stop), reason, hop_report, by_release[str(stop)].changes, tuple(ids))
-            )
+            path.append(Hop(previous, str(stop), reason, hop_report, new_changes(str(stop)), tuple(ids)))
             previous = str(stop)
         final_reason = (
             "the newest release this host reaches"
@@ -302,7 +309,7 @@ def make_plan(
             else "the newest release reachable under the constraints"
         )
         final = overall if previous == current else scan(previous, str(reachable))
-        path.append(Hop(previous, str(reachable), final_reason, final, by_release[str(reachable)].changes))
+        path.append(Hop(previous, str(reachable), final_reason, final, new_changes(str(reachable))))
     return Plan(
         current=current,
         current_source=current_source,

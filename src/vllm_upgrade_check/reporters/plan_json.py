@@ -9,7 +9,7 @@ Schema version 1 (``schema_version: 1``, ``kind: "plan"``)::
       "newest_known": "0.28.0", "reachable": "0.26.0" | null,
       "host": {"python": "3.10" | null, "driver": "550.54.15" | null,
                "keep": ["driver", "torch"], "environment": "freeze file reqs.txt"},
-      "releases": [{"release": "0.27.0", "checked": true, "reachable": false,
+      "releases": [{"release": "0.27.0", "checked": true, "reachable": false | null (unchecked),
                     "first_blocker": "wheels built for CUDA 13 need driver >= ..." | null,
                     "blockers": [{"kind": "python|driver|keep|conflict", "subject": "driver",
                                   "message": "..."}],
@@ -45,7 +45,7 @@ def _release(check: ReleaseCheck) -> dict[str, Any]:
     return {
         "release": check.release,
         "checked": check.checked,
-        "reachable": check.reachable,
+        "reachable": check.reachable if check.checked else None,
         "first_blocker": check.blockers[0].message if check.blockers else None,
         "blockers": [{"kind": b.kind, "subject": b.subject, "message": b.message} for b in check.blockers],
         "changes": list(check.changes),
