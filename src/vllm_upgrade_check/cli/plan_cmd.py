@@ -76,6 +76,7 @@ def plan(
         )
         return run_scan(options, registry)
 
+    current: str | None
     if from_ is not None:
         current, source = str(parse_version(from_, "--from")), "--from"
     elif env.vllm:

@@ -69,7 +69,7 @@ def read_current_environment(paths: Iterable[str] | None = None) -> Environment:
         platform.machine(),
         "current interpreter " + sys.executable,
         requires=requires,
-        markers=dict(default_environment()),
+        markers={str(k): str(v) for k, v in default_environment().items()},
     )
 
 
