@@ -47,6 +47,7 @@ def _register() -> None:
         env_cmd,
         fix_cmd,
         fleet_cmd,
+        plan_cmd,
         report_cmd,
         rules_cmd,
         scan_cmd,

@@ -1,0 +1,135 @@
+"""``vllm-upgrade-check plan``: the newest release this deployment can reach, and the path there."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from vllm_upgrade_check.cli import app
+from vllm_upgrade_check.cli.common import FROM_OPTION, RULES_OPTION, print_console, write_output
+from vllm_upgrade_check.model.facts import Report
+
+
+class PlanFormat(str, Enum):
+    """``plan --format`` choices."""
+
+    console = "console"
+    json = "json"
+    markdown = "markdown"
+
+
+@app.command()
+def plan(
+    paths: list[Path] = typer.Argument(None, help="Deployment files or directories to scan (default: .)."),
+    from_: str | None = FROM_OPTION,
+    keep: list[str] = typer.Option(
+        [], "--keep", help="What must not change: driver, python or a distribution name (repeatable)."
+    ),
+    driver: str | None = typer.Option(None, "--driver", help="The host's NVIDIA driver (e.g. 550.54.15)."),
+    python_version: str | None = typer.Option(
+        None, "--python-version", help="The host's Python (X.Y) when it is not the environment's."
+    ),
+    freeze: Path | None = typer.Option(
+        None,
+        "--freeze",
+        help="Plan for the distributions of this `pip freeze` file instead of this interpreter's.",
+    ),
+    resolve: bool = typer.Option(
+        False, "--resolve", help="Also ask pip's resolver (--dry-run, throwaway venv; needs the network)."
+    ),
+    fmt: PlanFormat = typer.Option(PlanFormat.console, "--format", "-f", help="Output format."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write the plan to this file."),
+    rules: list[Path] = RULES_OPTION,
+    exclude: list[str] = typer.Option(
+        [], "--exclude", help="gitignore-style pattern to leave out (repeatable)."
+    ),
+) -> None:
+    """Plan the upgrade: newest reachable release, what blocks each later one, the recommended path.
+
+    Exit 0 when a release beyond the version in use is reachable (or none is newer), 1 when
+    every newer release is blocked, 2 on bad input.
+    """
+    from vllm_upgrade_check.engine import ScanOptions, run_scan
+    from vllm_upgrade_check.envrules import load_driver_table
+    from vllm_upgrade_check.planner import Host, make_plan, parse_keep
+    from vllm_upgrade_check.registry import load_registry
+    from vllm_upgrade_check.scanners import environment as environment_mod
+    from vllm_upgrade_check.versions import parse_version
+
+    env = (
+        environment_mod.read_freeze_file(freeze)
+        if freeze is not None
+        else environment_mod.read_current_environment()
+    )
+    if driver is not None:
+        parse_version(driver, "--driver")
+    if python_version is not None:
+        parse_version(python_version, "--python-version")
+    registry = load_registry(rules)
+    roots = paths or [Path(".")]
+
+    def scan(frm: str | None, to: str) -> Report:
+        options = ScanOptions(
+            paths=roots, to_version=to, from_version=frm, environment=env, rule_paths=rules, exclude=exclude
+        )
+        return run_scan(options, registry)
+
+    current: str | None
+    if from_ is not None:
+        current, source = str(parse_version(from_, "--from")), "--from"
+    elif env.vllm:
+        current, source = env.vllm, f"installed vllm ({env.source})"
+    else:
+        detected = scan(None, str(registry.newest))
+        current, source = detected.from_version, detected.from_source
+    host = Host(env, python_version or env.python, driver, parse_keep(keep))
+    result = make_plan(registry, host, load_driver_table(), scan, current, source)
+    if resolve:
+        from dataclasses import replace
+
+        from vllm_upgrade_check.resolve import pip_dry_run
+
+        notes = list(result.notes)
+        held = [
+            f"{name}=={env.distributions[name]}" for name in sorted(host.keep) if name in env.distributions
+        ]
+        held += [
+            f"{name}=={env.distributions[name]}"
+            for name, lines in sorted(env.requires.items())
+            if name != "vllm" and name in env.distributions and any(_names_vllm(x) for x in lines)
+        ]
+        targets = [result.reachable] + [c.release for c in result.blocked[:1]]
+        for target in filter(None, targets):
+            answer = pip_dry_run(target, held, host.python)
+            if answer.ok:
+                moved = ", ".join(f"{n} {v}" for n, v in sorted(answer.install.items()) if n != "vllm")
+                notes.append(
+                    f"pip resolver, vllm=={target} with {held or 'nothing held'}: resolves ({moved})"
+                )
+            else:
+                notes.append(f"pip resolver, vllm=={target} with {held or 'nothing held'}: {answer.error}")
+        result = replace(result, notes=tuple(notes))
+    if fmt == PlanFormat.console:
+        from vllm_upgrade_check.reporters.plan_console import render_plan_console
+
+        print_console(lambda console: render_plan_console(result, console), output)
+    elif fmt == PlanFormat.json:
+        from vllm_upgrade_check.reporters.plan_json import render_plan_json
+
+        write_output(render_plan_json(result), output)
+    else:
+        from vllm_upgrade_check.reporters.plan_markdown import render_plan_markdown
+
+        write_output(render_plan_markdown(result), output)
+    raise typer.Exit(1 if result.reachable is None and result.releases else 0)
+
+
+def _names_vllm(line: str) -> bool:
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        return Requirement(line).name.lower() == "vllm"
+    except InvalidRequirement:
+        return False
