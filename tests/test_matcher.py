@@ -118,3 +118,17 @@ def test_dependency_rule_on_installed_distribution() -> None:
     old = Fact(FactKind.DISTRIBUTION, "torch", Location(None), value="2.11.0", origin="env")
     new = Fact(FactKind.DISTRIBUTION, "torch", Location(None), value="2.13.0", origin="env")
     assert len(run(packs, [old, new], "0.27.0", "0.26.0")) == 1
+
+
+def test_newest_requirement_supersedes_older_pins() -> None:
+    packs = [
+        pack("0.27.0", rule("T-001", {"kind": "dependency", "name": "torch", "specifier": "==2.13.0"})),
+        pack("0.33.0", rule("T-002", {"kind": "dependency", "name": "torch", "specifier": "==2.14.0"})),
+    ]
+    pinned = Fact(FactKind.REQUIREMENT, "torch", Location("requirements.txt", 1), value="==2.11.0")
+    (finding,) = run(packs, [pinned], "0.33.0", "0.26.0")
+    assert finding.rule.id == "T-002"
+    (finding,) = run(packs, [pinned], "0.27.0", "0.26.0")
+    assert finding.rule.id == "T-001"
+    on_new = Fact(FactKind.REQUIREMENT, "torch", Location("requirements.txt", 1), value="==2.14.0")
+    assert run(packs, [on_new], "0.33.0", "0.26.0") == []

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from vllm_upgrade_check.known_args import DATA_FILE, KnownArgs, known_args
 from vllm_upgrade_check.matcher import VersionContext
-from vllm_upgrade_check.model.facts import Fact, FactKind, Finding
+from vllm_upgrade_check.model.facts import Fact, FactKind, Finding, Location
 from vllm_upgrade_check.model.pack import (
     Applicability,
     Docs,
@@ -64,13 +64,23 @@ def unknown_flag_rule(fact: Fact, known: KnownArgs) -> Rule:
     )
 
 
+def documented_unknown_flag_rule(known: KnownArgs | None = None) -> Rule:
+    """The unknown-flag rule as ``explain`` shows it (no particular flag)."""
+    example = Fact(FactKind.ARG, "max_num_seq", Location("example.sh", 1), raw="--max-num-seq")
+    return unknown_flag_rule(example, known or known_args())
+
+
 def unknown_flag_findings(
-    facts: Iterable[Fact], versions: VersionContext, known: KnownArgs | None = None
+    facts: Iterable[Fact],
+    versions: VersionContext,
+    known: KnownArgs | None = None,
+    rule_names: frozenset[str] = frozenset(),
 ) -> list[Finding]:
     """Warnings for ``arg`` facts (origin ``cli`` or ``config``) that no release knows.
 
     Only vLLM launches and vLLM config files produce such facts, so a same-named flag of
-    another program is never checked. Unresolved flags and short flags are left alone.
+    another program is never checked. Unresolved flags and short flags are left alone, and so
+    are names a loaded rule matches (an organisation pack's own flags are known to it).
     """
     known = known or known_args()
     if not known.covers(versions.target):
@@ -81,7 +91,7 @@ def unknown_flag_findings(
             continue
         if fact.origin == "cli" and not fact.raw.startswith("--"):
             continue
-        if known.is_known(fact.name):
+        if known.is_known(fact.name) or any(fact.answers_to(n) for n in rule_names):
             continue
         assumed = versions.assume(fact)
         findings.append(

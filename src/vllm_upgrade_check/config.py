@@ -189,6 +189,8 @@ def scan_options(
     rules: Sequence[Path] = (),
     exclude: Sequence[str] = (),
     baseline: Path | None = None,
+    select: Sequence[str] = (),
+    ignore_rules: Sequence[str] = (),
 ) -> ScanOptions:
     """The :class:`~vllm_upgrade_check.engine.ScanOptions` of a run: command-line values win,
     ``config`` fills the rest (rule directories and excludes add up)."""
@@ -203,4 +205,6 @@ def scan_options(
         exclude=[*config.exclude, *exclude],
         baseline=baseline,
         ignores=config.ignores,
+        select=list(select),
+        ignore_rules=list(ignore_rules),
     )

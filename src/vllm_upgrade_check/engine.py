@@ -17,6 +17,7 @@ from vllm_upgrade_check.checks import unknown_flag_findings
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.matcher import Assumption, VersionContext, match_rules, sort_key
 from vllm_upgrade_check.model.facts import Fact, FactKind, Report, Skipped, VersionBasis
+from vllm_upgrade_check.model.pack import MatchKind
 from vllm_upgrade_check.registry import Registry, load_registry
 from vllm_upgrade_check.scanners import Scanner, SourceFile, default_scanners
 from vllm_upgrade_check.scanners.environment import Environment, environment_facts
@@ -66,6 +67,9 @@ class ScanOptions:
         baseline: a baseline file (``baseline create``): its findings are not reported.
         ignores: configured ignores (rule id, path glob, reason, expiry).
         inline_suppressions: honour ``# vllm-upgrade-check: ignore[ID]`` comments.
+        select: report only rules whose id starts with one of these (case-insensitive);
+            empty = every rule.
+        ignore_rules: never report rules whose id starts with one of these.
     """
 
     paths: Sequence[Path] = ()
@@ -80,6 +84,8 @@ class ScanOptions:
     baseline: Path | None = None
     ignores: Sequence[Ignore] = ()
     inline_suppressions: bool = True
+    select: Sequence[str] = ()
+    ignore_rules: Sequence[str] = ()
 
 
 def _gitignore(root: Path) -> pathspec.PathSpec | None:
@@ -318,7 +324,9 @@ def run_scan(
         default = Assumption(option, VersionBasis.OPTION, "--from")
     context = VersionContext(target, option, default)
     findings = match_rules(rules, facts, context)
-    findings = sorted(findings + unknown_flag_findings(facts, context), key=sort_key)
+    arg_kinds = (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG)
+    rule_names = frozenset(r.match.name for _p, r in rules if r.match.kind in arg_kinds)
+    findings = sorted(findings + unknown_flag_findings(facts, context, rule_names=rule_names), key=sort_key)
     if facts_out is not None:
         facts_out.extend(facts)
     findings, filter_notes = apply_filters(findings, options)

@@ -132,6 +132,10 @@ def fact_matches(match: Match, fact: Fact) -> bool:
             return False
         return fact.answers_to(match.name) and _value_ok(match, fact)
     if kind == MatchKind.ABSENT_ARG:
+        if match.patterns is not None:
+            served = (fact.model or "").lower()
+            if not served or not any(fnmatch.fnmatchcase(served, p.lower()) for p in match.patterns):
+                return False
         # A launch with words that could not be resolved may set the arg: say nothing.
         return fact.resolved and match.name not in fact.args
     if kind == MatchKind.DEPENDENCY:
@@ -157,6 +161,16 @@ def fact_matches(match: Match, fact: Fact) -> bool:
         return any(fnmatch.fnmatchcase(model, p.lower()) for p in match.patterns or ())
     # env_var, metric, response_field, image: exact name, optional values
     return fact.answers_to(match.name) and _value_ok(match, fact)
+
+
+def host_satisfies(when: dict[str, str], host: dict[str, str]) -> bool:
+    """``True`` when every ``when`` condition names a known host value inside its specifier.
+
+    Args:
+        when: platform fact name -> specifier (``{"gpu_memory_gib": ">=160"}``).
+        host: platform fact name -> value as read (``{"gpu_memory_gib": "140.4"}``).
+    """
+    return all(not _version_outside(host.get(name), spec) and name in host for name, spec in when.items())
 
 
 def _value_ok(match: Match, fact: Fact) -> bool:
@@ -203,9 +217,12 @@ def match_rules(
     for fact in facts:
         by_kind.setdefault(fact.kind, []).append(fact)
     findings: list[Finding] = []
-    rule_list = list(rules)
+    rule_list = current_requirements(list(rules), versions.target)
     installed = {canonicalize_name(f.name) for f in by_kind.get(FactKind.DISTRIBUTION, ())}
+    host = {f.name: f.value for f in by_kind.get(FactKind.PLATFORM, ()) if f.value}
     for pack, rule in rule_list:
+        if rule.match.when and not host_satisfies(rule.match.when, host):
+            continue
         if rule.match.unless_installed and installed & {
             canonicalize_name(n) for n in rule.match.unless_installed
         }:
@@ -241,6 +258,35 @@ def match_rules(
                 )
     findings.sort(key=sort_key)
     return findings
+
+
+_STATE_KINDS = frozenset({MatchKind.DEPENDENCY, MatchKind.PLATFORM})
+
+
+def _state_key(rule: Rule) -> tuple[str, str, tuple[str, ...]]:
+    m = rule.match
+    return (m.kind.value, canonicalize_name(m.name), tuple(sorted(m.origins or ())))
+
+
+def current_requirements(rules: list[tuple[Pack, Rule]], target: Version) -> list[tuple[Pack, Rule]]:
+    """Drop ``dependency``/``platform`` rules superseded by a newer release up to ``target``.
+
+    Those rules state what a release *requires* (``torch==2.13.0``, Python ``>=3.10``); a later
+    release's requirement on the same subject replaces an earlier one, so an upgrade across
+    0.26 → 0.33 is checked against 0.33's torch pin, not against every pin in between.
+    """
+    newest: dict[tuple[str, str, tuple[str, ...]], Version] = {}
+    for pack, rule in rules:
+        if rule.match.kind in _STATE_KINDS and pack.version <= target:
+            key = _state_key(rule)
+            newest[key] = max(newest.get(key, pack.version), pack.version)
+    return [
+        (pack, rule)
+        for pack, rule in rules
+        if rule.match.kind not in _STATE_KINDS
+        or pack.version > target
+        or pack.version == newest[_state_key(rule)]
+    ]
 
 
 def sort_key(finding: Finding) -> tuple[str, int, int, str]:

@@ -95,6 +95,16 @@ def _inline_suppressed(
     return False
 
 
+def rule_selected(rule_id: str, select: Sequence[str], ignore: Sequence[str]) -> bool:
+    """``True`` when ``rule_id`` starts with a ``select`` prefix (or ``select`` is empty) and
+    with no ``ignore`` prefix; prefixes compare case-insensitively (``VUC027`` selects every
+    0.27.x rule, ``VUC000-001`` one rule)."""
+    wanted = rule_id.upper()
+    if select and not any(wanted.startswith(p.upper()) for p in select):
+        return False
+    return not any(wanted.startswith(p.upper()) for p in ignore)
+
+
 def apply_filters(
     findings: list[Finding], options: ScanOptions, today: dt.date | None = None
 ) -> tuple[list[Finding], list[str]]:
@@ -111,7 +121,7 @@ def apply_filters(
 
     today = today or dt.date.today()
     notes: list[str] = []
-    kept = findings
+    kept = [f for f in findings if rule_selected(f.rule.id, options.select, options.ignore_rules)]
     if options.inline_suppressions:
         lines_of: dict[str, list[str] | None] = {}
         before = len(kept)

@@ -79,3 +79,9 @@ CONFIG_OPTION = typer.Option(
     "--config",
     help="Configuration file (default: .vllm-upgrade-check.toml or pyproject.toml in the scanned root or cwd).",
 )
+SELECT_OPTION = typer.Option(
+    [], "--select", help="Report only rules whose id starts with this (repeatable), e.g. VUC027."
+)
+IGNORE_OPTION = typer.Option(
+    [], "--ignore", help="Never report rules whose id starts with this (repeatable)."
+)

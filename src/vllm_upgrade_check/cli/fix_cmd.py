@@ -8,6 +8,7 @@ import typer
 
 from vllm_upgrade_check.cli import app
 from vllm_upgrade_check.cli.common import CONFIG_OPTION, FROM_OPTION, RULES_OPTION, TO_OPTION
+from vllm_upgrade_check.model.pack import FixAction, Severity
 
 
 @app.command()
@@ -48,14 +49,23 @@ def fix(
     for edit in result.applied:
         label = "vLLM" if edit.rule_id == UPGRADE_ID else edit.rule_id
         typer.echo(f"  {edit.path}:{edit.line}: {label}: {edit.description}")
-    if result.unfixed:
-        typer.echo(f"Needs a person ({len(result.unfixed)}):")
-        for item in result.unfixed:
+    # Info findings (changed defaults, advisories) have nothing to fix: count them, list the rest.
+    actionable = [
+        u
+        for u in result.unfixed
+        if u.finding.severity != Severity.INFO or u.finding.rule.fix.action != FixAction.NONE
+    ]
+    advisories = len(result.unfixed) - len(actionable)
+    if actionable:
+        typer.echo(f"Needs a person ({len(actionable)}):")
+        for item in actionable:
             f = item.finding
             where = str(f.location) if f.location.path else "environment"
             typer.echo(
                 f"  {where}: {f.rule.id} {f.fact.raw or f.fact.name}: {f.rule.fix.summary} [{item.reason}]"
             )
+    if advisories:
+        typer.echo(f"{advisories} info finding(s) to review (changed defaults, advisories): see 'scan'.")
     if any(e.rule_id == UPGRADE_ID for e in result.applied) and result.from_version:
         typer.echo(
             f"vLLM versions were bumped: scan again with --from {result.from_version} to see what remains."

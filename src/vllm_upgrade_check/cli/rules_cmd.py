@@ -16,6 +16,7 @@ from vllm_upgrade_check.errors import UsageError
 if TYPE_CHECKING:  # pragma: no cover
     from packaging.version import Version
 
+    from vllm_upgrade_check.model.pack import Rule
     from vllm_upgrade_check.registry import Registry
 
 
@@ -111,15 +112,24 @@ def explain(
     rule_id: str = typer.Argument(..., help="Rule id, e.g. VUC0270-001."), rules: list[Path] = RULES_OPTION
 ) -> None:
     """Print one rule's documentation: what it matches, why it breaks, the fix, the evidence."""
+    from vllm_upgrade_check.checks import UNKNOWN_FLAG_ID, documented_unknown_flag_rule
     from vllm_upgrade_check.registry import load_registry
 
     registry = load_registry(rules)
     found = registry.rule(rule_id)
+    if found is None and rule_id.upper() == UNKNOWN_FLAG_ID:
+        typer.echo(_render_rule(documented_unknown_flag_rule(), "every release (built-in check)"))
+        return
     if found is None:
         raise UsageError(f"unknown rule id {rule_id!r} (see 'vllm-upgrade-check rules list')")
     pack, rule = found
+    typer.echo(_render_rule(rule, f"vLLM {pack.release}"))
+
+
+def _render_rule(rule: Rule, where: str) -> str:
+    """The ``explain`` text of one rule (sections as in Ruff's rule docs)."""
     m = rule.match
-    out = [f"{rule.id} {rule.name} ({rule.severity.value}, vLLM {pack.release})", "", rule.message, ""]
+    out = [f"{rule.id} {rule.name} ({rule.severity.value}, {where})", "", rule.message, ""]
     detail = f"{m.kind.value} {m.name}"
     if m.values:
         detail += f" = {', '.join(m.values)}"
@@ -129,7 +139,7 @@ def explain(
         detail += f" matching {', '.join(m.patterns)}"
     out += ["## What it matches", detail, ""]
     if rule.deprecated_in:
-        out += [f"Deprecated in {rule.deprecated_in}, removed in {pack.release}.", ""]
+        out += [f"Deprecated in {rule.deprecated_in}, removed in {where}.", ""]
     out += ["## Why is this bad", rule.docs.why, ""]
     if rule.docs.example:
         out += ["## Example", rule.docs.example, ""]
@@ -141,4 +151,4 @@ def explain(
         out.append(f"The replacement exists since {fix.available_in}: the fix can land before the upgrade.")
     out += ["", "## Evidence"]
     out += [f"- {e.kind}: {e.ref}" + (f" - {e.detail}" if e.detail else "") for e in rule.evidence]
-    typer.echo("\n".join(out))
+    return "\n".join(out)

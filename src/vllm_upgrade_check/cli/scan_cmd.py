@@ -12,7 +12,9 @@ from vllm_upgrade_check.cli.common import (
     BASELINE_OPTION,
     CONFIG_OPTION,
     FROM_OPTION,
+    IGNORE_OPTION,
     RULES_OPTION,
+    SELECT_OPTION,
     TO_OPTION,
     FailOn,
     exit_code,
@@ -54,6 +56,8 @@ def scan(
     ),
     baseline: Path | None = BASELINE_OPTION,
     config: Path | None = CONFIG_OPTION,
+    select: list[str] = SELECT_OPTION,
+    ignore: list[str] = IGNORE_OPTION,
 ) -> None:
     """Scan a deployment repo (and optionally the environment) for what breaks on upgrade."""
     from vllm_upgrade_check.config import config_for, scan_options
@@ -74,6 +78,8 @@ def scan(
         rules=rules,
         exclude=exclude,
         baseline=baseline,
+        select=select,
+        ignore_rules=ignore,
     )
     report = run_scan(options)
     fail_on = fail_on or FailOn(settings.fail_on or "blocker")

@@ -101,6 +101,7 @@ class Fact:
         hint_source: where ``version_hint`` came from, for the report.
         resolved: ``False`` when the value came through indirection that could not be
             resolved from the repository itself.
+        model: for ``launch`` facts, the model the launch serves, when the scanner knows it.
     """
 
     kind: FactKind
@@ -115,6 +116,7 @@ class Fact:
     version_hint: str | None = None
     hint_source: str | None = None
     resolved: bool = True
+    model: str | None = None
 
     def answers_to(self, name: str) -> bool:
         """Return ``True`` if ``name`` is this fact's name or one of its aliases."""

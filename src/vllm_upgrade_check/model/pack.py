@@ -114,6 +114,14 @@ class Match(_Strict):
     origins: list[str] | None = Field(
         default=None, description="Restrict to facts of these origins (cli, python, config, env, file)."
     )
+    when: dict[str, str] | None = Field(
+        default=None,
+        description=(
+            "Fire only on hosts where every named platform fact (gpu_memory_gib, "
+            "gpu_compute_capability, cuda_driver, python, ...) is inside its specifier; a host "
+            "that is not known (no --env / env) never matches."
+        ),
+    )
     unless_installed: list[str] | None = Field(
         default=None,
         description=(
@@ -140,8 +148,13 @@ class Match(_Strict):
                 raise ValueError(f"{kind.value} name must be snake_case: {self.name!r}")
         if kind == MatchKind.MODEL and not self.patterns:
             raise ValueError("a model match needs patterns")
-        if self.patterns is not None and kind != MatchKind.MODEL:
-            raise ValueError("patterns only apply to kind: model")
+        if self.patterns is not None and kind not in (MatchKind.MODEL, MatchKind.ABSENT_ARG):
+            raise ValueError("patterns only apply to kind: model or absent_arg (the launch's model)")
+        for key, spec in (self.when or {}).items():
+            try:
+                SpecifierSet(spec)
+            except InvalidSpecifier as exc:
+                raise ValueError(f"when.{key}: not a valid specifier: {spec!r}") from exc
         if self.names is not None and kind != MatchKind.IMPORT:
             raise ValueError("names only apply to kind: import")
         if self.specifier is not None and kind not in (MatchKind.DEPENDENCY, MatchKind.PLATFORM):

@@ -1,7 +1,8 @@
 """``--format sarif``: a SARIF 2.1.0 log (one run) for code-scanning tools.
 
-Rules: every rule of the loaded packs in ``tool.driver.rules`` (id, name, short/full
-description, help, ``properties.severity``/``properties.release``). Results: ``level``
+Rules: every rule that has a result, in ``tool.driver.rules`` (id, name, short/full
+description, help, ``properties.severity``/``properties.release``), so the log stays small
+whatever the number of packs. Results: ``level``
 ``error`` for blockers, ``warning`` for warnings, ``note`` for info; a physical location
 (relative ``uri`` and ``region``) for findings in files, a logical location for findings in the
 Python environment; ``partialFingerprints["vllmUpgradeCheck/v1"]`` is the finding's
@@ -109,16 +110,14 @@ def _result(finding: Finding, report: Report, index: int) -> dict[str, Any]:
 
 def sarif_log(report: Report, registry: Registry) -> dict[str, Any]:
     """The SARIF log object of ``report`` (valid against the SARIF 2.1.0 schema)."""
+    notes_urls = {pack.release: pack.notes_url or "" for pack in registry.packs}
     rules: list[dict[str, Any]] = []
     index: dict[str, int] = {}
-    for pack, rule in registry.rules():
-        index[rule.id] = len(rules)
-        rules.append(_rule(pack.release, pack.notes_url or "", rule))
     results = []
     for finding in report.findings:
         if finding.rule.id not in index:
             index[finding.rule.id] = len(rules)
-            rules.append(_rule(finding.release, "", finding.rule))
+            rules.append(_rule(finding.release, notes_urls.get(finding.release, ""), finding.rule))
         results.append(_result(finding, report, index[finding.rule.id]))
     return {
         "$schema": SARIF_SCHEMA,

@@ -254,6 +254,7 @@ def arg_facts(
     names: set[str] = set()
     facts: list[Fact] = []
     seen_positional = False
+    served: str | None = None
     unresolved: list[str] = []
     i = 0
     while i < len(args):
@@ -294,6 +295,7 @@ def arg_facts(
                 facts.extend(sub)
                 names.update(f.name for f in sub)
             if name == "model" and value:
+                served = value
                 facts.append(_model_fact(args[i + 1] if step == 2 else token, value, path, scanner, hint))
             i += step
             continue
@@ -321,6 +323,7 @@ def arg_facts(
             continue
         if positional_model and not seen_positional:
             seen_positional = True
+            served = served or text
             facts.append(_model_fact(token, text, path, scanner, hint))
             names.add("model")
         i += 1
@@ -338,6 +341,7 @@ def arg_facts(
             version_hint=version_hint,
             hint_source=hint_source,
             resolved=not unresolved,
+            model=served,
         )
 
 

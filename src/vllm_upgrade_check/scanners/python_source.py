@@ -289,9 +289,11 @@ class _Module:
         entries = self.keyword_entries(call.keywords, scope, call.lineno) or []
         names: set[str] = set()
         unresolved: list[str] = []
+        served: str | None = None
         if origin == "python" and call.args:
             first = call.args[0]
             model = _const_text(first)
+            served = model
             if model is not None:
                 self.facts.append(
                     Fact(
@@ -321,6 +323,7 @@ class _Module:
                 )
             )
             if origin == "python" and entry.name == "model" and entry.value:
+                served = entry.value
                 self.facts.append(
                     Fact(
                         FactKind.MODEL,
@@ -343,6 +346,7 @@ class _Module:
                     args=frozenset(names),
                     scanner="python",
                     resolved=not unresolved,
+                    model=served,
                 )
             )
 
