@@ -5,44 +5,21 @@ Callable from tests without the CLI. Nothing here prints or exits.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import pathspec
 from packaging.version import Version
 
+from vllm_upgrade_check.discovery import MAX_FILE_BYTES, SKIP_DIRS, read_source, walk, wanted  # noqa: F401
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.matcher import Assumption, VersionContext, match_rules
 from vllm_upgrade_check.model.facts import Fact, FactKind, Report, Skipped, VersionBasis
 from vllm_upgrade_check.registry import Registry, load_registry
-from vllm_upgrade_check.scanners import Scanner, SourceFile, default_scanners
+from vllm_upgrade_check.scanners import Scanner, default_scanners
 from vllm_upgrade_check.scanners.environment import Environment, environment_facts
 from vllm_upgrade_check.scanners.launch import is_vllm_image
 from vllm_upgrade_check.versions import parse_version, version_from_tag
-
-SKIP_DIRS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "node_modules",
-        "__pycache__",
-        ".tox",
-        ".nox",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        "site-packages",
-        ".venv",
-        "venv",
-    }
-)
-"""Directories never descended into (virtual environments are also recognised by ``pyvenv.cfg``)."""
-
-MAX_FILE_BYTES = 5 * 1024 * 1024
-"""Files larger than this (5 MiB) are skipped with a reason."""
 
 
 @dataclass
@@ -57,6 +34,8 @@ class ScanOptions:
         rule_paths: extra rule pack files/directories.
         exclude: gitignore-style patterns of paths to leave out.
         max_file_bytes: size above which a file is skipped.
+        progress: called with each file's relative path as it is scanned (for a progress
+            display); ``None`` for none.
     """
 
     paths: Sequence[Path] = ()
@@ -67,73 +46,14 @@ class ScanOptions:
     exclude: Sequence[str] = ()
     max_file_bytes: int = MAX_FILE_BYTES
     scanners: list[Scanner] = field(default_factory=default_scanners)
-
-
-def _gitignore(root: Path) -> pathspec.PathSpec | None:
-    ignore = root / ".gitignore"
-    if not ignore.is_file():
-        return None
-    try:
-        return pathspec.PathSpec.from_lines(
-            "gitwildmatch", ignore.read_text(encoding="utf-8", errors="replace").splitlines()
-        )
-    except (OSError, ValueError):
-        return None
+    progress: Callable[[str], None] | None = None
 
 
 def discover(root: Path, exclude: Sequence[str] = ()) -> Iterator[tuple[Path, str]]:
-    """Yield ``(path, relative POSIX path)`` of every regular file under ``root``.
-
-    Skips :data:`SKIP_DIRS`, virtual environments, what the root ``.gitignore`` and
-    ``exclude`` patterns match, and symlinks that leave the root or loop.
-    """
-    if root.is_file():
-        yield root, root.name
-        return
-    ignored = _gitignore(root)
-    excluded = pathspec.PathSpec.from_lines("gitwildmatch", exclude) if exclude else None
-    real_root = root.resolve()
-    seen: set[str] = set()
-    for current, dirs, files in os.walk(root, followlinks=True):
-        here = Path(current)
-        real = os.path.realpath(current)
-        if real in seen or not (real == str(real_root) or real.startswith(str(real_root) + os.sep)):
-            dirs[:] = []
-            continue
-        seen.add(real)
-        rel_dir = here.relative_to(root).as_posix()
-        keep = []
-        for name in sorted(dirs):
-            rel = f"{rel_dir}/{name}" if rel_dir != "." else name
-            if name in SKIP_DIRS or (here / name / "pyvenv.cfg").exists():
-                continue
-            if (ignored and ignored.match_file(rel + "/")) or (excluded and excluded.match_file(rel + "/")):
-                continue
-            keep.append(name)
-        dirs[:] = keep
-        for name in sorted(files):
-            rel = f"{rel_dir}/{name}" if rel_dir != "." else name
-            if (ignored and ignored.match_file(rel)) or (excluded and excluded.match_file(rel)):
-                continue
-            yield here / name, rel
-
-
-def read_source(path: Path, relpath: str, max_bytes: int) -> SourceFile | Skipped | None:
-    """Read a file once; ``None`` for binary files, :class:`Skipped` when unreadable or too big."""
-    try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            return Skipped(relpath, f"larger than {max_bytes} bytes ({size})")
-        data = path.read_bytes()
-    except OSError as exc:
-        return Skipped(relpath, f"cannot read: {exc.strerror or exc}", configures_vllm=True)
-    if b"\x00" in data[:8192]:
-        return None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = data.decode("latin-1")
-    return SourceFile(relpath, text.replace("\r\n", "\n"))
+    """Yield ``(path, relative POSIX path)`` of every regular file under ``root`` that is not
+    ignored (see :func:`vllm_upgrade_check.discovery.walk`)."""
+    for path, rel in walk(root, exclude):
+        yield Path(path), rel
 
 
 def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
@@ -146,27 +66,39 @@ def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
     facts: list[Fact] = []
     skipped: list[Skipped] = []
     count = 0
+    scanners = options.scanners
+
+    def keep_name(name: str) -> bool:
+        return wanted(name, scanners) is not False
+
     for root in options.paths:
         if not root.exists():
             raise UsageError(f"no such file or directory: {root}")
-        for path, rel in discover(root, options.exclude):
-            source = read_source(path, rel, options.max_file_bytes)
+        for path, rel in walk(root, options.exclude, skipped, keep_name):
+            if options.progress is not None:
+                options.progress(rel)
+            source = read_source(path, rel, options.max_file_bytes, scanners)
             if source is None:
                 continue
             if isinstance(source, Skipped):
                 skipped.append(source)
                 continue
-            takers = [s for s in options.scanners if s.accepts(source)]
+            takers = [s for s in scanners if s.accepts(source)]
             if not takers:
                 continue
             count += 1
             file_facts: list[Fact] = []
             for scanner in takers:
-                for item in scanner.scan(source):
-                    if isinstance(item, Skipped):
-                        skipped.append(item)
-                    else:
-                        file_facts.append(item)
+                try:
+                    for item in scanner.scan(source):
+                        if isinstance(item, Skipped):
+                            skipped.append(item)
+                        else:
+                            file_facts.append(item)
+                except RecursionError:
+                    skipped.append(
+                        Skipped(rel, "nested too deeply to parse", configures_vllm=source.mentions_vllm())
+                    )
             facts.extend(_with_file_hint(file_facts, rel))
     return facts, skipped, count
 

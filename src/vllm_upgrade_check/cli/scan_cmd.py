@@ -41,6 +41,11 @@ def scan(
     exclude: list[str] = typer.Option(
         [], "--exclude", help="gitignore-style pattern to leave out (repeatable)."
     ),
+    max_file_size: str = typer.Option(
+        "5MiB",
+        "--max-file-size",
+        help="Skip (and report) files larger than this, e.g. 5MiB, 500k, 1048576.",
+    ),
     skip_unreadable: bool = typer.Option(
         False,
         "--skip-unreadable",
@@ -48,6 +53,7 @@ def scan(
     ),
 ) -> None:
     """Scan a deployment repo (and optionally the environment) for what breaks on upgrade."""
+    from vllm_upgrade_check.cli.progress import parse_size, scan_progress
     from vllm_upgrade_check.engine import ScanOptions, run_scan
 
     environment = None
@@ -62,8 +68,11 @@ def scan(
         environment=environment,
         rule_paths=rules,
         exclude=exclude,
+        max_file_bytes=parse_size(max_file_size),
     )
-    report = run_scan(options)
+    with scan_progress(fmt == Format.console) as progress:
+        options.progress = progress
+        report = run_scan(options)
     if fmt == Format.console:
         from vllm_upgrade_check.reporters.console import render_console
 
