@@ -143,7 +143,8 @@ def to_python(
 
     Raises:
         YamlProblem: duplicate mapping key, a value its tag cannot construct (unknown tag,
-            malformed ``!!binary``), or more than ``max_nodes`` nodes.
+            malformed ``!!binary``), a node that contains itself, nesting too deep for the
+            interpreter, or more than ``max_nodes`` nodes.
     """
     loader = yaml.SafeLoader("")
     budget = [max_nodes]
@@ -164,6 +165,15 @@ def to_python(
             positions.setdefault(path, pos(n).line)
         if isinstance(n, yaml.ScalarNode):
             return construct(n)
+        if id(n) in active:
+            raise YamlProblem("recursive alias (a node that contains itself)", pos(n).line)
+        active.add(id(n))
+        try:
+            return walk_collection(n, path)
+        finally:
+            active.discard(id(n))
+
+    def walk_collection(n: yaml.Node, path: tuple[Any, ...]) -> Any:
         if isinstance(n, yaml.SequenceNode):
             return [walk(child, (*path, i)) for i, child in enumerate(n.value)]
         if isinstance(n, yaml.MappingNode):
@@ -180,4 +190,8 @@ def to_python(
             return out
         return None  # pragma: no cover
 
-    return walk(node, ())
+    active: set[int] = set()
+    try:
+        return walk(node, ())
+    except RecursionError:
+        raise YamlProblem("YAML nested too deeply to read", pos(node).line) from None
