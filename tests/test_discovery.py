@@ -253,3 +253,18 @@ def test_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     with scan_progress(True) as callback:
         assert callback is not None
         callback("a.yaml")  # within the first second: draws nothing
+
+
+def test_a_scanner_bug_fails_closed_naming_the_file(tmp_path: Path) -> None:
+    from vllm_upgrade_check.scanners.manifests import ManifestScanner
+
+    class Broken(ManifestScanner):
+        def scan(self, source):  # type: ignore[no-untyped-def]
+            raise KeyError("boom")
+            yield  # pragma: no cover
+
+    write(tmp_path, "compose.yaml", COMPOSE)
+    _facts, skipped, _count = scan(tmp_path, scanners=[Broken()])
+    assert [(s.path, s.reason, s.configures_vllm) for s in skipped] == [
+        ("compose.yaml", "manifest scanner failed: KeyError: 'boom'", True)
+    ]

@@ -99,6 +99,9 @@ def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
                     skipped.append(
                         Skipped(rel, "nested too deeply to parse", configures_vllm=source.mentions_vllm())
                     )
+                except Exception as exc:  # a scanner bug must not crash the gate: fail closed, name the file
+                    reason = f"{scanner.name} scanner failed: {type(exc).__name__}: {exc}".splitlines()[0]
+                    skipped.append(Skipped(rel, reason, configures_vllm=True))
             facts.extend(_with_file_hint(file_facts, rel))
     return facts, skipped, count
 
