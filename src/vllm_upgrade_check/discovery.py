@@ -143,7 +143,10 @@ def walk(
             if skipped is not None:
                 skipped.append(Skipped(rel_dir, f"cannot list directory: {exc.strerror or exc}"))
             continue
-        if any(e.name == ".gitignore" for e in entries):
+        names = {e.name for e in entries}
+        if "pyvenv.cfg" in names and rel_dir != ".":
+            continue  # a virtual environment
+        if ".gitignore" in names:
             ignores = ignores.entering(directory, rel_dir)
         prefix = "" if rel_dir == "." else rel_dir + "/"
         subdirs = []
@@ -158,7 +161,7 @@ def walk(
             except OSError:
                 continue
             if is_dir:
-                if name in SKIP_DIRS or os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
+                if name in SKIP_DIRS:
                     continue
                 if ignores.ignored(rel + "/") or (excluded is not None and excluded.match_file(rel + "/")):
                     continue
@@ -198,6 +201,7 @@ def read_source(
     relpath: str,
     max_bytes: int = MAX_FILE_BYTES,
     scanners: Sequence[Scanner] | None = None,
+    by_name: bool | None = None,
 ) -> SourceFile | Skipped | None:
     """Read a file once, if a scanner may want it.
 
@@ -206,6 +210,7 @@ def read_source(
         relpath: its root-relative POSIX path.
         max_bytes: files larger than this are skipped.
         scanners: decide by name before reading (``None``: read every file).
+        by_name: :func:`wanted` of the name when the caller knows it already.
 
     Returns:
         The decoded :class:`SourceFile` (UTF-8, else Latin-1; CRLF made LF); ``None`` when no
@@ -213,7 +218,8 @@ def read_source(
         :class:`Skipped` with the reason for binary, oversized or unreadable files a scanner
         would have read.
     """
-    by_name = True if scanners is None else wanted(relpath.rsplit("/", 1)[-1], scanners)
+    if by_name is None:
+        by_name = True if scanners is None else wanted(relpath.rsplit("/", 1)[-1], scanners)
     if by_name is False:
         return None
     try:

@@ -68,8 +68,11 @@ def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
     count = 0
     scanners = options.scanners
 
+    verdicts: dict[str, bool | None] = {}
+
     def keep_name(name: str) -> bool:
-        return wanted(name, scanners) is not False
+        verdicts[name] = verdict = wanted(name, scanners)
+        return verdict is not False
 
     for root in options.paths:
         if not root.exists():
@@ -77,7 +80,8 @@ def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
         for path, rel in walk(root, options.exclude, skipped, keep_name):
             if options.progress is not None:
                 options.progress(rel)
-            source = read_source(path, rel, options.max_file_bytes, scanners)
+            verdict = verdicts.pop(rel.rsplit("/", 1)[-1], None)
+            source = read_source(path, rel, options.max_file_bytes, scanners, verdict)
             if source is None:
                 continue
             if isinstance(source, Skipped):
