@@ -5,15 +5,14 @@ Callable from tests without the CLI. Nothing here prints or exits.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import pathspec
 from packaging.version import Version
 
 from vllm_upgrade_check.checks import unknown_flag_findings
+from vllm_upgrade_check.discovery import MAX_FILE_BYTES, SKIP_DIRS, read_source, walk, wanted  # noqa: F401
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.matcher import Assumption, VersionContext, match_rules, sort_key
 from vllm_upgrade_check.model.facts import Fact, FactKind, Report, Skipped, VersionBasis
@@ -26,28 +25,6 @@ from vllm_upgrade_check.scanners.launch import is_vllm_image
 from vllm_upgrade_check.scanners.vllm_config import referenced_config_paths, scan_config
 from vllm_upgrade_check.suppress import Ignore, apply_filters
 from vllm_upgrade_check.versions import parse_version, version_from_tag
-
-SKIP_DIRS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "node_modules",
-        "__pycache__",
-        ".tox",
-        ".nox",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        "site-packages",
-        ".venv",
-        "venv",
-    }
-)
-"""Directories never descended into (virtual environments are also recognised by ``pyvenv.cfg``)."""
-
-MAX_FILE_BYTES = 5 * 1024 * 1024
-"""Files larger than this (5 MiB) are skipped with a reason."""
 
 
 @dataclass
@@ -70,6 +47,8 @@ class ScanOptions:
         select: report only rules whose id starts with one of these (case-insensitive);
             empty = every rule.
         ignore_rules: never report rules whose id starts with one of these.
+        progress: called with each file's relative path as it is scanned (for a progress
+            display); ``None`` for none.
     """
 
     paths: Sequence[Path] = ()
@@ -86,73 +65,14 @@ class ScanOptions:
     inline_suppressions: bool = True
     select: Sequence[str] = ()
     ignore_rules: Sequence[str] = ()
-
-
-def _gitignore(root: Path) -> pathspec.PathSpec | None:
-    ignore = root / ".gitignore"
-    if not ignore.is_file():
-        return None
-    try:
-        return pathspec.PathSpec.from_lines(
-            "gitwildmatch", ignore.read_text(encoding="utf-8", errors="replace").splitlines()
-        )
-    except (OSError, ValueError):
-        return None
+    progress: Callable[[str], None] | None = None
 
 
 def discover(root: Path, exclude: Sequence[str] = ()) -> Iterator[tuple[Path, str]]:
-    """Yield ``(path, relative POSIX path)`` of every regular file under ``root``.
-
-    Skips :data:`SKIP_DIRS`, virtual environments, what the root ``.gitignore`` and
-    ``exclude`` patterns match, and symlinks that leave the root or loop.
-    """
-    if root.is_file():
-        yield root, root.name
-        return
-    ignored = _gitignore(root)
-    excluded = pathspec.PathSpec.from_lines("gitwildmatch", exclude) if exclude else None
-    real_root = root.resolve()
-    seen: set[str] = set()
-    for current, dirs, files in os.walk(root, followlinks=True):
-        here = Path(current)
-        real = os.path.realpath(current)
-        if real in seen or not (real == str(real_root) or real.startswith(str(real_root) + os.sep)):
-            dirs[:] = []
-            continue
-        seen.add(real)
-        rel_dir = here.relative_to(root).as_posix()
-        keep = []
-        for name in sorted(dirs):
-            rel = f"{rel_dir}/{name}" if rel_dir != "." else name
-            if name in SKIP_DIRS or (here / name / "pyvenv.cfg").exists():
-                continue
-            if (ignored and ignored.match_file(rel + "/")) or (excluded and excluded.match_file(rel + "/")):
-                continue
-            keep.append(name)
-        dirs[:] = keep
-        for name in sorted(files):
-            rel = f"{rel_dir}/{name}" if rel_dir != "." else name
-            if (ignored and ignored.match_file(rel)) or (excluded and excluded.match_file(rel)):
-                continue
-            yield here / name, rel
-
-
-def read_source(path: Path, relpath: str, max_bytes: int) -> SourceFile | Skipped | None:
-    """Read a file once; ``None`` for binary files, :class:`Skipped` when unreadable or too big."""
-    try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            return Skipped(relpath, f"larger than {max_bytes} bytes ({size})")
-        data = path.read_bytes()
-    except OSError as exc:
-        return Skipped(relpath, f"cannot read: {exc.strerror or exc}", configures_vllm=True)
-    if b"\x00" in data[:8192]:
-        return None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = data.decode("latin-1")
-    return SourceFile(relpath, text.replace("\r\n", "\n"))
+    """Yield ``(path, relative POSIX path)`` of every regular file under ``root`` that is not
+    ignored (see :func:`vllm_upgrade_check.discovery.walk`)."""
+    for path, rel in walk(root, exclude):
+        yield Path(path), rel
 
 
 def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
@@ -165,30 +85,49 @@ def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
     facts: list[Fact] = []
     skipped: list[Skipped] = []
     count = 0
+    scanners = options.scanners
+
+    verdicts: dict[str, bool | None] = {}
+
+    def keep_name(name: str) -> bool:
+        verdicts[name] = verdict = wanted(name, scanners)
+        return verdict is not False
+
     for root in options.paths:
         if not root.exists():
             raise UsageError(f"no such file or directory: {root}")
         root_facts_start = len(facts)
         files: dict[str, Path] = {}
-        for path, rel in discover(root, options.exclude):
-            files[rel] = path
-            source = read_source(path, rel, options.max_file_bytes)
+        for path, rel in walk(root, options.exclude, skipped, keep_name):
+            if options.progress is not None:
+                options.progress(rel)
+            files[rel] = Path(path)
+            verdict = verdicts.pop(rel.rsplit("/", 1)[-1], None)
+            source = read_source(path, rel, options.max_file_bytes, scanners, verdict)
             if source is None:
                 continue
             if isinstance(source, Skipped):
                 skipped.append(source)
                 continue
-            takers = [s for s in options.scanners if s.accepts(source)]
+            takers = [s for s in scanners if s.accepts(source)]
             if not takers:
                 continue
             count += 1
             file_facts: list[Fact] = []
             for scanner in takers:
-                for item in scanner.scan(source):
-                    if isinstance(item, Skipped):
-                        skipped.append(item)
-                    else:
-                        file_facts.append(item)
+                try:
+                    for item in scanner.scan(source):
+                        if isinstance(item, Skipped):
+                            skipped.append(item)
+                        else:
+                            file_facts.append(item)
+                except RecursionError:
+                    skipped.append(
+                        Skipped(rel, "nested too deeply to parse", configures_vllm=source.mentions_vllm())
+                    )
+                except Exception as exc:  # a scanner bug must not crash the gate: fail closed, name the file
+                    reason = f"{scanner.name} scanner failed: {type(exc).__name__}: {exc}".splitlines()[0]
+                    skipped.append(Skipped(rel, reason, configures_vllm=True))
             facts.extend(_with_file_hint(file_facts, rel))
         facts.extend(_referenced_configs(facts[root_facts_start:], files, options, skipped))
     return facts, skipped, count

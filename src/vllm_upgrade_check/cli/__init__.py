@@ -60,6 +60,9 @@ def main() -> None:
     Usage errors are reported by typer (exit 2); :class:`~vllm_upgrade_check.errors.VucError`
     (bad rule pack, unknown version, missing path) becomes one line on stderr and exit 2.
     """
+    if sys.argv[1:] == ["--version"]:  # fast path: no command module (pydantic, yaml...) imported
+        print(f"vllm-upgrade-check {__version__}")
+        return
     from vllm_upgrade_check.errors import VucError
 
     _register()

@@ -49,6 +49,11 @@ def scan(
     exclude: list[str] = typer.Option(
         [], "--exclude", help="gitignore-style pattern to leave out (repeatable)."
     ),
+    max_file_size: str = typer.Option(
+        "5MiB",
+        "--max-file-size",
+        help="Skip (and report) files larger than this, e.g. 5MiB, 500k, 1048576.",
+    ),
     skip_unreadable: bool = typer.Option(
         False,
         "--skip-unreadable",
@@ -60,6 +65,7 @@ def scan(
     ignore: list[str] = IGNORE_OPTION,
 ) -> None:
     """Scan a deployment repo (and optionally the environment) for what breaks on upgrade."""
+    from vllm_upgrade_check.cli.progress import parse_size, scan_progress
     from vllm_upgrade_check.config import config_for, scan_options
     from vllm_upgrade_check.engine import run_scan
 
@@ -81,7 +87,14 @@ def scan(
         select=select,
         ignore_rules=ignore,
     )
-    report = run_scan(options)
+    options.max_file_bytes = parse_size(max_file_size)
+    if env:
+        from vllm_upgrade_check.scanners.host import read_host
+
+        options.host = read_host()
+    with scan_progress(fmt == Format.console) as progress:
+        options.progress = progress
+        report = run_scan(options)
     fail_on = fail_on or FailOn(settings.fail_on or "blocker")
     rules = list(options.rule_paths)
     if fmt == Format.console:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import ClassVar
 
 from vllm_upgrade_check.model.facts import Fact, Skipped
@@ -33,7 +34,12 @@ class SourceFile:
 
     def mentions_vllm(self) -> bool:
         """``True`` when the text mentions vLLM at all (cheap pre-filter, case-insensitive)."""
-        return "vllm" in self.text.lower()
+        return self._mentions_vllm
+
+    @cached_property
+    def _mentions_vllm(self) -> bool:
+        text = self.text
+        return "vllm" in text or "VLLM" in text or "vllm" in text.lower()
 
 
 class Scanner(ABC):
@@ -45,6 +51,11 @@ class Scanner(ABC):
     @abstractmethod
     def accepts(self, source: SourceFile) -> bool:
         """``True`` when this scanner should read ``source`` (by name, and cheap content checks)."""
+
+    def accepts_name(self, name: str) -> bool | None:
+        """Decide by file name alone, before the file is read: ``True`` (accepted), ``False``
+        (never accepted, the file is not read) or ``None`` (only the content can tell)."""
+        return None
 
     @abstractmethod
     def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:

@@ -66,6 +66,9 @@ class DockerfileScanner(Scanner):
     def accepts(self, source: SourceFile) -> bool:
         return is_dockerfile(source.name)
 
+    def accepts_name(self, name: str) -> bool | None:
+        return is_dockerfile(name)
+
     def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
         path = source.relpath
         try:
@@ -89,6 +92,9 @@ class DockerfileScanner(Scanner):
             body_offset = keyword_len
             if instruction == "FROM":
                 stage += 1
+                if not item["value"].split():  # a bare FROM: nothing to read, never a crash
+                    base_is_vllm, entrypoint_set, hint = False, False, None
+                    continue
                 reference = parents[stage] if stage < len(parents) else item["value"].split()[0]
                 column = content.find(item["value"].split()[0]) + 1
                 token = Token(reference, line, max(column, 1), True, item["value"].split()[0])

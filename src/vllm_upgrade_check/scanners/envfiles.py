@@ -101,6 +101,9 @@ class SystemdScanner(Scanner):
         self._wanted: list[str] = []
         self._read: set[str] = set()
 
+    def accepts_name(self, name: str) -> bool | None:
+        return name.endswith(".service") or is_dotenv(name)
+
     def accepts(self, source: SourceFile) -> bool:
         if len(source.text) <= _MAX_REMEMBERED:
             self._texts[source.relpath] = source.text

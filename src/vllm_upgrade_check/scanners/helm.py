@@ -232,6 +232,9 @@ class HelmValuesScanner(Scanner):
 
     name = "helm"
 
+    def accepts_name(self, name: str) -> bool | None:
+        return None if name.endswith(YAML_SUFFIXES) else False
+
     def accepts(self, source: SourceFile) -> bool:
         return source.name.endswith(YAML_SUFFIXES) and is_values_file(source)
 

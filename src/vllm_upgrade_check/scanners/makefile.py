@@ -61,6 +61,9 @@ class MakefileScanner(Scanner):
 
     name = "makefile"
 
+    def accepts_name(self, name: str) -> bool | None:
+        return name in MAKEFILE_NAMES or name.endswith(".mk")
+
     def accepts(self, source: SourceFile) -> bool:
         return source.name in MAKEFILE_NAMES or source.name.endswith(".mk")
 

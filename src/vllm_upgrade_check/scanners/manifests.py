@@ -170,18 +170,31 @@ def compose_facts(text: str, doc: yaml.Node, path: str, scanner: str) -> Iterato
         yield from _env_facts(get(service, "environment"), path, scanner)
 
 
+MAX_CONTAINERS = 10_000
+"""Containers read from one document at most (bounds what an alias bomb can produce)."""
+
+
 def _containers(node: yaml.Node) -> Iterator[yaml.Node]:
+    """Every container mapping under ``node``; each node is visited once, so aliases
+    (even an alias bomb) cost no more than the text they are written in."""
     stack = [node]
-    visited = 0
-    while stack and visited < 100_000:
-        visited += 1
+    visited: set[int] = set()
+    found = 0
+    while stack and len(visited) < 100_000 and found < MAX_CONTAINERS:
         current = stack.pop()
+        if id(current) in visited:
+            continue
+        visited.add(id(current))
         if isinstance(current, yaml.MappingNode):
             for key, _k, value in mapping_items(current):
                 if key in ("containers", "initContainers", "ephemeralContainers") and isinstance(
                     value, yaml.SequenceNode
                 ):
-                    yield from (c for c in items(value) if isinstance(c, yaml.MappingNode))
+                    for container in items(value):
+                        if isinstance(container, yaml.MappingNode) and id(container) not in visited:
+                            visited.add(id(container))
+                            found += 1
+                            yield container
                 else:
                     stack.append(value)
         elif isinstance(current, yaml.SequenceNode):
@@ -263,6 +276,9 @@ class ManifestScanner(Scanner):
 
     def accepts(self, source: SourceFile) -> bool:
         return source.name.endswith(YAML_SUFFIXES)
+
+    def accepts_name(self, name: str) -> bool | None:
+        return name.endswith(YAML_SUFFIXES)
 
     def _config_map_facts(self, name: str) -> Iterator[Fact]:
         for path, node in self._maps.get(name, ()):

@@ -269,6 +269,9 @@ class MonitoringScanner(Scanner):
 
     name = "monitoring"
 
+    def accepts_name(self, name: str) -> bool | None:
+        return name.endswith((*YAML_SUFFIXES, ".json", ".py"))
+
     def accepts(self, source: SourceFile) -> bool:
         return source.name.endswith((*YAML_SUFFIXES, ".json", ".py"))
 

@@ -761,6 +761,9 @@ class PythonSourceScanner(Scanner):
 
     name = "python"
 
+    def accepts_name(self, name: str) -> bool | None:
+        return name.endswith(".py")
+
     def accepts(self, source: SourceFile) -> bool:
         return source.name.endswith(".py")
 

@@ -113,15 +113,16 @@ def pyproject_facts(text: str, path: str, scanner: str) -> Iterator[Fact | Skipp
     ``[dependency-groups]``; positions found by locating each string in the text."""
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        yield Skipped(path, f"TOML syntax error: {exc}", configures_vllm="vllm" in text.lower())
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+        reason = f"TOML syntax error: {exc}" if str(exc) else "TOML nested too deeply"
+        yield Skipped(path, reason, configures_vllm="vllm" in text.lower())
         return
     project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
     strings: list[str] = list(_strings(project.get("dependencies", [])))
-    for group in (project.get("optional-dependencies") or {}).values():
-        strings.extend(_strings(group))
-    for group in (data.get("dependency-groups") or {}).values():
-        strings.extend(_strings(group))
+    for key, table in (("optional-dependencies", project), ("dependency-groups", data)):
+        groups = table.get(key)
+        for group in groups.values() if isinstance(groups, dict) else ():
+            strings.extend(_strings(group))
     for item in strings:
         line, column = _line_of(text, item)
         fact = requirement_fact(item, path, line, column, scanner)
@@ -144,16 +145,20 @@ def lock_facts(text: str, path: str, scanner: str) -> Iterator[Fact | Skipped]:
         if name == "Pipfile.lock":
             data = json.loads(text)
             for section in ("default", "develop"):
-                for dist, info in (data.get(section) or {}).items():
-                    version = str(info.get("version", "")).removeprefix("==")
+                deps = data.get(section) if isinstance(data, dict) else None
+                for dist, info in deps.items() if isinstance(deps, dict) else ():
+                    version = (
+                        str(info.get("version", "")).removeprefix("==") if isinstance(info, dict) else ""
+                    )
                     if version:
                         packages.append((dist, version))
         else:
             data = tomllib.loads(text)
-            for entry in data.get("package", data.get("packages", [])) or []:
+            entries = data.get("package", data.get("packages", []))
+            for entry in entries if isinstance(entries, list) else ():
                 if isinstance(entry, dict) and entry.get("name") and entry.get("version"):
                     packages.append((str(entry["name"]), str(entry["version"])))
-    except (ValueError, tomllib.TOMLDecodeError) as exc:
+    except (ValueError, RecursionError, tomllib.TOMLDecodeError) as exc:
         yield Skipped(path, f"cannot parse lock file: {exc}", configures_vllm="vllm" in text.lower())
         return
     for dist, version in packages:
@@ -172,10 +177,13 @@ class RequirementsScanner(Scanner):
     name = "requirements"
 
     def accepts(self, source: SourceFile) -> bool:
-        name = source.name
+        return self.accepts_name(source.name)
+
+    def accepts_name(self, name: str) -> bool:
+        if name.endswith((".txt", ".in")):
+            return bool(_REQ_NAME.match(name))
         return (
-            bool(_REQ_NAME.match(name))
-            or name == "pyproject.toml"
+            name == "pyproject.toml"
             or name in LOCK_FILES
             or (name.startswith("pylock.") and name.endswith(".toml"))
         )

@@ -202,6 +202,9 @@ class ServingConfigScanner(Scanner):
 
     name = "serving"
 
+    def accepts_name(self, name: str) -> bool | None:
+        return name.endswith(YAML_SUFFIXES) or name == "model.json"
+
     def accepts(self, source: SourceFile) -> bool:
         return source.name.endswith(YAML_SUFFIXES) or source.name == "model.json"
 

@@ -19,6 +19,12 @@ from vllm_upgrade_check.scanners.requirements import pip_install_facts
 from vllm_upgrade_check.shellparse import Locator, ShellScript, Token, parse_shell
 
 SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".envrc")
+NOT_SCRIPT_SUFFIXES = frozenset(
+    "py pyi pyc md rst txt json jsonl yaml yml toml ini cfg conf lock js mjs cjs ts tsx jsx go rs java "
+    "kt c h cc cpp hpp cs rb php html htm css scss svg png jpg jpeg gif ico pdf zip gz tgz tar whl "
+    "so o a ipynb csv tsv xml proto sql tf tfvars hcl mod sum gradle properties log".split()
+)
+"""Suffixes of files that are never shell scripts, whatever their first line (not read)."""
 _SHELLS = frozenset({"sh", "bash", "zsh", "ksh", "dash"})
 
 Relocate = Callable[[Token], Token]
@@ -134,6 +140,12 @@ class ShellScanner(Scanner):
             return False
         words = first[2:].split()
         return bool(words) and (words[-1] in _SHELLS or words[0].rsplit("/", 1)[-1] in _SHELLS)
+
+    def accepts_name(self, name: str) -> bool | None:
+        if name.endswith(SHELL_SUFFIXES):
+            return True
+        suffix = name.rpartition(".")[2].lower() if "." in name.lstrip(".") else ""
+        return False if suffix in NOT_SCRIPT_SUFFIXES else None
 
     def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
         if not source.mentions_vllm():

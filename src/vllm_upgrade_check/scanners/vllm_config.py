@@ -159,6 +159,9 @@ class VllmConfigScanner(Scanner):
 
     name = "vllm-config"
 
+    def accepts_name(self, name: str) -> bool | None:
+        return name.endswith(YAML_SUFFIXES)
+
     def accepts(self, source: SourceFile) -> bool:
         return source.name.endswith(YAML_SUFFIXES)
 

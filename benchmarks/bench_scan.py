@@ -1,0 +1,428 @@
+"""Benchmark ``vllm-upgrade-check scan`` on a synthetic monorepo, side by side with grep and semgrep.
+
+Builds a deterministic deployment monorepo in a temporary directory (launch scripts, compose
+files, Kubernetes manifests, Dockerfiles, requirements, Python, JSON dashboards, Markdown,
+filler sources, a ``node_modules/``, a root and a nested ``.gitignore``), then times, in one run:
+
+* ``scan`` in-process (``engine.run_scan``) and through the CLI (a subprocess, with its peak RSS);
+* ``grep -rE`` of the rule packs' flag and env-var literals over the same tree (the floor:
+  every byte read once, no parsing);
+* semgrep, generic-mode rules for the same literals, offline (metrics and version check off),
+  installed with pip into a separate virtual environment (skipped, with the reason, when it
+  cannot be installed or run);
+* ``vllm-upgrade-check --version`` against a bare import of its dependencies;
+* scan time at several sizes (``--sizes``), to show how it grows.
+
+Usage::
+
+    python benchmarks/bench_scan.py                 # 10k files; sizes 1k,10k,50k
+    python benchmarks/bench_scan.py --quick         # 200 files, no semgrep: CI keeps it working
+    python benchmarks/bench_scan.py --sizes 1k,10k --no-semgrep
+
+Timings are wall-clock seconds, best of ``--repeat`` runs. Nothing is asserted: this prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+SEMGREP_VENV = Path(os.environ.get("VUC_SEMGREP_VENV", "/tmp/vuc-bench-semgrep"))
+
+# --------------------------------------------------------------------------- the monorepo
+
+FLAGS = [
+    "--max-num-seqs 64",
+    "--gpu-memory-utilization 0.9",
+    "--tensor-parallel-size 2",
+    "--max-model-len 8192",
+    "--enable-prefix-caching",
+    "--kv-cache-dtype fp8",
+    "--calculate-kv-scales",
+    "--max-num-partial-prefills 2",
+    "--max-long-partial-prefills 1",
+    "--override-attention-dtype bfloat16",
+    "--load-format bitsandbytes",
+    "--quantization awq",
+    "--port 8000",
+]
+MODELS = ["meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-7B-Instruct", "mistralai/Mistral-7B-v0.3"]
+VLLM_TAGS = ["v0.26.0", "v0.27.0", "v0.27.1"]
+
+
+def _launch_script(rng: random.Random) -> str:
+    if rng.random() < 0.4:
+        return "#!/usr/bin/env bash\nset -euo pipefail\nmake build\n./bin/worker --threads 4\n"
+    flags = " \\\n  ".join(rng.sample(FLAGS, rng.randint(2, 5)))
+    return (
+        "#!/usr/bin/env bash\nset -euo pipefail\nexport VLLM_USE_V1=1\n"
+        f'MODEL="${{MODEL:-{rng.choice(MODELS)}}}"\n'
+        f'exec vllm serve "$MODEL" \\\n  {flags}\n'
+    )
+
+
+def _compose(rng: random.Random) -> str:
+    if rng.random() < 0.5:
+        return (
+            "services:\n  web:\n    image: nginx:1.27\n    ports: ['80:80']\n  db:\n    image: postgres:16\n"
+        )
+    args = "\n".join(f"      - {part}" for flag in rng.sample(FLAGS, 3) for part in flag.split())
+    return (
+        "services:\n  llm:\n"
+        f"    image: vllm/vllm-openai:{rng.choice(VLLM_TAGS)}\n"
+        "    environment:\n      VLLM_LOGGING_LEVEL: INFO\n"
+        f"    command:\n      - --model\n      - {rng.choice(MODELS)}\n{args}\n"
+    )
+
+
+def _kubernetes(rng: random.Random, i: int) -> str:
+    if rng.random() < 0.7:
+        return (
+            f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: svc-{i}\nspec:\n  replicas: 2\n"
+            "  template:\n    spec:\n      containers:\n        - name: app\n"
+            f"          image: registry.example.com/app:{i}\n          ports: [{{containerPort: 8080}}]\n"
+        )
+    args = "\n".join(f"            - {part}" for flag in rng.sample(FLAGS, 3) for part in flag.split())
+    return (
+        f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llm-{i}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n        - name: vllm\n"
+        f"          image: vllm/vllm-openai:{rng.choice(VLLM_TAGS)}\n"
+        f"          args:\n            - --model\n            - {rng.choice(MODELS)}\n{args}\n"
+        "          env:\n            - name: VLLM_USE_V1\n              value: '1'\n"
+    )
+
+
+def _dockerfile(rng: random.Random) -> str:
+    if rng.random() < 0.5:
+        return "FROM python:3.11-slim\nCOPY . /app\nRUN pip install -r /app/requirements.txt\nCMD ['python', 'app.py']\n"
+    return (
+        f"FROM vllm/vllm-openai:{rng.choice(VLLM_TAGS)}\nENV VLLM_USE_V1=1\n"
+        "RUN pip install 'transformers>=4.45'\n"
+        f'CMD ["--model", "{rng.choice(MODELS)}", "--max-num-seqs", "32"]\n'
+    )
+
+
+def _requirements(rng: random.Random) -> str:
+    lines = ["requests>=2.31", "pydantic>=2", "numpy"]
+    if rng.random() < 0.5:
+        lines += ["vllm==0.27.0", "torch==2.9.0"]
+    return "\n".join(lines) + "\n"
+
+
+def _python(rng: random.Random, i: int) -> str:
+    body = "".join(f"def handler_{i}_{k}(event):\n    return {{'id': {k}, 'ok': True}}\n\n" for k in range(8))
+    if rng.random() < 0.2:
+        body = "from vllm import LLM, SamplingParams\n\nllm = LLM(model='m', max_num_seqs=8)\n\n" + body
+    return '"""Service module."""\n\nimport json\nimport logging\n\n' + body
+
+
+def _dashboard(rng: random.Random, i: int) -> str:
+    panels = [
+        {"title": f"panel {k}", "targets": [{"expr": f"rate(vllm:num_requests_running[{k}m])"}]}
+        for k in range(rng.randint(3, 12))
+    ]
+    return json.dumps({"uid": f"dash-{i}", "title": f"Dashboard {i}", "panels": panels}, indent=2)
+
+
+def _markdown(rng: random.Random, i: int) -> str:
+    text = f"# Runbook {i}\n\nStart the server with `vllm serve MODEL --max-num-seqs 8`.\n\n"
+    return text + "Lorem ipsum dolor sit amet, consectetur adipiscing elit.\n" * rng.randint(5, 40)
+
+
+def _filler(rng: random.Random, i: int) -> str:
+    return "".join(
+        f"export function f{i}_{k}(a, b) {{ return a * {k} + b; }}\n" for k in range(rng.randint(10, 60))
+    )
+
+
+KINDS: list[tuple[str, float]] = [
+    ("launch", 0.06),
+    ("compose", 0.03),
+    ("kubernetes", 0.10),
+    ("dockerfile", 0.03),
+    ("requirements", 0.02),
+    ("python", 0.25),
+    ("dashboard", 0.06),
+    ("markdown", 0.10),
+    ("filler", 0.25),
+    ("node_modules", 0.07),
+    ("ignored", 0.03),
+]
+
+
+def build_monorepo(root: Path, n_files: int, seed: int = 7) -> dict[str, int]:
+    """Write ``n_files`` files under ``root`` (deterministic for a seed); return counts per kind."""
+    rng = random.Random(seed)
+    names, weights = zip(*KINDS, strict=True)
+    counts = dict.fromkeys(names, 0)
+    (root / ".gitignore").write_text("build/\n*.log\n/tmp/\n")
+    (root / "services").mkdir(parents=True, exist_ok=True)
+    (root / "services" / ".gitignore").write_text("generated/\n")
+    written = 2
+    i = 0
+    while written < n_files:
+        kind = rng.choices(names, weights)[0]
+        team = f"services/team{i % 40:02d}/svc{(i // 40) % 25:02d}"
+        i += 1
+        if kind == "launch":
+            path, text = f"{team}/scripts/serve_{i}.sh", _launch_script(rng)
+        elif kind == "compose":
+            path, text = f"{team}/docker-compose.{i}.yaml", _compose(rng)
+        elif kind == "kubernetes":
+            path, text = f"deploy/k8s/ns{i % 30:02d}/deployment-{i}.yaml", _kubernetes(rng, i)
+        elif kind == "dockerfile":
+            path, text = f"{team}/docker/{i}/Dockerfile", _dockerfile(rng)
+        elif kind == "requirements":
+            path, text = f"{team}/req{i}/requirements.txt", _requirements(rng)
+        elif kind == "python":
+            path, text = f"{team}/src/mod_{i}.py", _python(rng, i)
+        elif kind == "dashboard":
+            path, text = f"observability/dashboards/d{i % 20:02d}/dash_{i}.json", _dashboard(rng, i)
+        elif kind == "markdown":
+            path, text = f"docs/section{i % 25:02d}/page_{i}.md", _markdown(rng, i)
+        elif kind == "filler":
+            path, text = f"web/app{i % 50:02d}/src/file_{i}.js", _filler(rng, i)
+        elif kind == "node_modules":
+            path, text = f"web/app{i % 50:02d}/node_modules/pkg{i % 97}/index_{i}.js", _filler(rng, i)
+        else:
+            which = i % 3
+            path, text = (
+                (f"build/out/{i}/run.sh", _launch_script(rng))
+                if which == 0
+                else (f"{team}/generated/{i}.yaml", _compose(rng))
+                if which == 1
+                else (f"logs/run_{i}.log", "vllm serve m --max-num-seqs 8\n" * 20)
+            )
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+        counts[kind] += 1
+        written += 1
+    return counts
+
+
+# --------------------------------------------------------------------------- the tools
+
+
+def rule_literals() -> list[str]:
+    """The flag and env-var literals of the bundled rule packs (what grep and semgrep look for)."""
+    from vllm_upgrade_check.registry import load_registry
+
+    literals: set[str] = set()
+    for _pack, rule in load_registry().rules():
+        kind = rule.match.kind.value
+        names = [rule.match.name, *(rule.match.names or [])]
+        for name in filter(None, names):
+            if kind in ("engine_arg", "absent_arg", "cli_flag"):
+                literals.add("--" + name.lstrip("-").replace("_", "-"))
+            elif kind == "env_var":
+                literals.add(name)
+    return sorted(literals)
+
+
+def best_of(repeat: int, fn: Callable[[], object]) -> float:
+    """Smallest wall time of ``repeat`` calls, seconds."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def run_child(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, int, int, str]:
+    """Run ``argv``; return (wall seconds, exit status, peak RSS in KiB, stderr tail)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - start
+    return wall, proc.returncode, usage.ru_maxrss, err.decode("utf-8", "replace")[-400:]
+
+
+def cli_path() -> str:
+    """The ``vllm-upgrade-check`` console script of this interpreter's environment."""
+    candidate = Path(sys.executable).parent / "vllm-upgrade-check"
+    return (
+        str(candidate) if candidate.exists() else (shutil.which("vllm-upgrade-check") or "vllm-upgrade-check")
+    )
+
+
+def cli_scan(root: Path, repeat: int) -> tuple[float, int]:
+    """Best CLI scan time and the peak RSS (KiB) of the child."""
+    argv = [cli_path(), "scan", str(root), "--format", "json", "--fail-on", "never", "--skip-unreadable"]
+    best, peak = float("inf"), 0
+    for _ in range(repeat):
+        wall, code, rss, err = run_child(argv)
+        if code != 0:
+            raise SystemExit(f"scan failed with exit {code}: {err}")
+        best, peak = min(best, wall), max(peak, rss)
+    return best, peak
+
+
+def inprocess_scan(root: Path, repeat: int) -> tuple[float, int, int]:
+    """Best in-process ``run_scan`` time; files scanned; findings."""
+    from vllm_upgrade_check.engine import ScanOptions, run_scan
+    from vllm_upgrade_check.registry import load_registry
+
+    registry = load_registry()
+    result = {}
+
+    def once() -> None:
+        result["report"] = run_scan(ScanOptions(paths=[root]), registry)
+
+    elapsed = best_of(repeat, once)
+    report = result["report"]
+    return elapsed, report.files_scanned, len(report.findings)
+
+
+def grep_scan(root: Path, literals: list[str], repeat: int) -> float:
+    """Best ``grep -rE`` time over the same tree (same directories left out)."""
+    pattern = "|".join(lit.replace(".", r"\.") for lit in literals)
+    argv = ["grep", "-rEc", "--exclude-dir=node_modules", "--exclude-dir=.git", "-e", pattern, str(root)]
+    return best_of(repeat, lambda: subprocess.run(argv, stdout=subprocess.DEVNULL, check=False))
+
+
+def semgrep_ready(install: bool) -> tuple[str | None, str]:
+    """The semgrep executable (installing it with pip into its own venv), or ``None`` and why."""
+    exe = SEMGREP_VENV / "bin" / "semgrep"
+    if not exe.exists() and install:
+        try:
+            subprocess.run([sys.executable, "-m", "venv", str(SEMGREP_VENV)], check=True, capture_output=True)
+            pip = [str(SEMGREP_VENV / "bin" / "pip"), "install", "-q", "semgrep"]
+            subprocess.run(pip, check=True, capture_output=True, timeout=900)
+        except (subprocess.SubprocessError, OSError) as exc:
+            return None, f"pip install semgrep failed: {exc}"
+    if not exe.exists():
+        return None, f"semgrep not installed in {SEMGREP_VENV} (run without --no-install)"
+    return str(exe), ""
+
+
+def semgrep_scan(exe: str, root: Path, literals: list[str], work: Path) -> tuple[float | None, str]:
+    """One offline semgrep run with generic-mode rules for ``literals``; (seconds, why not)."""
+    rules = {
+        "rules": [
+            {
+                "id": f"vuc-{k}",
+                "languages": ["generic"],
+                "severity": "WARNING",
+                "message": f"{lit} changes on upgrade",
+                "pattern-regex": lit.replace(".", r"\."),
+            }
+            for k, lit in enumerate(literals)
+        ]
+    }
+    config = work / "semgrep-rules.json"
+    config.write_text(json.dumps(rules))
+    env = dict(os.environ, SEMGREP_ENABLE_VERSION_CHECK="0", SEMGREP_SEND_METRICS="off")
+    argv = [exe, "scan", "--config", str(config), "--metrics=off", "--disable-version-check", "--json", "-q"]
+    argv += ["--timeout", "0", str(root)]
+    try:
+        wall, code, _rss, err = run_child(argv, env)
+    except OSError as exc:
+        return None, f"semgrep cannot start: {exc}"
+    if code not in (0, 1):
+        return None, f"semgrep exited {code}: {err.strip()[-300:]}"
+    return wall, ""
+
+
+def version_vs_imports(repeat: int) -> tuple[float, float]:
+    """Median wall time of ``--version`` and of importing the dependencies, in fresh processes."""
+    deps = "import typer, rich, pydantic, yaml, packaging, tree_sitter"
+    version = [run_child([cli_path(), "--version"])[0] for _ in range(repeat)]
+    imports = [run_child([sys.executable, "-c", deps])[0] for _ in range(repeat)]
+    return statistics.median(version), statistics.median(imports)
+
+
+# --------------------------------------------------------------------------- main
+
+
+def parse_sizes(text: str) -> list[int]:
+    """``1k,10k,50k`` -> ``[1000, 10000, 50000]``."""
+    out = []
+    for part in filter(None, (p.strip().lower() for p in text.split(","))):
+        out.append(int(float(part[:-1]) * 1000) if part.endswith("k") else int(part))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build the monorepo(s), run every tool, print figures and ratios."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", type=int, default=10_000, help="files in the main comparison (10000)")
+    parser.add_argument("--sizes", default="1k,10k,50k", help="sizes for the growth table (1k,10k,50k)")
+    parser.add_argument("--quick", action="store_true", help="200 files, sizes 100,200, no semgrep (CI)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per timing; the best is kept (3)")
+    parser.add_argument("--no-semgrep", action="store_true", help="leave semgrep out")
+    parser.add_argument("--no-install", action="store_true", help="do not pip install semgrep")
+    parser.add_argument("--keep", type=Path, help="build the monorepo here and keep it")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.files, args.sizes, args.no_semgrep, args.repeat = 200, "100,200", True, 1
+
+    literals = rule_literals()
+    print(f"rule literals ({len(literals)}): {' '.join(literals)}")
+    with tempfile.TemporaryDirectory(prefix="vuc-bench-") as tmp:
+        work = Path(tmp)
+        root = args.keep or work / "monorepo"
+        root.mkdir(parents=True, exist_ok=True)
+        start = time.perf_counter()
+        counts = build_monorepo(root, args.files)
+        print(f"\nmonorepo: {args.files} files in {time.perf_counter() - start:.1f} s: {counts}")
+
+        t_inproc, scanned, findings = inprocess_scan(root, args.repeat)
+        t_cli, rss = cli_scan(root, args.repeat)
+        t_grep = grep_scan(root, literals, args.repeat)
+        print(f"\n{'tool':<34}{'seconds':>10}{'x grep':>10}")
+        print(f"{'grep -rE (floor)':<34}{t_grep:>10.3f}{1:>10.2f}")
+        print(f"{'scan, in-process (run_scan)':<34}{t_inproc:>10.3f}{t_inproc / t_grep:>10.2f}")
+        print(f"{'scan, CLI (subprocess)':<34}{t_cli:>10.3f}{t_cli / t_grep:>10.2f}")
+        print(f"  files scanned {scanned}, findings {findings}, CLI peak RSS {rss / 1024:.1f} MiB")
+
+        if not args.no_semgrep:
+            exe, why = semgrep_ready(not args.no_install)
+            t_semgrep, why = semgrep_scan(exe, root, literals, work) if exe else (None, why)
+            if t_semgrep is None:
+                print(f"{'semgrep':<34}{'skipped':>10}  ({why})")
+            else:
+                print(f"{'semgrep (generic, offline)':<34}{t_semgrep:>10.3f}{t_semgrep / t_grep:>10.2f}")
+                print(f"  semgrep / scan (CLI): {t_semgrep / t_cli:.1f}x")
+        else:
+            print(f"{'semgrep':<34}{'skipped':>10}  (--no-semgrep/--quick)")
+
+        t_version, t_imports = version_vs_imports(max(args.repeat, 5))
+        print(
+            f"\n--version {t_version:.3f} s; import of dependencies {t_imports:.3f} s; "
+            f"ratio {t_version / t_imports:.2f}"
+        )
+
+        print(f"\n{'files':>8}{'scan s':>10}{'grep s':>10}{'x grep':>8}{'ms/1k files':>13}{'RSS MiB':>9}")
+        for size in parse_sizes(args.sizes):
+            tree = work / f"size-{size}"
+            tree.mkdir()
+            build_monorepo(tree, size)
+            t_scan, peak = cli_scan(tree, 1 if size > 20_000 else args.repeat)
+            t_g = grep_scan(tree, literals, 1 if size > 20_000 else args.repeat)
+            per_k = 1000 * t_scan / (size / 1000)
+            print(
+                f"{size:>8}{t_scan:>10.3f}{t_g:>10.3f}{t_scan / t_g:>8.2f}{per_k:>13.1f}{peak / 1024:>9.1f}"
+            )
+            shutil.rmtree(tree, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+"""Keep the benchmark working: run it at its small size and check that it prints its figures.
+
+No timing is asserted here (speed is measured by ``benchmarks/bench_scan.py`` itself).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import REPO
+
+
+def test_benchmark_quick_mode_prints_every_figure() -> None:
+    run = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "bench_scan.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    for label in (
+        "grep -rE (floor)",
+        "scan, in-process (run_scan)",
+        "scan, CLI (subprocess)",
+        "CLI peak RSS",
+        "semgrep",
+        "--version",
+        "ms/1k files",
+    ):
+        assert label in out, label
+    assert "files scanned 0" not in out
