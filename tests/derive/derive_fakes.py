@@ -23,7 +23,9 @@ from pathlib import Path
 # --------------------------------------------------------------------------
 
 
-def make_elf(needed: list[str], *, is64: bool = True, little: bool = True, vaddr_base: int = 0x10000) -> bytes:
+def make_elf(
+    needed: list[str], *, is64: bool = True, little: bool = True, vaddr_base: int = 0x10000
+) -> bytes:
     """A minimal shared object: ELF header, a PT_LOAD mapping the whole file
     at ``vaddr_base``, a PT_DYNAMIC with DT_NEEDED/DT_STRTAB/DT_STRSZ."""
     end = "<" if little else ">"
@@ -45,11 +47,15 @@ def make_elf(needed: list[str], *, is64: bool = True, little: bool = True, vaddr
     if is64:
         header = struct.pack(end + "HHIQQQIHHHHHH", 3, 62, 1, 0, phoff, 0, 0, ehsize, phentsize, 2, 64, 0, 0)
         load = struct.pack(end + "IIQQQQQQ", 1, 5, 0, vaddr_base, vaddr_base, total, total, 0x1000)
-        dyn = struct.pack(end + "IIQQQQQQ", 2, 6, dyn_off, vaddr_base + dyn_off, 0, len(dynamic), len(dynamic), 8)
+        dyn = struct.pack(
+            end + "IIQQQQQQ", 2, 6, dyn_off, vaddr_base + dyn_off, 0, len(dynamic), len(dynamic), 8
+        )
     else:
         header = struct.pack(end + "HHIIIIIHHHHHH", 3, 3, 1, 0, phoff, 0, 0, ehsize, phentsize, 2, 40, 0, 0)
         load = struct.pack(end + "IIIIIIII", 1, 0, vaddr_base, vaddr_base, total, total, 5, 0x1000)
-        dyn = struct.pack(end + "IIIIIIII", 2, dyn_off, vaddr_base + dyn_off, 0, len(dynamic), len(dynamic), 6, 4)
+        dyn = struct.pack(
+            end + "IIIIIIII", 2, dyn_off, vaddr_base + dyn_off, 0, len(dynamic), len(dynamic), 6, 4
+        )
     body = ident + header + load + dyn + strtab
     body += b"\0" * (dyn_off - len(body))
     return body + dynamic
@@ -170,7 +176,7 @@ def _engine_args_parser():
     return EngineArgs.add_cli_args(FlexibleArgumentParser())
 '''
 
-OLD_CLI_ARGS = '''
+OLD_CLI_ARGS = """
 import argparse
 from vllm.engine.arg_utils import AsyncEngineArgs, nullable_str
 
@@ -181,9 +187,9 @@ def make_arg_parser(parser):
     parser.add_argument("--allow-credentials", action="store_true")
     parser = AsyncEngineArgs.add_cli_args(parser)
     return parser
-'''
+"""
 
-OLD_SCRIPTS = '''
+OLD_SCRIPTS = """
 from vllm.entrypoints.openai.cli_args import make_arg_parser
 from vllm.utils import FlexibleArgumentParser
 
@@ -204,9 +210,9 @@ def main():
     chat_parser = subparsers.add_parser("chat", help="chat")
     _add_query_options(chat_parser)
     chat_parser.add_argument("--system-prompt", type=str)
-'''
+"""
 
-OLD_CONFIG = '''
+OLD_CONFIG = """
 import enum
 from dataclasses import dataclass, field
 from typing import ClassVar, Optional, Union
@@ -247,9 +253,9 @@ class LoadConfig:
 
 class NotAConfigThing:
     x: int = 1
-'''
+"""
 
-OLD_ENVS = '''
+OLD_ENVS = """
 import os
 from typing import TYPE_CHECKING, Any, Callable, Dict
 
@@ -267,7 +273,7 @@ environment_variables: Dict[str, Callable[[], Any]] = {
 }
 
 environment_variables["VLLM_LATE_ADDED"] = lambda: None
-'''
+"""
 
 OLD_METRICS = '''
 from prometheus_client import Counter, Gauge
@@ -291,7 +297,7 @@ class Metrics:
         op = "vllm::flash_attn_varlen_func"
 '''
 
-OLD_MODELS_INIT = '''
+OLD_MODELS_INIT = """
 from typing import Dict, List, Type
 
 _GENERATION_MODELS = {
@@ -311,9 +317,9 @@ _MODELS = {
 _OOT_MODELS: Dict[str, Type] = {}
 _ROCM_UNSUPPORTED_MODELS: List[str] = ["MistralModel"]
 _ROCM_PARTIALLY_SUPPORTED_MODELS: Dict[str, str] = {"Qwen2ForCausalLM": "reason"}
-'''
+"""
 
-OLD_QUANT = '''
+OLD_QUANT = """
 from typing import Dict, Type
 
 from vllm.model_executor.layers.quantization.awq import AWQConfig
@@ -323,9 +329,9 @@ QUANTIZATION_METHODS: Dict[str, Type] = {
     "squeezellm": SqueezeLLMConfig,
     "compressed-tensors": CompressedTensorsConfig,
 }
-'''
+"""
 
-OLD_SAMPLING = '''
+OLD_SAMPLING = """
 from typing import ClassVar, List, Optional
 
 import msgspec
@@ -337,12 +343,12 @@ class SamplingParams(msgspec.Struct, omit_defaults=True):
     temperature: float = 1.0
     _real_n: Optional[int] = None
     output_kind: ClassVar[int] = 0
-'''
+"""
 
-OLD_API_SERVER = '''
+OLD_API_SERVER = """
 def build():
     parser.add_argument("--not-a-serve-flag", type=str)
-'''
+"""
 
 OLD_RELEASE = {
     "version": "0.6.0",
@@ -350,9 +356,9 @@ OLD_RELEASE = {
     "requires": [
         "numpy<2.0.0",
         "torch==2.4.0",
-        "xformers==0.0.27.post2; platform_system == \"Linux\" and platform_machine == \"x86_64\"",
+        'xformers==0.0.27.post2; platform_system == "Linux" and platform_machine == "x86_64"',
         "outlines<0.1,>=0.0.43",
-        "librosa; extra == \"audio\"",
+        'librosa; extra == "audio"',
     ],
     "sources": {
         "vllm/__init__.py": '"""vLLM."""\n',
@@ -514,13 +520,13 @@ class AsyncEngineArgs(EngineArgs):
         return parser
 '''
 
-NEW_CONFIG_INIT = '''
+NEW_CONFIG_INIT = """
 from vllm.config.cache import CacheConfig
 from vllm.config.model import ModelConfig
 from vllm.config.scheduler import SchedulerConfig
 
 __all__ = ["CacheConfig", "ModelConfig", "SchedulerConfig"]
-'''
+"""
 
 NEW_CONFIG_SCHEDULER = '''
 from dataclasses import InitVar, field
@@ -560,16 +566,16 @@ class CacheConfig(BaseCacheConfig):
     enable_prefix_caching: "bool | None" = None
 '''
 
-NEW_CONFIG_BASE = '''
+NEW_CONFIG_BASE = """
 from dataclasses import dataclass
 
 
 @dataclass
 class BaseCacheConfig:
     cpu_offload_gb: float = 0
-'''
+"""
 
-NEW_CONFIG_MODEL = '''
+NEW_CONFIG_MODEL = """
 from typing import Optional
 
 from vllm.config.utils import config
@@ -583,7 +589,7 @@ class ModelConfig:
     hf_token: bool | str | None = None
     max_seq_len_to_capture: int = 8192
     quantization: Optional[QuantizationMethods] = None
-'''
+"""
 
 NEW_CLI_ARGS = '''
 """Moved out of vllm/entrypoints/openai in this release."""
@@ -657,7 +663,7 @@ def make_arg_parser(parser):
     return parser
 '''
 
-NEW_RUN_BATCH = '''
+NEW_RUN_BATCH = """
 from vllm.entrypoints.launchers.cli_args import BaseFrontendArgs
 
 
@@ -673,9 +679,9 @@ class BatchFrontendArgs(BaseFrontendArgs):
 def make_arg_parser(parser):
     parser.add_argument("--output-tmp-dir", type=str)
     return BatchFrontendArgs.add_cli_args(parser)
-'''
+"""
 
-NEW_SERVE = '''
+NEW_SERVE = """
 import argparse
 
 from vllm.entrypoints.cli.types import CLISubcommand
@@ -693,9 +699,9 @@ class ServeSubcommand(CLISubcommand):
 
 def cmd_init():
     return [ServeSubcommand()]
-'''
+"""
 
-NEW_ENVS = '''
+NEW_ENVS = """
 import os
 from collections.abc import Callable
 from typing import Any
@@ -711,10 +717,12 @@ def __getattr__(name: str):
     if name == "VLLM_USE_V1":
         raise AttributeError("VLLM_USE_V1 has been removed; the V1 engine is always used.")
     raise AttributeError(name)
-'''
+"""
 
-NEW_METRICS = '''
+NEW_METRICS = """
 import prometheus_client
+
+_TOTAL_BYTES = "vllm:kv_offload_total_bytes"
 
 
 class PrometheusStatLogger:
@@ -722,9 +730,20 @@ class PrometheusStatLogger:
         self.gauge_scheduler_running = prometheus_client.Gauge(name="vllm:num_requests_running", documentation="r")
         self.gauge_kv_cache_usage = prometheus_client.Gauge(name="vllm:kv_cache_usage_perc", documentation="k")
         self.counter_prompt_tokens = prometheus_client.Counter(name="vllm:prompt_tokens", documentation="p")
-'''
+        counter_specs = [
+            ("vllm:spec_decode_num_drafts", "Number of drafts."),
+            ("vllm:spec_decode_num_draft_tokens", "Number of draft tokens."),
+        ]
+        self.counters = [self._counter_cls(name=name, documentation=doc) for name, doc in counter_specs]
+        self.total_bytes = prometheus_client.Counter(name=_TOTAL_BYTES, documentation="b")
 
-NEW_REGISTRY = '''
+
+def is_drafts(metric):
+    # prometheus_client reports a counter's family name, without _total
+    return metric.name == "vllm:spec_decode_num_drafts"
+"""
+
+NEW_REGISTRY = """
 _TEXT_GENERATION_MODELS = {
     "LlamaForCausalLM": ("llama", "LlamaForCausalLM"),
     "Qwen3ForCausalLM": ("qwen3", "Qwen3ForCausalLM"),
@@ -745,9 +764,9 @@ _VLLM_MODELS = {
 }
 
 _PREVIOUSLY_SUPPORTED_MODELS = {"MistralModel": "0.10.0"}
-'''
+"""
 
-NEW_QUANT = '''
+NEW_QUANT = """
 from typing import Literal, get_args
 
 QuantizationMethods = Literal[
@@ -756,9 +775,9 @@ QuantizationMethods = Literal[
     "compressed-tensors",
 ]
 QUANTIZATION_METHODS: list[str] = list(get_args(QuantizationMethods))
-'''
+"""
 
-NEW_LOADER = '''
+NEW_LOADER = """
 from typing import Literal
 
 LoadFormats = Literal[
@@ -773,9 +792,9 @@ _LOAD_FORMAT_TO_MODEL_LOADER = {
     "safetensors": DefaultModelLoader,
     "dummy": DummyModelLoader,
 }
-'''
+"""
 
-NEW_SAMPLING = '''
+NEW_SAMPLING = """
 from typing import ClassVar
 
 import msgspec
@@ -785,9 +804,9 @@ class SamplingParams(msgspec.Struct, omit_defaults=True):
     n: int = 1
     temperature: float = 1.0
     max_tokens: int | None = 16
-'''
+"""
 
-NEW_DEPRECATION_WARNINGS = '''
+NEW_DEPRECATION_WARNINGS = """
 import warnings
 
 from vllm.logger import init_logger
@@ -805,9 +824,9 @@ def check(args):
         logger.warning(f"The {args.name} option is deprecated")
     # an unrelated sentence mentioning the word deprecated
     note = "See the deprecation policy for details."
-'''
+"""
 
-NEW_ARGPARSE_UTILS = '''
+NEW_ARGPARSE_UTILS = """
 import argparse
 
 
@@ -822,7 +841,7 @@ class FlexibleArgumentParser(argparse.ArgumentParser):
             else:
                 processed.append(arg)
         return super().parse_args(processed, namespace)
-'''
+"""
 
 NEW_RELEASE = {
     "version": "0.27.0",
@@ -831,7 +850,7 @@ NEW_RELEASE = {
         "numpy",
         "torch==2.9.0",
         "outlines_core==0.2.11",
-        "librosa; extra == \"audio\"",
+        'librosa; extra == "audio"',
     ],
     "sources": {
         "vllm/__init__.py": '"""vLLM."""\n',

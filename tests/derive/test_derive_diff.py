@@ -114,7 +114,10 @@ def test_json_is_serialisable(diff):
 
 
 def _surface(version, *, requires=(), deprecations=(), python=">=3.9", cuda=12, **names):
-    cats = {c: {n: SourceRef(f"vllm/{c}.py", i + 1) for i, n in enumerate(names.get(c, ()))} for c in NAME_CATEGORIES}
+    cats = {
+        c: {n: SourceRef(f"vllm/{c}.py", i + 1) for i, n in enumerate(names.get(c, ()))}
+        for c in NAME_CATEGORIES
+    }
     return ReleaseSurface(
         version=version,
         requires_python=python,
@@ -147,9 +150,17 @@ def test_marker_only_change_is_a_change():
 
 
 def test_rename_needs_replacement_present_in_new():
-    dep = Deprecation("env_var", "VLLM_OLD", "VLLM_OLD is deprecated, use VLLM_NEW instead", SourceRef("vllm/envs.py", 3), "VLLM_NEW")
+    dep = Deprecation(
+        "env_var",
+        "VLLM_OLD",
+        "VLLM_OLD is deprecated, use VLLM_NEW instead",
+        SourceRef("vllm/envs.py", 3),
+        "VLLM_NEW",
+    )
     old = _surface("1", env_vars=["VLLM_OLD", "VLLM_NEW"], deprecations=[dep])
-    assert diff_surfaces(old, _surface("2", env_vars=["VLLM_NEW"])).renamed("env_vars") == (("VLLM_OLD", "VLLM_NEW"),)
+    assert diff_surfaces(old, _surface("2", env_vars=["VLLM_NEW"])).renamed("env_vars") == (
+        ("VLLM_OLD", "VLLM_NEW"),
+    )
     assert diff_surfaces(old, _surface("2", env_vars=["VLLM_NEW"])).removed("env_vars") == ()
     # replacement absent: plain removal
     gone = diff_surfaces(old, _surface("2", env_vars=["VLLM_OTHER"]))
@@ -175,3 +186,31 @@ def test_python_and_cuda_changes_detected_alone():
     d = diff_surfaces(_surface("1", python=">=3.9", cuda=12), _surface("2", python=">=3.10", cuda=None))
     assert (d.requires_python.old, d.requires_python.new) == (">=3.9", ">=3.10")
     assert (d.cuda_major.old, d.cuda_major.new) == (12, None)
+
+
+def test_config_field_rename_keeps_the_class():
+    dep = Deprecation(
+        "config_field",
+        "use_cudagraph",
+        "use_cudagraph is deprecated, use cudagraph_mode=NONE instead.",
+        SourceRef("vllm/config/compilation.py", 444),
+        "cudagraph_mode",
+    )
+    old = _surface(
+        "1",
+        config_fields=["CompilationConfig.use_cudagraph", "CompilationConfig.cudagraph_mode", "Other.use_x"],
+        deprecations=[dep],
+    )
+    new = _surface("2", config_fields=["CompilationConfig.cudagraph_mode"])
+    d = diff_surfaces(old, new)
+    assert d.renamed("config_fields") == (
+        ("CompilationConfig.use_cudagraph", "CompilationConfig.cudagraph_mode"),
+    )
+    assert d.removed("config_fields") == ("Other.use_x",)
+
+
+def test_short_flag_spellings_are_kept():
+    dep = Deprecation("cli_flag", "-spec-draft-tp", "m", SourceRef("x.py", 1), "--speculative-config")
+    old = _surface("1", cli_flags=["-spec-draft-tp", "--speculative-config"], deprecations=[dep])
+    new = _surface("2", cli_flags=["--speculative-config"])
+    assert diff_surfaces(old, new).renamed("cli_flags") == (("-spec-draft-tp", "--speculative-config"),)

@@ -56,7 +56,9 @@ def test_old_era_flags(old):
 
 
 def test_old_era_flag_refs(old):
-    assert old.cli_flags["--config"] == SourceRef("vllm/scripts.py", line_of(OLD_RELEASE, "vllm/scripts.py", '"--config"'))
+    assert old.cli_flags["--config"] == SourceRef(
+        "vllm/scripts.py", line_of(OLD_RELEASE, "vllm/scripts.py", '"--config"')
+    )
     cli_args = "vllm/entrypoints/openai/cli_args.py"
     assert old.cli_flags["--host"] == SourceRef(cli_args, line_of(OLD_RELEASE, cli_args, '"--host"'))
     assert old.cli_flags["-tp"] == old.cli_flags["--tensor-parallel-size"]
@@ -70,7 +72,9 @@ def test_new_era_flags(new):
 def test_new_era_loop_flags_point_at_dataclass_fields(new):
     path = "vllm/entrypoints/launchers/cli_args.py"
     assert new.cli_flags["--port"] == SourceRef(path, line_of(NEW_RELEASE, path, "port: int"))
-    assert new.cli_flags["--lora-modules"] == SourceRef(path, line_of(NEW_RELEASE, path, "lora_modules: list"))
+    assert new.cli_flags["--lora-modules"] == SourceRef(
+        path, line_of(NEW_RELEASE, path, "lora_modules: list")
+    )
     assert new.cli_flags["--max-num-partial-prefills"].path == "vllm/engine/arg_utils.py"
     assert new.cli_flags["-O"].path == "vllm/utils/argparse_utils.py"
 
@@ -116,7 +120,9 @@ def test_engine_args(old, new):
         "enable_log_requests",
     }
     arg_utils = "vllm/engine/arg_utils.py"
-    assert old.engine_args["swap_space"] == SourceRef(arg_utils, line_of(OLD_RELEASE, arg_utils, "swap_space: float"))
+    assert old.engine_args["swap_space"] == SourceRef(
+        arg_utils, line_of(OLD_RELEASE, arg_utils, "swap_space: float")
+    )
 
 
 def test_config_fields(old, new):
@@ -150,7 +156,9 @@ def test_config_fields(old, new):
         "ModelConfig.quantization",
     }
     base = "vllm/config/base.py"
-    assert new.config_fields["CacheConfig.cpu_offload_gb"] == SourceRef(base, line_of(NEW_RELEASE, base, "cpu_offload_gb"))
+    assert new.config_fields["CacheConfig.cpu_offload_gb"] == SourceRef(
+        base, line_of(NEW_RELEASE, base, "cpu_offload_gb")
+    )
 
 
 def test_sampling_params(old, new):
@@ -165,7 +173,9 @@ def test_env_vars(old, new):
         "VLLM_ENGINE_ITERATION_TIMEOUT_S",
         "VLLM_LATE_ADDED",
     }
-    assert old.env_vars["VLLM_USE_V1"] == SourceRef("vllm/envs.py", line_of(OLD_RELEASE, "vllm/envs.py", '"VLLM_USE_V1":'))
+    assert old.env_vars["VLLM_USE_V1"] == SourceRef(
+        "vllm/envs.py", line_of(OLD_RELEASE, "vllm/envs.py", '"VLLM_USE_V1":')
+    )
     assert set(new.env_vars) == {"VLLM_HOST_IP", "VLLM_ENGINE_ITERATION_TIMEOUT_S", "VLLM_NEW_THING"}
 
 
@@ -177,7 +187,16 @@ def test_metrics(old, new):
         "vllm:prompt_tokens_total",
     }
     # counters are stored as exposed: prometheus_client appends _total
-    assert set(new.metrics) == {"vllm:num_requests_running", "vllm:kv_cache_usage_perc", "vllm:prompt_tokens_total"}
+    # (also through a list of specs fed to a counter in a loop, and through a
+    # module constant); a counter's family name alone is not a metric
+    assert set(new.metrics) == {
+        "vllm:num_requests_running",
+        "vllm:kv_cache_usage_perc",
+        "vllm:prompt_tokens_total",
+        "vllm:spec_decode_num_drafts_total",
+        "vllm:spec_decode_num_draft_tokens_total",
+        "vllm:kv_offload_total_bytes_total",
+    }
     loggers = "vllm/v1/metrics/loggers.py"
     assert new.metrics["vllm:prompt_tokens_total"] == SourceRef(
         loggers, line_of(NEW_RELEASE, loggers, "vllm:prompt_tokens")
@@ -191,7 +210,9 @@ def test_quantization_methods(old, new):
 
 def test_load_formats(old, new):
     assert set(old.load_formats) == {"auto", "pt", "safetensors"}
-    assert old.load_formats["pt"] == SourceRef("vllm/config.py", line_of(OLD_RELEASE, "vllm/config.py", 'PT = "pt"'))
+    assert old.load_formats["pt"] == SourceRef(
+        "vllm/config.py", line_of(OLD_RELEASE, "vllm/config.py", 'PT = "pt"')
+    )
     assert set(new.load_formats) == {"auto", "hf", "safetensors", "dummy"}
 
 
@@ -204,7 +225,9 @@ def test_architectures(old, new):
         "EagleLlamaForCausalLM",
     }
     registry = "vllm/model_executor/models/registry.py"
-    assert new.architectures["BertModel"] == SourceRef(registry, line_of(NEW_RELEASE, registry, '"BertModel"'))
+    assert new.architectures["BertModel"] == SourceRef(
+        registry, line_of(NEW_RELEASE, registry, '"BertModel"')
+    )
 
 
 def test_modules(old):
@@ -240,7 +263,9 @@ def test_old_deprecations(old):
         ("metric", "vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc"),
     }
     dep = next(d for d in old.deprecations if d.name == "max_context_len_to_capture")
-    assert dep.ref == SourceRef("vllm/config.py", line_of(OLD_RELEASE, "vllm/config.py", "`max_context_len_to_capture` is deprecated"))
+    assert dep.ref == SourceRef(
+        "vllm/config.py", line_of(OLD_RELEASE, "vllm/config.py", "`max_context_len_to_capture` is deprecated")
+    )
     assert dep.message == "`max_context_len_to_capture` is deprecated. Use `max_seq_len_to_capture` instead."
 
 
