@@ -4,7 +4,7 @@ Usage: ``python scripts/gen_known_args.py [SURFACES_DIR]`` (default ``/work/note
 
 Reads every ``<VERSION>.json`` surface (produced by ``vllm_upgrade_check.derive`` from the
 unpacked vLLM wheels) and writes the union of their ``cli_flags`` (as written, ``--max-num-seqs``)
-and ``engine_args`` (snake_case), with the first and last release each was seen in and the
+``engine_args`` (snake_case) and ``env_vars`` (keys of ``vllm/envs.py``), with the first and last release each was seen in and the
 wheel file that defines it in the newest release. Re-run it when new surfaces are extracted.
 """
 
@@ -35,23 +35,26 @@ def main(argv: list[str]) -> int:
     surfaces.sort(key=lambda vs: vs[0])
     flags: dict[str, dict[str, object]] = {}
     engine_args: dict[str, dict[str, object]] = {}
+    env_vars: dict[str, dict[str, object]] = {}
     for version, surface in surfaces:
         for table, out in (
             (surface.get("cli_flags", {}), flags),
             (surface.get("engine_args", {}), engine_args),
+            (surface.get("env_vars", {}), env_vars),
         ):
             for name, ref in table.items():
                 entry = out.setdefault(name, {"first": str(version)})
                 entry["last"] = str(version)
                 entry["ref"] = f"vllm-{version} wheel: {ref[0]}:{ref[1]}" if isinstance(ref, list) else None
     data = {
-        "source": "union of cli_flags and engine_args of the vLLM wheel surfaces",
+        "source": "union of cli_flags, engine_args and env_vars (vllm/envs.py) of the vLLM wheel surfaces",
         "releases": [str(v) for v, _s in surfaces],
         "cli_flags": dict(sorted(flags.items())),
         "engine_args": dict(sorted(engine_args.items())),
+        "env_vars": dict(sorted(env_vars.items())),
     }
     OUT.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    print(f"{OUT}: {len(flags)} flags, {len(engine_args)} engine args, {len(surfaces)} releases")
+    print(f"{OUT}: {len(flags)} flags, {len(engine_args)} engine args, {len(env_vars)} env vars, {len(surfaces)} releases")
     return 0
 
 

@@ -48,8 +48,10 @@ SHORT_FLAGS = {
     "-dp": "data_parallel_size",
     "-q": "quantization",
     "-O": "compilation_config",
+    "-spec-draft-tp": "speculative_draft_tensor_parallel_size",
 }
-"""Short aliases vLLM's parser defines (vllm/engine/arg_utils.py, ``add_cli_args``)."""
+"""Short aliases vLLM's parser defines (vllm/engine/arg_utils.py, ``add_cli_args``;
+``-spec-draft-tp`` until 0.8.2)."""
 
 _WRAPPERS = frozenset({"exec", "nohup", "time", "sudo", "env", "stdbuf", "nice", "ionice", "taskset"})
 _RUNNERS = {("uv", "run"), ("poetry", "run"), ("pipx", "run"), ("conda", "run")}
