@@ -17,7 +17,37 @@ _PT_LOAD, _PT_DYNAMIC = 1, 2
 _DT_NULL, _DT_NEEDED, _DT_STRTAB, _DT_STRSZ = 0, 1, 5, 10
 
 
-def _read_at(f: IO[bytes], offset: int, size: int) -> bytes:
+class HeadCachedFile:
+    """A read-only file-like view of ``f`` whose first ``head_size`` bytes are kept in memory.
+
+    A compressed zip member (``zipfile.ZipExtFile``) can only seek backwards by decompressing
+    from the start again; keeping the head (ELF header, program headers and, in practice,
+    ``.dynstr``) makes :func:`read_elf_needed` on a wheel member a single forward pass.
+    Provides ``seek(offset)`` (absolute) and ``read(size)``."""
+
+    def __init__(self, f: IO[bytes], head_size: int = 16 << 20) -> None:
+        self.f = f
+        self.head = f.read(head_size)
+        self.pos = 0
+
+    def seek(self, offset: int) -> int:
+        """Move to absolute ``offset`` (bytes)."""
+        self.pos = offset
+        return offset
+
+    def read(self, size: int) -> bytes:
+        """Up to ``size`` bytes from the current position (fewer at the end of file)."""
+        start, end = self.pos, self.pos + size
+        if end <= len(self.head):
+            data = self.head[start:end]
+        else:
+            self.f.seek(start)
+            data = self.f.read(size)
+        self.pos = start + len(data)
+        return data
+
+
+def _read_at(f: IO[bytes] | HeadCachedFile, offset: int, size: int) -> bytes:
     f.seek(offset)
     data = f.read(size)
     if len(data) != size:
@@ -25,8 +55,9 @@ def _read_at(f: IO[bytes], offset: int, size: int) -> bytes:
     return data
 
 
-def read_elf_needed(f: IO[bytes]) -> tuple[str, ...]:
-    """Return the ``DT_NEEDED`` library names of a seekable ELF file.
+def read_elf_needed(f: IO[bytes] | HeadCachedFile) -> tuple[str, ...]:
+    """Return the ``DT_NEEDED`` library names of a seekable ELF file (wrap a zip member in
+    :class:`HeadCachedFile`).
 
     Reads the ELF header, the program headers, the ``PT_DYNAMIC`` segment and
     the dynamic string table it points to (``DT_STRTAB`` mapped to a file

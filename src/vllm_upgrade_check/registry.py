@@ -103,15 +103,25 @@ def load_pack_file(path: Path, display: str | None = None) -> Pack:
     except (OSError, UnicodeDecodeError) as exc:
         raise RulePackError(f"cannot read rule pack: {exc}", name) from None
     pack = load_pack_text(text, name)
-    stem = path.name.removesuffix(".yaml").removesuffix(".yml")
+    stem = path.name.removesuffix(".yaml").removesuffix(".yml").removesuffix(".draft")
     if stem != pack.release and stem.startswith(tuple("0123456789")):
         raise RulePackError(f"file name says {stem} but release is {pack.release}", name, 1)
     return pack
 
 
+DRAFT_SUFFIXES = (".draft.yaml", ".draft.yml")
+"""Draft packs written by ``rules derive`` / ``scripts/new_release.py`` for curation: never loaded
+from a directory (a draft file named explicitly is loaded)."""
+
+
+def is_pack_name(name: str) -> bool:
+    """Whether a file in a pack directory is a pack: ``*.yaml``/``*.yml`` but not a draft."""
+    return name.endswith((".yaml", ".yml")) and not name.endswith(DRAFT_SUFFIXES)
+
+
 def _pack_files(path: Path) -> list[Path]:
     if path.is_dir():
-        return sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml"))
+        return sorted(p for p in path.iterdir() if is_pack_name(p.name))
     if path.is_file():
         return [path]
     raise RulePackError("no such rule pack file or directory", str(path))
@@ -122,7 +132,7 @@ def bundled_pack_files() -> list[tuple[str, Path]]:
     root = resources.files("vllm_upgrade_check.rules")
     out = []
     for entry in root.iterdir():
-        if entry.name.endswith((".yaml", ".yml")):
+        if is_pack_name(entry.name):
             out.append((f"rules/{entry.name}", Path(str(entry))))
     return sorted(out)
 

@@ -5,7 +5,7 @@ import io
 import pytest
 from derive_fakes import make_elf
 
-from vllm_upgrade_check.derive.surface import read_elf_needed
+from vllm_upgrade_check.elf import HeadCachedFile, read_elf_needed
 
 LIBS = ["libtorch.so", "libcudart.so.12", "libc.so.6"]
 
@@ -38,3 +38,10 @@ def test_rejects_truncated_file():
     data = make_elf(LIBS)
     with pytest.raises(ValueError):
         read_elf_needed(io.BytesIO(data[:-20]))
+
+
+@pytest.mark.parametrize("head_size", [0, 40, 1 << 20])
+def test_head_cached_file_reads_the_same(head_size):
+    # a zip member is read through HeadCachedFile; any head size gives the same entries
+    data = make_elf(LIBS, vaddr_base=0x7F0000)
+    assert read_elf_needed(HeadCachedFile(io.BytesIO(data), head_size)) == tuple(LIBS)

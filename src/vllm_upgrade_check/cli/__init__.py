@@ -44,6 +44,7 @@ def _root(
 def _register() -> None:
     from vllm_upgrade_check.cli import (  # noqa: F401
         baseline_cmd,
+        derive_cmd,
         env_cmd,
         fix_cmd,
         fleet_cmd,

@@ -16,7 +16,6 @@ from vllm_upgrade_check.derive.surface import (
     ReleaseSurface,
     SourceRef,
     extract_surface,
-    read_elf_needed,
 )
 
 __all__ = [
@@ -32,5 +31,4 @@ __all__ = [
     "ValueChange",
     "diff_surfaces",
     "extract_surface",
-    "read_elf_needed",
 ]

@@ -22,13 +22,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import IO, Any
 
+from vllm_upgrade_check.elf import HeadCachedFile, cuda_major_of, read_elf_needed
+
 __all__ = [
     "NAME_CATEGORIES",
     "Deprecation",
     "ReleaseSurface",
     "SourceRef",
     "extract_surface",
-    "read_elf_needed",
 ]
 
 #: The name-set categories of a :class:`ReleaseSurface`, in report order.
@@ -129,8 +130,8 @@ class ReleaseSurface:
       ``Requires-Python`` and every ``Requires-Dist`` line (verbatim, markers
       included) of ``vllm-*.dist-info/METADATA``; ``requires_dist_refs`` and
       ``requires_python_ref`` give their METADATA lines.
-    - ``cuda_major``: N of ``libcudart.so.N`` / ``libcublas.so.N`` /
-      ``libcublasLt.so.N`` in the ELF ``DT_NEEDED`` entries of ``vllm/_C.*.so``
+    - ``cuda_major``: N of the first CUDA library (``libcudart.so.N``, ``libcublas.so.N``,
+      ...; see :func:`vllm_upgrade_check.elf.cuda_major_of`) in the ELF ``DT_NEEDED`` entries of ``vllm/_C.*.so``
       (then other ``vllm/_C*.so``, then any ``vllm/**/*.so``); None without a
       compiled extension or CUDA library.  ``cuda_ref`` names the ``.so``.
     - ``cli_flags``: ``vllm serve`` option strings (``--foo-bar``, short
@@ -355,100 +356,8 @@ def _open_release(path: str | os.PathLike) -> _ReleaseFiles:
 
 
 # --------------------------------------------------------------------------
-# ELF dynamic section
+# CUDA major of the compiled extensions (ELF reader: vllm_upgrade_check.elf)
 # --------------------------------------------------------------------------
-
-_PT_LOAD, _PT_DYNAMIC = 1, 2
-_DT_NULL, _DT_NEEDED, _DT_STRTAB, _DT_STRSZ = 0, 1, 5, 10
-
-
-class _HeadCachedReader:
-    """Random reads over a file whose first ``head_size`` bytes are kept in
-    memory.  A compressed zip member can only seek by decompressing from
-    the start again; keeping the head (ELF header, program headers and, in
-    practice, ``.dynstr``) makes reading DT_NEEDED a single forward pass."""
-
-    def __init__(self, f: IO[bytes], head_size: int = 16 << 20) -> None:
-        self.f = f
-        self.head = f.read(head_size)
-
-    def read_at(self, offset: int, size: int) -> bytes:
-        """``size`` bytes at ``offset``; ValueError past the end of file."""
-        if offset + size <= len(self.head):
-            data = self.head[offset : offset + size]
-        else:
-            self.f.seek(offset)
-            data = self.f.read(size)
-        if len(data) != size:
-            raise ValueError("truncated ELF file")
-        return data
-
-
-def read_elf_needed(f: IO[bytes]) -> tuple[str, ...]:
-    """Return the ``DT_NEEDED`` library names of a seekable ELF file.
-
-    Reads the ELF header, the program headers, the ``PT_DYNAMIC`` segment and
-    the dynamic string table it points to (``DT_STRTAB`` mapped to a file
-    offset through the ``PT_LOAD`` segments).  Handles ELF32/ELF64 and both
-    byte orders.  Raises ValueError for a file that is not a valid ELF file
-    with a dynamic section; returns ``()`` for a static file."""
-    reader = _HeadCachedReader(f)
-    read_at = reader.read_at
-    ident = read_at(0, 16)
-    if ident[:4] != b"\x7fELF" or ident[4] not in (1, 2) or ident[5] not in (1, 2):
-        raise ValueError("not an ELF file")
-    is64 = ident[4] == 2
-    end = "<" if ident[5] == 1 else ">"
-    if is64:
-        hdr = struct.unpack(end + "HHIQQQIHHHHHH", read_at(16, 48))
-    else:
-        hdr = struct.unpack(end + "HHIIIIIHHHHHH", read_at(16, 36))
-    phoff, shoff, phentsize, phnum = hdr[4], hdr[5], hdr[8], hdr[9]
-    shentsize = hdr[10]
-    if phnum == 0xFFFF:  # PN_XNUM: real count in sh_info of section 0
-        sh0 = read_at(shoff, shentsize)
-        phnum = struct.unpack_from(end + "I", sh0, 44 if is64 else 28)[0]
-    ph_fmt = end + ("IIQQQQQQ" if is64 else "IIIIIIII")
-    loads, dynamic = [], None
-    for i in range(phnum):
-        ph = struct.unpack(ph_fmt, read_at(phoff + i * phentsize, struct.calcsize(ph_fmt)))
-        if is64:
-            p_type, _flags, p_offset, p_vaddr, _paddr, p_filesz = ph[:6]
-        else:
-            p_type, p_offset, p_vaddr, _paddr, p_filesz = ph[:5]
-        if p_type == _PT_LOAD:
-            loads.append((p_vaddr, p_offset, p_filesz))
-        elif p_type == _PT_DYNAMIC:
-            dynamic = (p_offset, p_filesz)
-    if dynamic is None:
-        return ()
-    dyn_fmt = end + ("qQ" if is64 else "iI")
-    dyn_size = struct.calcsize(dyn_fmt)
-    raw = read_at(dynamic[0], dynamic[1] - dynamic[1] % dyn_size)
-    needed_offsets, strtab, strsz = [], None, None
-    for tag, val in struct.iter_unpack(dyn_fmt, raw):
-        if tag == _DT_NULL:
-            break
-        if tag == _DT_NEEDED:
-            needed_offsets.append(val)
-        elif tag == _DT_STRTAB:
-            strtab = val
-        elif tag == _DT_STRSZ:
-            strsz = val
-    if not needed_offsets:
-        return ()
-    if strtab is None or strsz is None:
-        raise ValueError("dynamic section without DT_STRTAB/DT_STRSZ")
-    for vaddr, offset, filesz in loads:
-        if vaddr <= strtab < vaddr + filesz:
-            table = read_at(strtab - vaddr + offset, strsz)
-            break
-    else:
-        raise ValueError("DT_STRTAB outside every PT_LOAD segment")
-    return tuple(table[o : table.index(b"\0", o)].decode() for o in needed_offsets)
-
-
-_CUDA_LIB = re.compile(r"lib(?:cudart|cublas|cublasLt)\.so\.(\d+)$")
 
 
 def _cuda_major(files: _ReleaseFiles) -> tuple[int | None, SourceRef | None]:
@@ -470,13 +379,12 @@ def _cuda_major(files: _ReleaseFiles) -> tuple[int | None, SourceRef | None]:
         else:
             try:
                 with files.open(name) as raw:
-                    needed = read_elf_needed(raw)
+                    needed = read_elf_needed(HeadCachedFile(raw))
             except (ValueError, struct.error, OSError):
                 continue
-        for lib in needed:
-            m = _CUDA_LIB.match(lib)
-            if m:
-                return int(m.group(1)), SourceRef(name, 0)
+        major = cuda_major_of(needed)
+        if major is not None:
+            return major, SourceRef(name, 0)
     return None, None
 
 
