@@ -45,3 +45,15 @@ def test_every_release_between_oldest_and_newest_pack_has_a_pack() -> None:
     for v in known_releases():
         if oldest <= v <= newest:
             assert (RULES / f"{v}.yaml").is_file()
+
+
+def test_readme_coverage_table_is_current() -> None:
+    """The README's coverage table is what ``rules list --format markdown`` prints today."""
+    from typer.testing import CliRunner
+
+    from vllm_upgrade_check.cli import _register, app
+
+    _register()
+    table = CliRunner().invoke(app, ["rules", "list", "--format", "markdown"]).stdout.strip()
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert table in readme, "regenerate the README's Coverage table with 'rules list --format markdown'"
