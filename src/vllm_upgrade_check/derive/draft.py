@@ -124,8 +124,8 @@ def wheel_platform_tag(path: str | os.PathLike) -> str | None:
         return None
     if not text:
         return None
-    tags = Parser().parsestr(text, headersonly=True).get_all("Tag") or []
-    platforms = sorted({t.strip().rsplit("-", 1)[-1] for t in tags if t.count("-") == 2})
+    wheel_tags: list[str] = Parser().parsestr(text, headersonly=True).get_all("Tag") or []
+    platforms = sorted({t.strip().rsplit("-", 1)[-1] for t in wheel_tags if t.count("-") == 2})
     return platforms[0] if platforms else None
 
 

@@ -148,7 +148,7 @@ def read_current_environment(paths: Iterable[str] | None = None) -> Environment:
             glibc=_glibc(),
             requires=requires,
             paths=dirs,
-            markers=dict(default_environment()),
+            markers={k: str(v) for k, v in default_environment().items()},
         )
     )
 

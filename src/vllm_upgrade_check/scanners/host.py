@@ -154,8 +154,8 @@ def parse_amd_smi_static(text: str) -> list[Gpu]:
         if not isinstance(item, dict) or not isinstance(item.get("asic"), dict):
             continue
         asic = item["asic"]
-        vram = item.get("vram") if isinstance(item.get("vram"), dict) else {}
-        size = vram.get("size")
+        vram = item.get("vram")
+        size = vram.get("size") if isinstance(vram, dict) else None
         if isinstance(size, dict):
             size = size.get("value")
         memory = _int(str(size)) if size is not None else None

@@ -81,7 +81,7 @@ def _argv(text: str, node: yaml.Node | None) -> list[_Item]:
             if value is None:
                 continue
             p = pos(child)
-            quoted = 1 if child.style in ("'", '"') else 0
+            quoted = 1 if getattr(child, "style", None) in ("'", '"') else 0
             out.append(_Item(Token(value, p.line, p.column + quoted, True, value), child))
         return out
     value = scalar(node)
@@ -157,7 +157,7 @@ def _env_facts(node: yaml.Node | None, path: str, scanner: str) -> Iterator[Fact
             if value and "=" in value:
                 name, _, val = value.partition("=")
                 p = pos(child)
-                quoted = 1 if child.style in ("'", '"') else 0
+                quoted = 1 if getattr(child, "style", None) in ("'", '"') else 0
                 yield env_fact(name, val, path, p.line, p.column + quoted, scanner, raw=value)
 
 
