@@ -35,6 +35,7 @@ from vllm_upgrade_check.scanners.launch import (
 )
 from vllm_upgrade_check.scanners.manifests import YAML_SUFFIXES, _env_facts, untemplated
 from vllm_upgrade_check.scanners.templates import has_template_actions, neutralise_templates
+from vllm_upgrade_check.scanners.vllm_config import config_arg_fact
 from vllm_upgrade_check.shellparse import Token
 from vllm_upgrade_check.yamlnodes import (
     YamlProblem,
@@ -85,18 +86,7 @@ def _keyed_arg(
 ) -> Fact:
     name, aliases = normalise_flag(flag)
     p = pos(key_node)
-    return Fact(
-        FactKind.ARG,
-        name,
-        Location(path, p.line, p.column, p.line, p.column + len(key)),
-        raw=key,
-        value=value,
-        origin="config",
-        aliases=aliases,
-        scanner="helm",
-        version_hint=hint[0] if hint else None,
-        hint_source=hint[1] if hint else None,
-    )
+    return config_arg_fact(key, value, path, p.line, p.column, "helm", aliases, name=name, hint=hint)
 
 
 def _list_tokens(node: yaml.Node | None) -> list[Token]:

@@ -30,6 +30,7 @@ from vllm_upgrade_check.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.scanners.launch import env_fact, image_fact, image_hint, is_vllm_image
 from vllm_upgrade_check.scanners.manifests import YAML_SUFFIXES, scalar_relocator
 from vllm_upgrade_check.scanners.shell import Relocate, shell_facts
+from vllm_upgrade_check.scanners.vllm_config import config_arg_fact
 from vllm_upgrade_check.shellparse import Token
 from vllm_upgrade_check.yamlnodes import (
     YamlProblem,
@@ -43,28 +44,6 @@ from vllm_upgrade_check.yamlnodes import (
 
 SKYPILOT_KEYS = frozenset({"resources", "envs", "num_nodes", "file_mounts", "workdir", "service", "secrets"})
 """Top-level keys of a SkyPilot task besides ``setup``/``run`` (one of them marks a task)."""
-
-
-def config_arg_fact(
-    key: str,
-    value: str | None,
-    path: str,
-    line: int,
-    column: int,
-    scanner: str,
-    entry_aliases: tuple[str, ...] = (),
-) -> Fact:
-    """An ``arg`` fact for an engine-arg key of a config file (``max_model_len: 4096``)."""
-    return Fact(
-        FactKind.ARG,
-        key.replace("-", "_"),
-        Location(path, line, column, line, column + len(key)),
-        raw=key,
-        value=value,
-        origin="config",
-        aliases=entry_aliases,
-        scanner=scanner,
-    )
 
 
 def _launch(names: set[str], entry: str, path: str, line: int, column: int, scanner: str) -> Fact:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import posixpath
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from functools import lru_cache
 
 import yaml
@@ -69,6 +70,42 @@ def looks_like_config(doc: yaml.Node, filename: str, referenced: bool = False) -
     return len(keys) >= MIN_KEYS and hits / len(keys) >= MIN_KNOWN_SHARE
 
 
+def config_arg_fact(
+    key: str,
+    value: str | None,
+    path: str,
+    line: int,
+    column: int,
+    scanner: str,
+    entry_aliases: tuple[str, ...] = (),
+    name: str | None = None,
+    hint: tuple[str, str] | None = None,
+) -> Fact:
+    """An ``arg`` fact (origin ``config``) for an engine-arg key of a config file.
+
+    Args:
+        key: the key as written (``max-model-len`` or ``max_model_len``); also ``raw``.
+        value: its value as text, if any.
+        path, line, column: where the key is written (1-based).
+        scanner: the calling scanner's name.
+        entry_aliases: other names the fact answers to.
+        name: the engine arg, when it is not the key itself (a Helm chart key mapped to a flag).
+        hint: ``(version, source)`` of the vLLM version the file runs, if known.
+    """
+    return Fact(
+        FactKind.ARG,
+        name or key.replace("-", "_"),
+        Location(path, line, column, line, column + len(key)),
+        raw=key,
+        value=value,
+        origin="config",
+        aliases=entry_aliases,
+        scanner=scanner,
+        version_hint=hint[0] if hint else None,
+        hint_source=hint[1] if hint else None,
+    )
+
+
 def config_facts(text: str, doc: yaml.Node, path: str, scanner: str = "vllm-config") -> Iterator[Fact]:
     """``arg`` facts (origin ``config``) for every top-level key of a config document."""
     for key, key_node, value_node in mapping_items(doc):
@@ -80,15 +117,7 @@ def config_facts(text: str, doc: yaml.Node, path: str, scanner: str = "vllm-conf
                 value = json.dumps(to_python(value_node), default=str)
             except (YamlProblem, TypeError, ValueError):
                 value = None
-        yield Fact(
-            FactKind.ARG,
-            name,
-            Location(path, p.line, p.column, p.line, p.column + len(key)),
-            raw=key,
-            value=value,
-            origin="config",
-            scanner=scanner,
-        )
+        yield config_arg_fact(key, value, path, p.line, p.column, scanner)
         if not name.endswith("_config"):
             continue
         if isinstance(value_node, yaml.MappingNode):
@@ -100,15 +129,10 @@ def config_facts(text: str, doc: yaml.Node, path: str, scanner: str = "vllm-conf
                         sub_text = json.dumps(to_python(sub_value), default=str)
                     except (YamlProblem, TypeError, ValueError):
                         sub_text = None
-                yield Fact(
-                    FactKind.ARG,
-                    f"{name}.{sub}",
-                    Location(path, sp.line, sp.column, sp.line, sp.column + len(sub)),
-                    raw=f"{key}.{sub}",
-                    value=sub_text,
-                    origin="config",
-                    scanner=scanner,
+                sub_fact = config_arg_fact(
+                    sub, sub_text, path, sp.line, sp.column, scanner, name=f"{name}.{sub}"
                 )
+                yield replace(sub_fact, raw=f"{key}.{sub}")
         elif value is not None:
             vp = pos(value_node)
             start, end = value_node.start_mark.index, value_node.end_mark.index
