@@ -9,8 +9,4 @@ from setuptools import find_packages, setup
 setup(
     packages=[*find_packages("src"), "vllm_upgrade_check.rules"],
     package_dir={"": "src", "vllm_upgrade_check.rules": "rules"},
-    package_data={
-        "vllm_upgrade_check": ["py.typed", "data/*.yaml", "data/*.json"],
-        "vllm_upgrade_check.rules": ["*.yaml", "data/*.yaml"],
-    },
 )

@@ -52,6 +52,8 @@ def render_console(report: Report, console: Console) -> None:
     )
     console.print(f"  from: {escape(report.from_source)}", highlight=False)
     crossed = ", ".join(report.releases) if report.releases else "none"
+    if len(report.releases) > 8:
+        crossed = f"{report.releases[0]} … {report.releases[-1]} ({len(report.releases)} releases)"
     console.print(f"  releases crossed: {crossed}", highlight=False)
     console.print(f"  files scanned: {report.files_scanned}, skipped: {len(report.skipped)}", highlight=False)
     for note in report.notes:

@@ -154,7 +154,7 @@ def read_current_environment(paths: Iterable[str] | None = None) -> Environment:
 
 
 _READER = r"""
-import json, os, platform, sys, site
+import glob, json, os, platform, sys, site, sysconfig
 from importlib import metadata
 exe = sys.argv[1] if len(sys.argv) > 1 else sys.executable
 prefixes = [sys.prefix, sys.exec_prefix]
@@ -167,8 +167,18 @@ if os.path.isfile(cfg) and sys.flags.no_site:
             key, _, value = line.partition("=")
             if key.strip() == "include-system-site-packages" and value.strip().lower() == "true":
                 prefixes += [sys.base_prefix, sys.base_exec_prefix]
+candidates = list(site.getsitepackages(prefixes))
+schemes = sysconfig.get_scheme_names()
+for prefix in prefixes:
+    # Distributions patch site.getsitepackages (Debian: dist-packages); a venv's own
+    # site-packages follows the "venv" scheme (3.11+) or the upstream posix layout.
+    for scheme in ("venv", "posix_prefix", "nt"):
+        if scheme in schemes:
+            found = sysconfig.get_paths(scheme, vars={"base": prefix, "platbase": prefix})
+            candidates += [found["purelib"], found["platlib"]]
+    candidates += sorted(glob.glob(os.path.join(prefix, "lib", "python3*", "site-packages")))
 paths = []
-for p in site.getsitepackages(prefixes) + [p for p in sys.path if p]:
+for p in candidates + [p for p in sys.path if p]:
     if os.path.isdir(p) and p not in paths:
         paths.append(p)
 try:
@@ -211,10 +221,10 @@ def read_interpreter_environment(python: Path, timeout: float = READER_TIMEOUT_S
     """Read the environment of another interpreter (a deployment venv's ``bin/python``).
 
     The interpreter runs isolated (``-I -S``) with a stdlib-only metadata reader; its
-    site-packages are found from its prefix (and ``pyvenv.cfg``), no ``.pth`` file runs and
-    nothing of the user's is imported. When that finds no distribution at all, the reader
-    runs once more with ``site`` enabled (``-I``), for interpreters whose site-packages
-    only their ``site`` module knows.
+    site-packages are found from its prefix (and ``pyvenv.cfg``) with ``site`` and
+    ``sysconfig`` (the ``venv`` scheme, so a Debian-patched ``site`` that only knows
+    ``dist-packages`` still finds a venv's ``site-packages``); no ``.pth`` file runs and
+    nothing of the user's is imported.
 
     Raises:
         UsageError: the interpreter does not exist, fails, times out or prints no JSON.
@@ -222,10 +232,6 @@ def read_interpreter_environment(python: Path, timeout: float = READER_TIMEOUT_S
     if not python.exists():
         raise UsageError("no such interpreter", str(python))
     data = _run_reader(python, ("-I", "-S"), timeout)
-    if not data.get("distributions"):
-        # Without ``site`` nothing was found (an interpreter whose site-packages only its
-        # site module knows): ask again with site enabled (its .pth files then run).
-        data = _run_reader(python, ("-I",), timeout)
     found: dict[str, str] = {}
     requires: dict[str, tuple[str, ...]] = {}
     for item in data.get("distributions", []):

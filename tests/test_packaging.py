@@ -1,0 +1,32 @@
+"""The wheel ships every rule pack and data file (a non-editable install finds them)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.skipif(not (ROOT / "setup.py").exists(), reason="needs the source tree")
+def test_wheel_contains_every_pack_and_data_file(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path), str(ROOT)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    (wheel,) = tmp_path.glob("vllm_upgrade_check-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for pack in sorted((ROOT / "rules").glob("*.yaml")):
+        assert f"vllm_upgrade_check/rules/{pack.name}" in names
+    for data in sorted((ROOT / "rules" / "data").glob("*.yaml")):
+        assert f"vllm_upgrade_check/rules/data/{data.name}" in names
+    for data in sorted((ROOT / "src" / "vllm_upgrade_check" / "data").iterdir()):
+        assert f"vllm_upgrade_check/data/{data.name}" in names
+    assert "vllm_upgrade_check/py.typed" in names
