@@ -138,3 +138,26 @@ def test_env_reports_environment() -> None:
 def test_version() -> None:
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0 and result.stdout.startswith("vllm-upgrade-check ")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--to", ""], "--to is empty"),
+        (["--from", ""], "is not a valid version"),
+        (["--to", "0.5.0"], "older than the oldest release with a pack (0.6.0)"),
+    ],
+)
+def test_empty_and_too_old_versions_are_usage_errors(args: list[str], message: str, repo_root: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "vllm_upgrade_check", "scan", str(repo_root / "examples"), *args],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_target_not_newer_than_the_repo_says_so(repo_root: Path) -> None:
+    code, doc = scan_json(str(repo_root / "examples"), "--to", "0.6.1")
+    assert code == 0 and doc["findings"] == []
+    assert any("is not older than the target 0.6.1" in note for note in doc["notes"])

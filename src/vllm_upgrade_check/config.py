@@ -198,8 +198,8 @@ def scan_options(
 
     return ScanOptions(
         paths=list(paths) or ([] if environment is not None else [Path(".")]),
-        to_version=to or config.to_version,
-        from_version=from_ or config.from_version,
+        to_version=to if to is not None else config.to_version,
+        from_version=from_ if from_ is not None else config.from_version,
         environment=environment,
         rule_paths=[*config.rules, *rules],
         exclude=[*config.exclude, *exclude],

@@ -221,9 +221,14 @@ def resolve_target(registry: Registry, text: str | None) -> Version:
     """
     if text is None:
         return registry.newest
+    if not text.strip():
+        raise UsageError("--to is empty (expected a vLLM release such as 0.28.0)")
     version = parse_version(text, "--to")
     if version not in registry.releases:
-        known = ", ".join(str(v) for v in registry.releases[-5:])
+        releases = registry.releases
+        if releases and version < releases[0]:
+            raise UsageError(f"--to {text}: older than the oldest release with a pack ({releases[0]})")
+        known = ", ".join(str(v) for v in releases[-5:])
         raise UsageError(f"--to {text}: unknown vLLM release (newest known: {known})")
     return version
 
@@ -240,7 +245,7 @@ def run_scan(
     """
     registry = registry or load_registry(options.rule_paths)
     target = resolve_target(registry, options.to_version)
-    option = parse_version(options.from_version, "--from") if options.from_version else None
+    option = parse_version(options.from_version, "--from") if options.from_version is not None else None
     if option is not None and option >= target:
         raise UsageError(f"--from {options.from_version} is not older than the target {target}")
     facts, skipped, count = scan_files(options)
@@ -278,6 +283,11 @@ def run_scan(
             f"several vLLM versions in the scanned files: {', '.join(pins)}; each file is checked from its own"
         )
     notes.extend(unresolved_notes(facts))
+    if option is None and default.version is not None and default.version >= target:
+        notes.append(
+            f"the version in use ({default.version}, {default.source}) is not older than the target {target}: "
+            "nothing to upgrade from there; pass --from to check another window"
+        )
     return Report(
         to_version=str(target),
         from_version=str(default.version) if default.version else None,

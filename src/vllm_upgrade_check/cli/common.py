@@ -61,10 +61,13 @@ def print_console(draw: Callable[[Console], None], output: Path | None) -> None:
     from rich.console import Console
 
     if output is None:
-        draw(Console(highlight=False))
+        console = Console(highlight=False)
+        # Piped or redirected output is not wrapped: a flag must never be split across lines.
+        console.soft_wrap = not console.is_terminal
+        draw(console)
         return
     buffer = io.StringIO()
-    draw(Console(file=buffer, highlight=False, no_color=True, width=120))
+    draw(Console(file=buffer, highlight=False, no_color=True, width=120, soft_wrap=True))
     write_output(buffer.getvalue(), output)
 
 

@@ -99,7 +99,12 @@ def _host_lines(environment: Environment, host: HostInfo | None) -> list[str]:
     lines = []
     torch = environment.torch
     if torch is not None:
-        build = f"CUDA {torch.cuda}" if torch.cuda else f"ROCm {torch.hip}" if torch.hip else "CPU"
+        if torch.cuda or torch.hip:
+            build = f"CUDA {torch.cuda}" if torch.cuda else f"ROCm {torch.hip}"
+        elif str(torch.source).endswith("version.py"):
+            build = "CPU"
+        else:  # a version without a +cuXYZ/+rocm label (pip freeze): the build cannot be told
+            build = "build unknown"
         lines.append(f"  torch build        {torch.version} ({build})")
     if environment.vllm_cuda_major is not None:
         lines.append(f"  vllm extensions    CUDA {environment.vllm_cuda_major}")
@@ -147,9 +152,11 @@ def env(
         envvar="VUC_HOST_NAME",
         help="Name of this host in fleet reports (default: hostname).",
     ),
-    fmt: EnvFormat = typer.Option(EnvFormat.console, "--format", "-f"),
-    output: Path | None = typer.Option(None, "--output", "-o"),
-    fail_on: FailOn = typer.Option(FailOn.blocker, "--fail-on"),
+    fmt: EnvFormat = typer.Option(EnvFormat.console, "--format", "-f", help="Output format."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write the report to this file."),
+    fail_on: FailOn = typer.Option(
+        FailOn.blocker, "--fail-on", help="Lowest severity that makes the exit code 1."
+    ),
     rules: list[Path] = RULES_OPTION,
 ) -> None:
     """Report the Python environment and host (GPUs, driver, builds) and their findings for the target release."""

@@ -71,12 +71,25 @@ def _checklists(report: Report) -> list[str]:
     out += ["", "### After the upgrade", ""]
     out.append(f"- [ ] `{rescan}` reports no blocker")
     warnings = [f for f in report.findings if f.severity == Severity.WARNING]
-    if warnings:
-        out.append(f"- [ ] Plan the {len(warnings)} warning(s) (deprecated, removed in a later release)")
+    deprecated = [f for f in warnings if f.deprecated_only]
+    if len(warnings) > len(deprecated):
+        out.append(
+            f"- [ ] Review the {len(warnings) - len(deprecated)} warning(s): settings that are ignored or behave differently now"
+        )
+    if deprecated:
+        out.append(
+            f"- [ ] Plan the {len(deprecated)} deprecation(s): still accepted at {to}, removed in a later release"
+        )
     out.append(
         "- [ ] Start the server, check `/health` and one request, and read the start-up log for deprecation warnings"
     )
     return out + [""]
+
+
+def _releases(releases: tuple[str, ...]) -> str:
+    if len(releases) > 8:
+        return f"{releases[0]} … {releases[-1]} ({len(releases)} releases)"
+    return ", ".join(releases) or "none"
 
 
 def render(report: Report, registry: Registry) -> str:
@@ -87,7 +100,7 @@ def render(report: Report, registry: Registry) -> str:
         f"# vLLM upgrade: {frm} → {report.to_version}",
         "",
         f"- From: {frm} ({report.from_source})",
-        f"- Releases crossed: {', '.join(report.releases) or 'none'}",
+        f"- Releases crossed: {_releases(report.releases)}",
         f"- Files scanned: {report.files_scanned}, skipped: {len(report.skipped)}",
         f"- **{counts[Severity.BLOCKER]} blocker(s)**, {counts[Severity.WARNING]} warning(s), {counts[Severity.INFO]} info",
     ]
