@@ -359,7 +359,7 @@ def test_plan_json(registry: Registry) -> None:
 @pytest.fixture
 def no_bundled(monkeypatch: pytest.MonkeyPatch) -> None:
     """The CLI loads only the test packs (the bundled ones share release numbers)."""
-    monkeypatch.setattr("vllm_upgrade_check.registry.bundled_pack_files", lambda: [])
+    monkeypatch.setattr("vllm_upgrade_check.registry._bundled_packs", lambda: ())
 
 
 @pytest.mark.usefixtures("no_bundled")

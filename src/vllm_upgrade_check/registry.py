@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -51,7 +51,7 @@ def load_pack_text(text: str, source: str) -> Pack:
         RulePackError: naming ``source`` and the line of the first problem.
     """
     try:
-        docs = compose_documents(text)
+        docs = compose_documents(text, lines_only=True)
         if len(docs) != 1:
             raise YamlProblem(f"a pack is one YAML document, found {len(docs)}", None)
         positions: dict[tuple[Any, ...], int] = {}
@@ -238,6 +238,12 @@ def entry_point_pack_dirs() -> list[tuple[str, Path]]:
     return found
 
 
+@lru_cache(maxsize=1)
+def _bundled_packs() -> tuple[tuple[str, Pack], ...]:
+    """The packs shipped with the tool, validated once per process (packs are immutable)."""
+    return tuple((display, load_pack_file(path, display)) for display, path in bundled_pack_files())
+
+
 def load_registry(extra: Sequence[Path] = (), bundled: bool = True) -> Registry:
     """Load the bundled packs, the packs of installed :data:`ENTRY_POINT_GROUP` entry points
     (with ``bundled``), plus packs from ``extra`` files or directories.
@@ -247,8 +253,7 @@ def load_registry(extra: Sequence[Path] = (), bundled: bool = True) -> Registry:
     """
     named: list[tuple[str, Pack]] = []
     if bundled:
-        for display, path in bundled_pack_files():
-            named.append((display, load_pack_file(path, display)))
+        named.extend(_bundled_packs())
         for _name, directory in entry_point_pack_dirs():
             for path in _pack_files(directory):
                 named.append((str(path), load_pack_file(path)))

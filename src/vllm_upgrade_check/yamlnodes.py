@@ -49,15 +49,18 @@ _FAST_LOADER = getattr(yaml, "CSafeLoader", None)
 byte offsets are character offsets; it refuses nesting deeper than 1000 levels itself."""
 
 
-def compose_documents(text: str) -> list[yaml.Node]:
+def compose_documents(text: str, lines_only: bool = False) -> list[yaml.Node]:
     """Parse every document of ``text`` into node trees (empty documents are dropped).
 
-    Uses libyaml when PyYAML has it and the text is ASCII, else the pure-Python composer.
+    Uses libyaml when PyYAML has it and the text is ASCII (or when the caller needs exact
+    lines only, ``lines_only``: libyaml's columns count bytes), else the pure-Python composer.
 
     Raises:
         YamlProblem: on a syntax error, with its line.
     """
-    loader = _FAST_LOADER if _FAST_LOADER is not None and text.isascii() else yaml.SafeLoader
+    loader: Any = yaml.SafeLoader
+    if _FAST_LOADER is not None and (lines_only or text.isascii()):
+        loader = _FAST_LOADER
     try:
         return [doc for doc in yaml.compose_all(text, Loader=loader) if doc is not None]
     except yaml.MarkedYAMLError as exc:
