@@ -114,6 +114,42 @@ def test_baseline_reports_only_new_findings(tmp_path: Path) -> None:
     assert [f["rule_id"] for f in new if f["severity"] != "info"] == ["VUC0280-002"]
 
 
+def test_baseline_counts_identical_findings(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    launch = "vllm serve m --max-num-partial-prefills 2\n"
+    (repo / "run.sh").write_text(launch * 2)
+    base = tmp_path / "baseline.json"
+    assert (
+        runner.invoke(app, ["baseline", "create", str(repo), "--to", "0.28.0", "-o", str(base)]).exit_code
+        == 0
+    )
+    entries = [f for f in json.loads(base.read_text())["findings"] if f["rule_id"] == "VUC0270-001"]
+    assert [e["count"] for e in entries] == [2]
+    assert scan(str(repo), "--to", "0.28.0", "--baseline", str(base)).exit_code == 0
+    # A third identical launch has the same fingerprint: it is new, reported at its own line.
+    (repo / "run.sh").write_text(launch * 3)
+    result = scan(str(repo), "--to", "0.28.0", "--baseline", str(base), "-f", "json")
+    assert result.exit_code == 1
+    new = [f for f in json.loads(result.stdout)["findings"] if f["rule_id"] == "VUC0270-001"]
+    assert [f["line"] for f in new] == [3]
+
+
+def test_baseline_without_counts_still_loads(tmp_path: Path) -> None:
+    from vllm_upgrade_check.baseline import load_baseline
+
+    old = tmp_path / "old.json"
+    old.write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "findings": [{"fingerprint": "a"}, {"fingerprint": "a"}, {"fingerprint": "b", "count": 3}],
+            }
+        )
+    )
+    assert load_baseline(old) == {"a": 2, "b": 3}
+
+
 def test_bad_baseline_is_one_line_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "b.json"
     bad.write_text("{not json")

@@ -3,7 +3,7 @@
 Inline: ``# vllm-upgrade-check: ignore[VUC0270-001]`` (several ids comma-separated; a bare
 ``ignore`` silences every rule) on the finding's line or the line above, in any file kind the
 scanners read (shell, YAML, Python, Dockerfile, TOML, requirements files all use ``#``).
-Baseline: a JSON file of fingerprints (:mod:`vllm_upgrade_check.baseline`). Configured
+Baseline: a JSON file of fingerprints with their counts (:mod:`vllm_upgrade_check.baseline`). Configured
 ignores: ``[[tool.vllm-upgrade-check.ignore]]`` tables with ``id``, optional ``path`` glob,
 ``reason`` and optional ``expires`` date; an expired ignore stops applying and is reported.
 """
@@ -117,7 +117,7 @@ def apply_filters(
     Raises:
         UsageError: an unreadable or malformed baseline file.
     """
-    from vllm_upgrade_check.baseline import load_baseline
+    from vllm_upgrade_check.baseline import load_baseline, new_findings
 
     today = today or dt.date.today()
     notes: list[str] = []
@@ -144,6 +144,6 @@ def apply_filters(
     if options.baseline is not None:
         known = load_baseline(options.baseline)
         before = len(kept)
-        kept = [f for f in kept if f.fingerprint not in known]
+        kept = new_findings(kept, known)
         notes.append(f"{before - len(kept)} finding(s) in baseline {options.baseline} not reported")
     return kept, notes
