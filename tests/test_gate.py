@@ -90,6 +90,53 @@ def test_inline_suppression_of_another_id_does_not_apply(tmp_path: Path) -> None
     assert scan(str(tmp_path), "--to", "0.27.0").exit_code == 1
 
 
+def test_trailing_suppression_covers_its_own_line_only(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text(
+        "vllm serve m --max-model-len 10  # vllm-upgrade-check: ignore\n"
+        "vllm serve m --max-num-partial-prefills 2\n"
+    )
+    result = scan(str(tmp_path), "--to", "0.27.0", "-f", "json")
+    assert [
+        (f["line"], f["rule_id"]) for f in json.loads(result.stdout)["findings"] if f["severity"] == "blocker"
+    ] == [(2, "VUC0270-001")]
+
+
+def test_comment_only_suppression_covers_the_next_line(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text(
+        "  # vllm-upgrade-check: ignore[VUC0270-001]\nvllm serve m --max-num-partial-prefills 2\n"
+    )
+    assert scan(str(tmp_path), "--to", "0.27.0").exit_code == 0
+
+
+def test_unknown_inline_id_gives_a_note(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text(
+        "vllm serve m\n# vllm-upgrade-check: ignore[VUC9999-001, VUC0270-001]\nvllm serve m --max-num-partial-prefills 2\n"
+    )
+    result = scan(str(tmp_path), "--to", "0.27.0", "-f", "json")
+    assert result.exit_code == 0
+    notes = json.loads(result.stdout)["notes"]
+    assert [n for n in notes if "unknown rule id" in n] == [
+        "run.sh:2: inline ignore of unknown rule id VUC9999-001 (no loaded rule has it)"
+    ]
+
+
+@pytest.mark.parametrize("option", [["--select", "ZZZ"], ["--select", "VUC27"], ["--ignore", "VUC9999"]])
+def test_select_or_ignore_matching_no_rule_is_a_usage_error(option: list[str], tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("vllm serve m --max-num-partial-prefills 2\n")
+    code, err = _main("scan", "run.sh", "--to", "0.27.0", *option, cwd=tmp_path)
+    assert code == 2
+    assert err.strip().splitlines() == [
+        f"vllm-upgrade-check: error: {option[0]} {option[1]} matches no rule id (see 'vllm-upgrade-check rules list')"
+    ], err
+
+
+def test_select_of_builtin_and_real_prefix_is_accepted(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("vllm serve m --max-num-partial-prefills 2\n")
+    assert (
+        scan(str(tmp_path), "--to", "0.27.0", "--select", "vuc027", "--select", "VUC000-001").exit_code == 1
+    )
+
+
 def test_baseline_reports_only_new_findings(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
