@@ -90,6 +90,53 @@ def test_inline_suppression_of_another_id_does_not_apply(tmp_path: Path) -> None
     assert scan(str(tmp_path), "--to", "0.27.0").exit_code == 1
 
 
+def test_trailing_suppression_covers_its_own_line_only(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text(
+        "vllm serve m --max-model-len 10  # vllm-upgrade-check: ignore\n"
+        "vllm serve m --max-num-partial-prefills 2\n"
+    )
+    result = scan(str(tmp_path), "--to", "0.27.0", "-f", "json")
+    assert [
+        (f["line"], f["rule_id"]) for f in json.loads(result.stdout)["findings"] if f["severity"] == "blocker"
+    ] == [(2, "VUC0270-001")]
+
+
+def test_comment_only_suppression_covers_the_next_line(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text(
+        "  # vllm-upgrade-check: ignore[VUC0270-001]\nvllm serve m --max-num-partial-prefills 2\n"
+    )
+    assert scan(str(tmp_path), "--to", "0.27.0").exit_code == 0
+
+
+def test_unknown_inline_id_gives_a_note(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text(
+        "vllm serve m\n# vllm-upgrade-check: ignore[VUC9999-001, VUC0270-001]\nvllm serve m --max-num-partial-prefills 2\n"
+    )
+    result = scan(str(tmp_path), "--to", "0.27.0", "-f", "json")
+    assert result.exit_code == 0
+    notes = json.loads(result.stdout)["notes"]
+    assert [n for n in notes if "unknown rule id" in n] == [
+        "run.sh:2: inline ignore of unknown rule id VUC9999-001 (no loaded rule has it)"
+    ]
+
+
+@pytest.mark.parametrize("option", [["--select", "ZZZ"], ["--select", "VUC27"], ["--ignore", "VUC9999"]])
+def test_select_or_ignore_matching_no_rule_is_a_usage_error(option: list[str], tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("vllm serve m --max-num-partial-prefills 2\n")
+    code, err = _main("scan", "run.sh", "--to", "0.27.0", *option, cwd=tmp_path)
+    assert code == 2
+    assert err.strip().splitlines() == [
+        f"vllm-upgrade-check: error: {option[0]} {option[1]} matches no rule id (see 'vllm-upgrade-check rules list')"
+    ], err
+
+
+def test_select_of_builtin_and_real_prefix_is_accepted(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("vllm serve m --max-num-partial-prefills 2\n")
+    assert (
+        scan(str(tmp_path), "--to", "0.27.0", "--select", "vuc027", "--select", "VUC000-001").exit_code == 1
+    )
+
+
 def test_baseline_reports_only_new_findings(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -112,6 +159,42 @@ def test_baseline_reports_only_new_findings(tmp_path: Path) -> None:
     # Changed-default rules (info, absent_arg) see a new launch too; the new blocker is the point.
     new = json.loads(result.stdout)["findings"]
     assert [f["rule_id"] for f in new if f["severity"] != "info"] == ["VUC0280-002"]
+
+
+def test_baseline_counts_identical_findings(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    launch = "vllm serve m --max-num-partial-prefills 2\n"
+    (repo / "run.sh").write_text(launch * 2)
+    base = tmp_path / "baseline.json"
+    assert (
+        runner.invoke(app, ["baseline", "create", str(repo), "--to", "0.28.0", "-o", str(base)]).exit_code
+        == 0
+    )
+    entries = [f for f in json.loads(base.read_text())["findings"] if f["rule_id"] == "VUC0270-001"]
+    assert [e["count"] for e in entries] == [2]
+    assert scan(str(repo), "--to", "0.28.0", "--baseline", str(base)).exit_code == 0
+    # A third identical launch has the same fingerprint: it is new, reported at its own line.
+    (repo / "run.sh").write_text(launch * 3)
+    result = scan(str(repo), "--to", "0.28.0", "--baseline", str(base), "-f", "json")
+    assert result.exit_code == 1
+    new = [f for f in json.loads(result.stdout)["findings"] if f["rule_id"] == "VUC0270-001"]
+    assert [f["line"] for f in new] == [3]
+
+
+def test_baseline_without_counts_still_loads(tmp_path: Path) -> None:
+    from vllm_upgrade_check.baseline import load_baseline
+
+    old = tmp_path / "old.json"
+    old.write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "findings": [{"fingerprint": "a"}, {"fingerprint": "a"}, {"fingerprint": "b", "count": 3}],
+            }
+        )
+    )
+    assert load_baseline(old) == {"a": 2, "b": 3}
 
 
 def test_bad_baseline_is_one_line_exit_2(tmp_path: Path) -> None:

@@ -67,3 +67,20 @@ def test_extra_pack_directory(tmp_path: Path) -> None:
     (tmp_path / "acme.yaml").write_text("release: 0.27.0\nrules:\n" + GOOD_RULE)
     registry = load_registry([tmp_path])
     assert registry.rule("acme-001") is not None
+
+
+def test_missing_fields_are_named_at_the_rules_line() -> None:
+    text = "release: 0.18.0\nprevious: 0.17.0\nrules:\n  - id: VUC0180-001\n    name: x\n"
+    with pytest.raises(RulePackError) as info:
+        load_pack_text(text, "0.18.0.yaml")
+    assert str(info.value) == (
+        "0.18.0.yaml:4: rules[0]: missing field(s): severity, match, message, fix, docs, evidence"
+    )
+
+
+def test_missing_field_and_another_error_still_counts_the_rest() -> None:
+    text = "release: 0.27.0\nrules:\n" + GOOD_RULE.replace("    docs:", "    colour: red\n    docs:")
+    text = text.replace("    severity: blocker\n", "")
+    with pytest.raises(RulePackError) as info:
+        load_pack_text(text, "acme.yaml")
+    assert "missing field(s): severity (and 1 more)" in str(info.value)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from conftest import args_of, kinds, scan_text
 from vllm_upgrade_check.model.facts import FactKind
 from vllm_upgrade_check.scanners.shell import ShellScanner
@@ -116,3 +118,50 @@ def test_shebang_without_suffix_is_accepted() -> None:
 
     assert scanner.accepts(SourceFile("bin/serve", "#!/usr/bin/env bash\nvllm serve m\n"))
     assert not scanner.accepts(SourceFile("bin/serve.py", "#!/usr/bin/env python\n"))
+
+
+def test_env_wrapper_assignments_are_env_vars() -> None:
+    items = scan("env -u HOME VLLM_USE_V1=1 vllm serve m\n")
+    (env,) = kinds(items, FactKind.ENV_VAR)
+    assert (env.name, env.value, env.location.line, env.location.column) == ("VLLM_USE_V1", "1", 1, 13)
+    (launch,) = kinds(items, FactKind.LAUNCH)
+    assert launch.name == "vllm serve"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "timeout 60 vllm serve m --swap-space 4",
+        "timeout -s INT -k 5 60 vllm serve m --swap-space 4",
+        "srun -n 2 -N1 --gres=gpu:4 -p gpu python -m vllm.entrypoints.openai.api_server --swap-space 4",
+        "torchrun --nproc-per-node 2 --nnodes=1 -m vllm.entrypoints.openai.api_server --swap-space 4",
+        "ray job submit --address http://h:8265 --working-dir . -- vllm serve m --swap-space 4",
+        "numactl --cpunodebind=0 -m 0 vllm serve m --swap-space 4",
+        "conda run -n env vllm serve m --swap-space 4",
+    ],
+)
+def test_wrapped_launches_are_found(line: str) -> None:
+    items = scan(line + "\n")
+    assert [(n, v) for n, v, _l, _c in args_of(items)] == [("swap_space", "4")]
+    assert len(kinds(items, FactKind.LAUNCH)) == 1
+
+
+@pytest.mark.parametrize(
+    ("line", "entry"),
+    [
+        ("vllm run-batch -i in.jsonl -o out.jsonl --model m --swap-space 4", "vllm run-batch"),
+        ("vllm bench throughput --model m --swap-space 4", "vllm bench throughput"),
+        ("vllm bench latency --model m --swap-space 4", "vllm bench latency"),
+    ],
+)
+def test_vllm_subcommands_with_engine_args_are_launches(line: str, entry: str) -> None:
+    items = scan(line + "\n")
+    (launch,) = kinds(items, FactKind.LAUNCH)
+    assert launch.name == entry
+    assert ("swap_space", "4") in [(n, v) for n, v, _l, _c in args_of(items)]
+    assert [m.name for m in kinds(items, FactKind.MODEL)] == ["m"]  # from --model, no positional
+
+
+def test_bench_serve_and_wrapped_other_programs_are_not_launches() -> None:
+    items = scan("vllm bench serve --model m --swap-space 4\ntimeout 60 echo vllm serve m --swap-space 4\n")
+    assert kinds(items, FactKind.LAUNCH) == []

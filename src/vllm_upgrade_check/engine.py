@@ -11,7 +11,7 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from vllm_upgrade_check.checks import unknown_flag_findings
+from vllm_upgrade_check.checks import UNKNOWN_FLAG_ID, unknown_flag_findings
 from vllm_upgrade_check.discovery import MAX_FILE_BYTES, SKIP_DIRS, read_source, walk, wanted  # noqa: F401
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.matcher import Assumption, VersionContext, match_rules, sort_key
@@ -23,7 +23,7 @@ from vllm_upgrade_check.scanners.environment import Environment, environment_fac
 from vllm_upgrade_check.scanners.host import HostInfo, host_facts
 from vllm_upgrade_check.scanners.launch import is_vllm_image
 from vllm_upgrade_check.scanners.vllm_config import referenced_config_paths, scan_config
-from vllm_upgrade_check.suppress import Ignore, apply_filters
+from vllm_upgrade_check.suppress import Ignore, apply_filters, check_prefixes
 from vllm_upgrade_check.versions import parse_version, version_from_tag
 
 
@@ -266,6 +266,8 @@ def run_scan(
     default = detect_from(facts, options.environment)
     if option is not None:
         default = Assumption(option, VersionBasis.OPTION, "--from")
+    known_ids = {r.id for _p, r in rules} | {UNKNOWN_FLAG_ID}
+    check_prefixes(options.select, options.ignore_rules, known_ids)
     context = VersionContext(target, option, default)
     findings = match_rules(rules, facts, context)
     arg_kinds = (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG)
@@ -273,7 +275,8 @@ def run_scan(
     findings = sorted(findings + unknown_flag_findings(facts, context, rule_names=rule_names), key=sort_key)
     if facts_out is not None:
         facts_out.extend(facts)
-    findings, filter_notes = apply_filters(findings, options)
+    scanned = {f.location.path for f in facts if f.location.path is not None}
+    findings, filter_notes = apply_filters(findings, options, known_ids=known_ids, scanned=scanned)
     start = default.version
     crossed = tuple(str(r) for r in registry.releases if (start is None or r > start) and r <= target)
     notes = []

@@ -69,10 +69,21 @@ def load_pack_text(text: str, source: str) -> Pack:
         loc = [p for p in loc if isinstance(p, int) or p in _key_names(data, loc)]
         line = _line_for(loc, positions)
         message = error["msg"]
+        shown = 1
         if error["type"] == "extra_forbidden":
             message = "unknown key"
+        elif error["type"] == "missing":
+            # Name every field missing from the same mapping, not just "Field required".
+            parent = tuple(error["loc"][:-1])
+            missing = [e for e in exc.errors() if e["type"] == "missing" and tuple(e["loc"][:-1]) == parent]
+            shown = len(missing)
+            message = "missing field(s): " + ", ".join(str(e["loc"][-1]) for e in missing)
+            if loc and loc[-1] == error["loc"][-1]:
+                loc = loc[:-1]
+            line = _line_for(loc, positions)
         where = _format_loc(loc)
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        rest = exc.error_count() - shown
+        more = f" (and {rest} more)" if rest > 0 else ""
         raise RulePackError(f"{where}: {message}{more}" if where else message + more, source, line) from None
 
 

@@ -1,9 +1,11 @@
 """Findings the user chose not to see: inline comments, a baseline file, configured ignores.
 
 Inline: ``# vllm-upgrade-check: ignore[VUC0270-001]`` (several ids comma-separated; a bare
-``ignore`` silences every rule) on the finding's line or the line above, in any file kind the
-scanners read (shell, YAML, Python, Dockerfile, TOML, requirements files all use ``#``).
-Baseline: a JSON file of fingerprints (:mod:`vllm_upgrade_check.baseline`). Configured
+``ignore`` silences every rule) after code on the finding's line (that line only), or alone on
+the line above it (a comment-only line covers itself and the next line), in any file kind the
+scanners read (shell, YAML, Python, Dockerfile, TOML, requirements files all use ``#``). An id
+that no loaded rule has gives a report note naming the file and line.
+Baseline: a JSON file of fingerprints with their counts (:mod:`vllm_upgrade_check.baseline`). Configured
 ignores: ``[[tool.vllm-upgrade-check.ignore]]`` tables with ``id``, optional ``path`` glob,
 ``reason`` and optional ``expires`` date; an expired ignore stops applying and is reported.
 """
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -71,28 +73,89 @@ def inline_ids(line: str) -> set[str] | None:
     return {part.strip().upper() for part in ids.split(",") if part.strip()}
 
 
+def _lines(path: str, lines_of: dict[str, list[str] | None], roots: Sequence[Path]) -> list[str] | None:
+    from vllm_upgrade_check.fixer import CannotFix, read_text, resolve_in_roots
+
+    if path not in lines_of:
+        try:
+            lines_of[path] = read_text(resolve_in_roots(roots, path)).text.split("\n")
+        except (CannotFix, OSError):
+            lines_of[path] = None
+    return lines_of[path]
+
+
+def _comment_only(line: str) -> bool:
+    return line.lstrip().startswith("#")
+
+
 def _inline_suppressed(
     finding: Finding, lines_of: dict[str, list[str] | None], roots: Sequence[Path]
 ) -> bool:
-    from vllm_upgrade_check.fixer import CannotFix, read_text, resolve_in_roots
-
     loc = finding.location
     if loc.path is None or loc.line is None:
         return False
-    if loc.path not in lines_of:
-        try:
-            lines_of[loc.path] = read_text(resolve_in_roots(roots, loc.path)).text.split("\n")
-        except (CannotFix, OSError):
-            lines_of[loc.path] = None
-    lines = lines_of[loc.path]
+    lines = _lines(loc.path, lines_of, roots)
     if not lines:
         return False
     for number in (loc.line, loc.line - 1):
-        if 1 <= number <= len(lines):
-            ids = inline_ids(lines[number - 1])
-            if ids is not None and ("*" in ids or finding.rule.id.upper() in ids):
-                return True
+        if not 1 <= number <= len(lines):
+            continue
+        line = lines[number - 1]
+        if number != loc.line and not _comment_only(line):
+            continue  # a trailing comment covers its own line only
+        ids = inline_ids(line)
+        if ids is not None and ("*" in ids or finding.rule.id.upper() in ids):
+            return True
     return False
+
+
+def unknown_inline_ids(
+    paths: Iterable[str],
+    known_ids: Iterable[str],
+    roots: Sequence[Path],
+    lines_of: dict[str, list[str] | None] | None = None,
+) -> list[str]:
+    """Report notes for inline ``ignore[...]`` ids that no loaded rule has.
+
+    Args:
+        paths: relative paths of scanned files (as in fact locations).
+        known_ids: every loaded rule id (case-insensitive).
+        roots: the scanned roots the paths are relative to.
+        lines_of: cache of file lines by path, shared with the suppression pass.
+
+    Returns:
+        one note per unknown id, ``"run.sh:2: inline ignore of unknown rule id VUC9999-001"``,
+        in path and line order.
+    """
+    cache = {} if lines_of is None else lines_of
+    known = {i.upper() for i in known_ids}
+    notes = []
+    for path in sorted(set(paths)):
+        for number, line in enumerate(_lines(path, cache, roots) or [], start=1):
+            ids = inline_ids(line)
+            for rule_id in sorted((ids or set()) - known - {"*"}):
+                notes.append(
+                    f"{path}:{number}: inline ignore of unknown rule id {rule_id} (no loaded rule has it)"
+                )
+    return notes
+
+
+def check_prefixes(select: Sequence[str], ignore: Sequence[str], known_ids: Iterable[str]) -> None:
+    """Check that every ``--select``/``--ignore`` prefix starts at least one rule id in
+    ``known_ids`` (case-insensitive), so that a mistyped ``--select`` cannot turn the gate off.
+
+    Raises:
+        UsageError: naming the first option value that matches no rule id.
+    """
+    from vllm_upgrade_check.errors import UsageError
+
+    known = [i.upper() for i in known_ids]
+    for option, prefixes in (("--select", select), ("--ignore", ignore)):
+        for prefix in prefixes:
+            if not any(rule_id.startswith(prefix.upper()) for rule_id in known):
+                raise UsageError(
+                    f"{option} {prefix} matches no rule id (see 'vllm-upgrade-check rules list')"
+                )
 
 
 def rule_selected(rule_id: str, select: Sequence[str], ignore: Sequence[str]) -> bool:
@@ -106,9 +169,17 @@ def rule_selected(rule_id: str, select: Sequence[str], ignore: Sequence[str]) ->
 
 
 def apply_filters(
-    findings: list[Finding], options: ScanOptions, today: dt.date | None = None
+    findings: list[Finding],
+    options: ScanOptions,
+    today: dt.date | None = None,
+    known_ids: Iterable[str] | None = None,
+    scanned: Iterable[str] = (),
 ) -> tuple[list[Finding], list[str]]:
     """Drop suppressed, baselined and ignored findings.
+
+    Args:
+        known_ids: every loaded rule id; when given, inline ``ignore[...]`` ids in the files
+            ``scanned`` (relative paths, as in fact locations) that are not among them give notes.
 
     Returns:
         ``(findings kept, notes for the report)``: how many each mechanism hid, and every
@@ -117,7 +188,7 @@ def apply_filters(
     Raises:
         UsageError: an unreadable or malformed baseline file.
     """
-    from vllm_upgrade_check.baseline import load_baseline
+    from vllm_upgrade_check.baseline import load_baseline, new_findings
 
     today = today or dt.date.today()
     notes: list[str] = []
@@ -128,6 +199,8 @@ def apply_filters(
         kept = [f for f in kept if not _inline_suppressed(f, lines_of, list(options.paths))]
         if before - len(kept):
             notes.append(f"{before - len(kept)} finding(s) suppressed by inline comments")
+        if known_ids is not None:
+            notes.extend(unknown_inline_ids(scanned, known_ids, list(options.paths), lines_of))
     active = [i for i in options.ignores if not i.expired(today)]
     for ignore in options.ignores:
         if ignore.expired(today):
@@ -144,6 +217,6 @@ def apply_filters(
     if options.baseline is not None:
         known = load_baseline(options.baseline)
         before = len(kept)
-        kept = [f for f in kept if f.fingerprint not in known]
+        kept = new_findings(kept, known)
         notes.append(f"{before - len(kept)} finding(s) in baseline {options.baseline} not reported")
     return kept, notes
