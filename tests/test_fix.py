@@ -246,3 +246,26 @@ def test_quoted_equals_value_is_removed_whole(tmp_path: Path) -> None:
     code, out = _fix(str(tmp_path), "--to", "0.28.0")
     assert code == 0, out
     assert (tmp_path / "run.sh").read_text() == "vllm serve m --port 1\n"
+
+
+def test_task_removal_is_left_for_a_person(tmp_path: Path) -> None:
+    # P1-2: dropping --task embed would silently turn an embedding server into a generate one.
+    text = "vllm serve m --task embed --speculative-model d --port 1\n"
+    (tmp_path / "run.sh").write_text(text)
+    code, out = _fix(str(tmp_path), "--from", "0.8.0", "--to", "0.13.0")
+    assert code == 0, out
+    assert (tmp_path / "run.sh").read_text() == text
+    assert "VUC0130-001" in out and "--runner" in out and "use --unsafe-fixes" in out
+
+
+def test_safe_removals_have_no_replacement_to_write() -> None:
+    # A safe remove_arg must keep behaviour: a rule that says "replace with" or "move into" is not safe.
+    registry = load_registry([])
+    bad = [
+        r.id
+        for _, r in registry.rules()
+        if r.fix.action.value == "remove_arg"
+        and r.fix.applicability.value == "safe"
+        and r.fix.summary.startswith(("Replace", "Move"))
+    ]
+    assert bad == []
