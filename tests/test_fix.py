@@ -269,3 +269,19 @@ def test_safe_removals_have_no_replacement_to_write() -> None:
         and r.fix.summary.startswith(("Replace", "Move"))
     ]
     assert bad == []
+
+
+def test_new_specifier_is_quoted_in_shell_lines(tmp_path: Path) -> None:
+    # P1-3: `pip install transformers<5.20.0,>=5.16.1` unquoted is a shell redirection.
+    (tmp_path / "Dockerfile").write_text(
+        'FROM python:3.11\nRUN pip install vllm==0.12.0 transformers==4.40.0 "torch==2.0.0"\n'
+    )
+    (tmp_path / "setup.sh").write_text("pip install vllm==0.12.0 transformers==4.40.0\n")
+    (tmp_path / "requirements.txt").write_text("transformers==4.40.0\n")
+    code, out = _fix(str(tmp_path), "--to", "0.33.0")
+    assert code == 0, out
+    docker = (tmp_path / "Dockerfile").read_text().splitlines()[1]
+    assert docker.startswith("RUN pip install vllm==0.33.0 'transformers<")
+    assert docker.endswith(" \"torch==2.14.0\""), docker
+    assert (tmp_path / "setup.sh").read_text().startswith("pip install vllm==0.33.0 'transformers<")
+    assert (tmp_path / "requirements.txt").read_text().startswith("transformers<")

@@ -456,17 +456,32 @@ _REQ = re.compile(
 )
 
 
+# Scanners whose requirement facts sit in shell text written as is (``RUN pip install …``), and
+# characters that shell would read as redirection, pipes, globs or word breaks.
+_SHELL_SCANNERS = frozenset({"dockerfile", "shell", "makefile"})
+_SHELL_META = frozenset("<>|&; *!")
+
+
 def _set_specifier(text: str, fact: Fact, specifier: str) -> tuple[int, int, str]:
     loc = fact.location
     if loc.line is None or loc.column is None:
         raise CannotFix("no position in the file")
     start = _offset(text, loc.line, loc.column)
+    quoted = start > 0 and text[start - 1] in "'\""
+    if text[start : start + 1] in ("'", '"') and text[start + 1 : start + 1 + len(fact.raw)] == fact.raw:
+        start, quoted = start + 1, True
     if text[start : start + len(fact.raw)] != fact.raw:
         raise CannotFix(f"expected {fact.raw!r} at {loc}")
     m = _REQ.match(fact.raw)
     if not m:
         raise CannotFix(f"cannot find the specifier in {fact.raw!r}")
-    return start + m.start("spec"), start + m.end("spec"), specifier
+    new = fact.raw[: m.start("spec")] + specifier + fact.raw[m.end("spec") :]
+    if fact.scanner == "requirements" or quoted or not _SHELL_META.intersection(new):
+        return start + m.start("spec"), start + m.end("spec"), specifier
+    if fact.scanner in _SHELL_SCANNERS:
+        # A bare `<`/`>` in `pip install x<2` is a shell redirection: quote the whole requirement.
+        return start, start + len(fact.raw), f"'{new}'"
+    raise CannotFix(f"{new!r} needs shell quoting inside an embedded command; edit it by hand")
 
 
 def _bump_image(text: str, fact: Fact, target: Version) -> tuple[int, int, str]:
