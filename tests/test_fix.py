@@ -282,6 +282,19 @@ def test_new_specifier_is_quoted_in_shell_lines(tmp_path: Path) -> None:
     assert code == 0, out
     docker = (tmp_path / "Dockerfile").read_text().splitlines()[1]
     assert docker.startswith("RUN pip install vllm==0.33.0 'transformers<")
-    assert docker.endswith(" \"torch==2.14.0\""), docker
+    assert docker.endswith(' "torch==2.14.0"'), docker
     assert (tmp_path / "setup.sh").read_text().startswith("pip install vllm==0.33.0 'transformers<")
     assert (tmp_path / "requirements.txt").read_text().startswith("transformers<")
+
+
+def test_diff_shows_every_pass_that_fix_writes(tmp_path: Path) -> None:
+    # P1-4: edits that overlap in one pass (bump + removal) apply in a later pass; --diff must show them.
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  a:\n    image: vllm/vllm-openai:v0.26.0\n"
+        '    command: ["--no-calculate-kv-scales", "--max-num-partial-prefills", "2", "--model", "m"]\n'
+    )
+    before = (tmp_path / "compose.yaml").read_text()
+    code, out = _fix(str(tmp_path), "--to", "0.28.0", "--diff")
+    assert code == 0, out
+    assert (tmp_path / "compose.yaml").read_text() == before
+    assert '+    command: ["--model", "m"]\n' in out and "+    image: vllm/vllm-openai:v0.28.0\n" in out

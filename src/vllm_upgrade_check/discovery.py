@@ -15,7 +15,7 @@ would have read them.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pathspec
@@ -202,6 +202,7 @@ def read_source(
     max_bytes: int = MAX_FILE_BYTES,
     scanners: Sequence[Scanner] | None = None,
     by_name: bool | None = None,
+    overlay: Mapping[str, bytes] | None = None,
 ) -> SourceFile | Skipped | None:
     """Read a file once, if a scanner may want it.
 
@@ -211,6 +212,8 @@ def read_source(
         max_bytes: files larger than this are skipped.
         scanners: decide by name before reading (``None``: read every file).
         by_name: :func:`wanted` of the name when the caller knows it already.
+        overlay: contents to read instead of the disk, by real path (``fix --diff`` rescans
+            its edits in memory).
 
     Returns:
         The decoded :class:`SourceFile` (UTF-8, else Latin-1; CRLF made LF); ``None`` when no
@@ -223,12 +226,13 @@ def read_source(
     if by_name is False:
         return None
     try:
-        size = os.stat(path).st_size
+        pending = overlay.get(os.path.realpath(path)) if overlay else None
+        size = os.stat(path).st_size if pending is None else len(pending)
         if size > max_bytes:
             if by_name is None and not _head_accepted(path, relpath, scanners or ()):
                 return None
             return Skipped(relpath, f"larger than the size limit of {max_bytes} bytes ({size} bytes)")
-        data = read_bytes(path)
+        data = read_bytes(path) if pending is None else pending
     except OSError as exc:
         return Skipped(relpath, f"cannot read: {exc.strerror or exc}", configures_vllm=bool(by_name))
     if b"\x00" in data[:BINARY_PROBE_BYTES]:

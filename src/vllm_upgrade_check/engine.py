@@ -5,7 +5,7 @@ Callable from tests without the CLI. Nothing here prints or exits.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -49,6 +49,8 @@ class ScanOptions:
         ignore_rules: never report rules whose id starts with one of these.
         progress: called with each file's relative path as it is scanned (for a progress
             display); ``None`` for none.
+        overlay: file contents to scan instead of the disk, by real path (``os.path.realpath``);
+            ``fix --diff`` rescans its in-memory edits with it.
     """
 
     paths: Sequence[Path] = ()
@@ -66,6 +68,7 @@ class ScanOptions:
     select: Sequence[str] = ()
     ignore_rules: Sequence[str] = ()
     progress: Callable[[str], None] | None = None
+    overlay: Mapping[str, bytes] | None = None
 
 
 def discover(root: Path, exclude: Sequence[str] = ()) -> Iterator[tuple[Path, str]]:
@@ -103,7 +106,7 @@ def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
                 options.progress(rel)
             files[rel] = Path(path)
             verdict = verdicts.pop(rel.rsplit("/", 1)[-1], None)
-            source = read_source(path, rel, options.max_file_bytes, scanners, verdict)
+            source = read_source(path, rel, options.max_file_bytes, scanners, verdict, options.overlay)
             if source is None:
                 continue
             if isinstance(source, Skipped):
@@ -144,7 +147,7 @@ def _referenced_configs(
         if rel in done or rel not in files:
             continue
         done.add(rel)
-        source = read_source(files[rel], rel, options.max_file_bytes)
+        source = read_source(files[rel], rel, options.max_file_bytes, overlay=options.overlay)
         if not isinstance(source, SourceFile):
             continue
         for item in scan_config(source, referenced=True):
