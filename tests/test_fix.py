@@ -298,3 +298,21 @@ def test_diff_shows_every_pass_that_fix_writes(tmp_path: Path) -> None:
     assert code == 0, out
     assert (tmp_path / "compose.yaml").read_text() == before
     assert '+    command: ["--model", "m"]\n' in out and "+    image: vllm/vllm-openai:v0.28.0\n" in out
+
+
+def test_a_second_scan_in_one_process_finds_the_same(tmp_path: Path) -> None:
+    # P1-5: stateful scanners (dotenv files, ConfigMaps named by envFrom) must not remember a run.
+    (tmp_path / ".env").write_text("VLLM_USE_V1=1\n")
+    (tmp_path / "run.sh").write_text("vllm serve m --port 1\n")
+    (tmp_path / "k8s.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {VLLM_ATTENTION_BACKEND: X}\n---\n"
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: v\n        image: vllm/vllm-openai:v0.8.0\n"
+        "        envFrom: [{configMapRef: {name: cfg}}]\n"
+    )
+    options = ScanOptions(paths=[tmp_path], to_version="0.33.0")
+    first = [f.fingerprint for f in run_scan(options).findings]
+    second = [f.fingerprint for f in run_scan(options).findings]
+    assert second == first
+    rules = {f.rule.id for f in run_scan(options).findings if f.location.path in (".env", "k8s.yaml")}
+    assert len(rules) >= 2, rules

@@ -6,7 +6,7 @@ Callable from tests without the CLI. Nothing here prints or exits.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from packaging.version import Version
@@ -47,6 +47,8 @@ class ScanOptions:
         select: report only rules whose id starts with one of these (case-insensitive);
             empty = every rule.
         ignore_rules: never report rules whose id starts with one of these.
+        scanners: the scanners to run (``None``: fresh :func:`default_scanners` for each scan);
+            each is :meth:`~vllm_upgrade_check.scanners.base.Scanner.reset` before a scan.
         progress: called with each file's relative path as it is scanned (for a progress
             display); ``None`` for none.
         overlay: file contents to scan instead of the disk, by real path (``os.path.realpath``);
@@ -61,7 +63,7 @@ class ScanOptions:
     rule_paths: Sequence[Path] = ()
     exclude: Sequence[str] = ()
     max_file_bytes: int = MAX_FILE_BYTES
-    scanners: list[Scanner] = field(default_factory=default_scanners)
+    scanners: list[Scanner] | None = None
     baseline: Path | None = None
     ignores: Sequence[Ignore] = ()
     inline_suppressions: bool = True
@@ -88,7 +90,9 @@ def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
     facts: list[Fact] = []
     skipped: list[Skipped] = []
     count = 0
-    scanners = options.scanners
+    scanners = options.scanners if options.scanners is not None else default_scanners()
+    for scanner in scanners:
+        scanner.reset()
 
     verdicts: dict[str, bool | None] = {}
 
