@@ -316,3 +316,20 @@ def test_a_second_scan_in_one_process_finds_the_same(tmp_path: Path) -> None:
     assert second == first
     rules = {f.rule.id for f in run_scan(options).findings if f.location.path in (".env", "k8s.yaml")}
     assert len(rules) >= 2, rules
+
+
+def test_symlink_inside_the_root_is_scanned_once_and_fixed(tmp_path: Path) -> None:
+    # P1-8: a link to a file in the repo gave a duplicate finding and a "file changed" error.
+    (tmp_path / "real.sh").write_text("#!/bin/sh\nvllm serve m --max-num-partial-prefills 4\n")
+    os.symlink("real.sh", tmp_path / "inside-link.sh")
+    os.mkdir(tmp_path / "d")
+    os.symlink(tmp_path / "d", tmp_path / "dlink")
+    (tmp_path / "d" / "run.sh").write_text("vllm serve m --max-num-partial-prefills 4\n")
+    report = run_scan(ScanOptions(paths=[tmp_path], to_version="0.28.0"))
+    assert sorted(f.location.path for f in report.findings) == ["d/run.sh", "real.sh"]
+    code, out = _fix(str(tmp_path), "--to", "0.28.0")
+    assert code == 0, out
+    assert (tmp_path / "real.sh").read_text() == "#!/bin/sh\nvllm serve m\n"
+    assert (tmp_path / "inside-link.sh").is_symlink()
+    with pytest.raises(CannotFix, match="symlink"):
+        resolve_in_roots([tmp_path], "dlink/run.sh")

@@ -122,12 +122,6 @@ def walk(
         return
     excluded = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
     seen: set[tuple[int, int]] = set()
-    real_root = os.path.realpath(root)
-
-    def inside(path: str) -> bool:
-        real = os.path.realpath(path)
-        return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
-
     stack: list[tuple[str, str, _Ignores]] = [(str(root), ".", _Ignores(()))]
     while stack:  # depth first, in name order, without nested generators
         directory, rel_dir, ignores = stack.pop()
@@ -154,7 +148,10 @@ def walk(
             name = entry.name
             rel = prefix + name
             try:
-                if entry.is_symlink() and not inside(entry.path):
+                if entry.is_symlink():
+                    # One leading out of the root is never followed; one inside names a file
+                    # or directory that is walked under its real path (no duplicate findings,
+                    # and `fix` never writes through a link).
                     continue
                 is_dir = entry.is_dir()
                 is_file = not is_dir and entry.is_file()

@@ -151,6 +151,8 @@ def resolve_in_roots(roots: Sequence[Path], relpath: str) -> Path:
             raise CannotFix("the file is a symlink; not following it")
         if not real.startswith(real_base.rstrip(os.sep) + os.sep):
             raise CannotFix("a symlink leads outside the scanned root; not following it")
+        if not root.is_file() and real != os.path.join(real_base, *Path(relpath).parts):
+            raise CannotFix("the path goes through a symlink; not following it")
         return Path(real)
     raise CannotFix("file not found under the scanned roots")
 
