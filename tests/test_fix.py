@@ -333,3 +333,23 @@ def test_symlink_inside_the_root_is_scanned_once_and_fixed(tmp_path: Path) -> No
     assert (tmp_path / "inside-link.sh").is_symlink()
     with pytest.raises(CannotFix, match="symlink"):
         resolve_in_roots([tmp_path], "dlink/run.sh")
+
+
+def test_several_roots_keep_their_paths_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # P1-7: a/r.sh and b/r.sh were both reported as r.sh, and fix edited only one of them.
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "r.sh").write_text("vllm serve m --swap-space 4\n")
+    monkeypatch.chdir(tmp_path)
+    report = run_scan(ScanOptions(paths=[Path("a"), Path("b")], from_version="0.12.0", to_version="0.18.0"))
+    assert sorted({f.location.path for f in report.findings}) == ["a/r.sh", "b/r.sh"]
+    code, out = _fix("a", "b", "--from", "0.12.0", "--to", "0.18.0")
+    assert code == 0 and "Fixed 2 issue(s) in 2 file(s)" in out, out
+    assert (tmp_path / "a" / "r.sh").read_text() == (tmp_path / "b" / "r.sh").read_text() == "vllm serve m\n"
+    for name in ("a", "b"):
+        (tmp_path / name / "r.sh").write_text("vllm serve m --swap-space 4\n")
+    code, out = _fix("a/r.sh", str(tmp_path / "b" / "r.sh"), "--from", "0.12.0", "--to", "0.18.0")
+    assert code == 0 and "Fixed 2 issue(s) in 2 file(s)" in out, out
+    (tmp_path / "a" / "r.sh").write_text("vllm serve m --swap-space 4\n")
+    single = run_scan(ScanOptions(paths=[Path("a")], from_version="0.12.0", to_version="0.18.0"))
+    assert [f.location.path for f in single.findings] == ["r.sh"]

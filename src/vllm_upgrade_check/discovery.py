@@ -102,6 +102,28 @@ def _load_gitignore(path: str) -> pathspec.PathSpec | None:
         return None
 
 
+def root_label(root: Path, roots: Sequence[Path]) -> str:
+    """The prefix of ``root``'s files in reports: ``""`` when ``roots`` holds one root (paths
+    are relative to it), else the root as given, as a POSIX path relative to the current
+    directory when it lies under it (``a``, ``../b``, ``/srv/c``; ``""`` for the current
+    directory), so that equal names under two roots stay apart."""
+    if len(roots) <= 1:
+        return ""
+    path = os.path.abspath(root)
+    try:
+        rel = Path(path).relative_to(os.getcwd()).as_posix()
+    except ValueError:
+        rel = Path(os.path.relpath(path)).as_posix() if not os.path.isabs(root) else Path(path).as_posix()
+    return "" if rel == "." else rel
+
+
+def labelled(label: str, root: Path, rel: str) -> str:
+    """``rel`` (from :func:`walk` of ``root``) as reported under ``label`` (:func:`root_label`)."""
+    if not label:
+        return rel
+    return label if not root.is_dir() else f"{label}/{rel}"
+
+
 def walk(
     root: Path,
     exclude: Sequence[str] = (),

@@ -12,7 +12,15 @@ from pathlib import Path
 from packaging.version import Version
 
 from vllm_upgrade_check.checks import unknown_flag_findings
-from vllm_upgrade_check.discovery import MAX_FILE_BYTES, SKIP_DIRS, read_source, walk, wanted  # noqa: F401
+from vllm_upgrade_check.discovery import (  # noqa: F401
+    MAX_FILE_BYTES,
+    SKIP_DIRS,
+    labelled,
+    read_source,
+    root_label,
+    walk,
+    wanted,
+)
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.matcher import Assumption, VersionContext, match_rules, sort_key
 from vllm_upgrade_check.model.facts import Fact, FactKind, Report, Skipped, VersionBasis
@@ -83,6 +91,8 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Iterator[tuple[Path, st
 def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
     """Run every scanner over every file under ``options.paths``.
 
+    With several roots, each file's path starts with its root (:func:`root_label`).
+
     Returns:
         ``(facts, skipped, number of files read)``; each file's facts carry the vLLM version
         its own image tag or vllm pin names, when it names one.
@@ -105,7 +115,9 @@ def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
             raise UsageError(f"no such file or directory: {root}")
         root_facts_start = len(facts)
         files: dict[str, Path] = {}
-        for path, rel in walk(root, options.exclude, skipped, keep_name):
+        label = root_label(root, options.paths)
+        for path, root_rel in walk(root, options.exclude, skipped, keep_name):
+            rel = labelled(label, root, root_rel)
             if options.progress is not None:
                 options.progress(rel)
             files[rel] = Path(path)

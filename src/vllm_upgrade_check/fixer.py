@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from packaging.version import Version
 
+from vllm_upgrade_check.discovery import root_label
 from vllm_upgrade_check.errors import VucError
 from vllm_upgrade_check.model.facts import Fact, FactKind, Finding
 from vllm_upgrade_check.model.pack import Applicability, FixAction
@@ -131,18 +132,24 @@ def read_text(path: Path, overlay: Mapping[str, bytes] | None = None) -> FileTex
 
 
 def resolve_in_roots(roots: Sequence[Path], relpath: str) -> Path:
-    """The real file behind ``relpath`` (relative to one of ``roots``), checked to lie inside it.
+    """The real file behind ``relpath`` (relative to one of ``roots``, prefixed by its
+    :func:`~vllm_upgrade_check.discovery.root_label` when there are several), checked to lie
+    inside it and reached through no symlink.
 
     Raises:
         CannotFix: not found under any root, or a symlink leads out of the root.
     """
     for root in roots:
+        label = root_label(root, roots)
         if root.is_file():
-            if root.name != relpath:
+            if (label or root.name) != relpath:
                 continue
             candidate, base = root, root.parent
         else:
-            candidate, base = root / relpath, root
+            if label and not relpath.startswith(label + "/"):
+                continue
+            relpath_in_root = relpath[len(label) + 1 :] if label else relpath
+            candidate, base = root / relpath_in_root, root
         if not candidate.is_file():
             continue
         real = os.path.realpath(candidate)
@@ -151,7 +158,7 @@ def resolve_in_roots(roots: Sequence[Path], relpath: str) -> Path:
             raise CannotFix("the file is a symlink; not following it")
         if not real.startswith(real_base.rstrip(os.sep) + os.sep):
             raise CannotFix("a symlink leads outside the scanned root; not following it")
-        if not root.is_file() and real != os.path.join(real_base, *Path(relpath).parts):
+        if not root.is_file() and real != os.path.join(real_base, *Path(relpath_in_root).parts):
             raise CannotFix("the path goes through a symlink; not following it")
         return Path(real)
     raise CannotFix("file not found under the scanned roots")
