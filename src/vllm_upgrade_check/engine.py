@@ -148,18 +148,24 @@ def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
                     reason = f"{scanner.name} scanner failed: {type(exc).__name__}: {exc}".splitlines()[0]
                     skipped.append(Skipped(rel, reason, configures_vllm=True))
             facts.extend(_with_file_hint(file_facts, rel))
-        facts.extend(_referenced_configs(facts[root_facts_start:], files, options, skipped))
+        facts.extend(_referenced_configs(facts[root_facts_start:], files, options, skipped, label))
     return facts, skipped, count
 
 
 def _referenced_configs(
-    facts: list[Fact], files: dict[str, Path], options: ScanOptions, skipped: list[Skipped]
+    facts: list[Fact],
+    files: dict[str, Path],
+    options: ScanOptions,
+    skipped: list[Skipped],
+    label: str = "",
 ) -> list[Fact]:
     """Facts of ``--config FILE`` YAML files named by scanned launches and not already read
     as vLLM config files (their content alone did not say so)."""
     done = {f.location.path for f in facts if f.kind == FactKind.ARG and f.origin == "config"}
     out: list[Fact] = []
     for rel, _fact in referenced_config_paths(facts):
+        if label and rel not in files and not rel.startswith(label + "/"):
+            rel = f"{label}/{rel}"  # relative to the root: the root's prefix was left off
         if rel in done or rel not in files:
             continue
         done.add(rel)
