@@ -23,6 +23,7 @@ from vllm_upgrade_check.fixer import (
 )
 from vllm_upgrade_check.model.facts import Fact, FactKind, Finding, Location, VersionBasis
 from vllm_upgrade_check.registry import load_registry
+from vllm_upgrade_check.scanners import default_scanners
 
 _register()
 runner = CliRunner()
@@ -316,6 +317,9 @@ def test_a_second_scan_in_one_process_finds_the_same(tmp_path: Path) -> None:
     assert second == first
     rules = {f.rule.id for f in run_scan(options).findings if f.location.path in (".env", "k8s.yaml")}
     assert len(rules) >= 2, rules
+    shared = ScanOptions(paths=[tmp_path], to_version="0.33.0", scanners=default_scanners())
+    assert [f.fingerprint for f in run_scan(shared).findings] == first
+    assert [f.fingerprint for f in run_scan(shared).findings] == first
 
 
 def test_symlink_inside_the_root_is_scanned_once_and_fixed(tmp_path: Path) -> None:
