@@ -23,6 +23,7 @@ from vllm_upgrade_check.fixer import (
 )
 from vllm_upgrade_check.model.facts import Fact, FactKind, Finding, Location, VersionBasis
 from vllm_upgrade_check.registry import load_registry
+from vllm_upgrade_check.scanners import default_scanners
 
 _register()
 runner = CliRunner()
@@ -246,3 +247,113 @@ def test_quoted_equals_value_is_removed_whole(tmp_path: Path) -> None:
     code, out = _fix(str(tmp_path), "--to", "0.28.0")
     assert code == 0, out
     assert (tmp_path / "run.sh").read_text() == "vllm serve m --port 1\n"
+
+
+def test_task_removal_is_left_for_a_person(tmp_path: Path) -> None:
+    # P1-2: dropping --task embed would silently turn an embedding server into a generate one.
+    text = "vllm serve m --task embed --speculative-model d --port 1\n"
+    (tmp_path / "run.sh").write_text(text)
+    code, out = _fix(str(tmp_path), "--from", "0.8.0", "--to", "0.13.0")
+    assert code == 0, out
+    assert (tmp_path / "run.sh").read_text() == text
+    assert "VUC0130-001" in out and "--runner" in out and "use --unsafe-fixes" in out
+
+
+def test_safe_removals_have_no_replacement_to_write() -> None:
+    # A safe remove_arg must keep behaviour: a rule that says "replace with" or "move into" is not safe.
+    registry = load_registry([])
+    bad = [
+        r.id
+        for _, r in registry.rules()
+        if r.fix.action.value == "remove_arg"
+        and r.fix.applicability.value == "safe"
+        and r.fix.summary.startswith(("Replace", "Move"))
+    ]
+    assert bad == []
+
+
+def test_new_specifier_is_quoted_in_shell_lines(tmp_path: Path) -> None:
+    # P1-3: `pip install transformers<5.20.0,>=5.16.1` unquoted is a shell redirection.
+    (tmp_path / "Dockerfile").write_text(
+        'FROM python:3.11\nRUN pip install vllm==0.12.0 transformers==4.40.0 "torch==2.0.0"\n'
+    )
+    (tmp_path / "setup.sh").write_text("pip install vllm==0.12.0 transformers==4.40.0\n")
+    (tmp_path / "requirements.txt").write_text("transformers==4.40.0\n")
+    code, out = _fix(str(tmp_path), "--to", "0.33.0")
+    assert code == 0, out
+    docker = (tmp_path / "Dockerfile").read_text().splitlines()[1]
+    assert docker.startswith("RUN pip install vllm==0.33.0 'transformers<")
+    assert docker.endswith(' "torch==2.14.0"'), docker
+    assert (tmp_path / "setup.sh").read_text().startswith("pip install vllm==0.33.0 'transformers<")
+    assert (tmp_path / "requirements.txt").read_text().startswith("transformers<")
+
+
+def test_diff_shows_every_pass_that_fix_writes(tmp_path: Path) -> None:
+    # P1-4: edits that overlap in one pass (bump + removal) apply in a later pass; --diff must show them.
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  a:\n    image: vllm/vllm-openai:v0.26.0\n"
+        '    command: ["--no-calculate-kv-scales", "--max-num-partial-prefills", "2", "--model", "m"]\n'
+    )
+    before = (tmp_path / "compose.yaml").read_text()
+    code, out = _fix(str(tmp_path), "--to", "0.28.0", "--diff")
+    assert code == 0, out
+    assert (tmp_path / "compose.yaml").read_text() == before
+    assert '+    command: ["--model", "m"]\n' in out and "+    image: vllm/vllm-openai:v0.28.0\n" in out
+
+
+def test_a_second_scan_in_one_process_finds_the_same(tmp_path: Path) -> None:
+    # P1-5: stateful scanners (dotenv files, ConfigMaps named by envFrom) must not remember a run.
+    (tmp_path / ".env").write_text("VLLM_USE_V1=1\n")
+    (tmp_path / "run.sh").write_text("vllm serve m --port 1\n")
+    (tmp_path / "k8s.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {VLLM_ATTENTION_BACKEND: X}\n---\n"
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: v\n        image: vllm/vllm-openai:v0.8.0\n"
+        "        envFrom: [{configMapRef: {name: cfg}}]\n"
+    )
+    options = ScanOptions(paths=[tmp_path], to_version="0.33.0")
+    first = [f.fingerprint for f in run_scan(options).findings]
+    second = [f.fingerprint for f in run_scan(options).findings]
+    assert second == first
+    rules = {f.rule.id for f in run_scan(options).findings if f.location.path in (".env", "k8s.yaml")}
+    assert len(rules) >= 2, rules
+    shared = ScanOptions(paths=[tmp_path], to_version="0.33.0", scanners=default_scanners())
+    assert [f.fingerprint for f in run_scan(shared).findings] == first
+    assert [f.fingerprint for f in run_scan(shared).findings] == first
+
+
+def test_symlink_inside_the_root_is_scanned_once_and_fixed(tmp_path: Path) -> None:
+    # P1-8: a link to a file in the repo gave a duplicate finding and a "file changed" error.
+    (tmp_path / "real.sh").write_text("#!/bin/sh\nvllm serve m --max-num-partial-prefills 4\n")
+    os.symlink("real.sh", tmp_path / "inside-link.sh")
+    os.mkdir(tmp_path / "d")
+    os.symlink(tmp_path / "d", tmp_path / "dlink")
+    (tmp_path / "d" / "run.sh").write_text("vllm serve m --max-num-partial-prefills 4\n")
+    report = run_scan(ScanOptions(paths=[tmp_path], to_version="0.28.0"))
+    assert sorted(f.location.path for f in report.findings) == ["d/run.sh", "real.sh"]
+    code, out = _fix(str(tmp_path), "--to", "0.28.0")
+    assert code == 0, out
+    assert (tmp_path / "real.sh").read_text() == "#!/bin/sh\nvllm serve m\n"
+    assert (tmp_path / "inside-link.sh").is_symlink()
+    with pytest.raises(CannotFix, match="symlink"):
+        resolve_in_roots([tmp_path], "dlink/run.sh")
+
+
+def test_several_roots_keep_their_paths_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # P1-7: a/r.sh and b/r.sh were both reported as r.sh, and fix edited only one of them.
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "r.sh").write_text("vllm serve m --swap-space 4\n")
+    monkeypatch.chdir(tmp_path)
+    report = run_scan(ScanOptions(paths=[Path("a"), Path("b")], from_version="0.12.0", to_version="0.18.0"))
+    assert sorted({f.location.path for f in report.findings}) == ["a/r.sh", "b/r.sh"]
+    code, out = _fix("a", "b", "--from", "0.12.0", "--to", "0.18.0")
+    assert code == 0 and "Fixed 2 issue(s) in 2 file(s)" in out, out
+    assert (tmp_path / "a" / "r.sh").read_text() == (tmp_path / "b" / "r.sh").read_text() == "vllm serve m\n"
+    for name in ("a", "b"):
+        (tmp_path / name / "r.sh").write_text("vllm serve m --swap-space 4\n")
+    code, out = _fix("a/r.sh", str(tmp_path / "b" / "r.sh"), "--from", "0.12.0", "--to", "0.18.0")
+    assert code == 0 and "Fixed 2 issue(s) in 2 file(s)" in out, out
+    (tmp_path / "a" / "r.sh").write_text("vllm serve m --swap-space 4\n")
+    single = run_scan(ScanOptions(paths=[Path("a")], from_version="0.12.0", to_version="0.18.0"))
+    assert [f.location.path for f in single.findings] == ["r.sh"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from conftest import args_of, scan_text
 from vllm_upgrade_check.checks import UNKNOWN_FLAG_ID
 from vllm_upgrade_check.engine import ScanOptions, run_scan
@@ -62,3 +64,18 @@ def test_multi_source_repo_reports_every_use_at_its_line(tmp_path: Path) -> None
     unknown = next(f for f in report.findings if f.rule.id == UNKNOWN_FLAG_ID)
     assert "--max-num-seqs" in unknown.rule.message
     assert any(n.startswith("unresolved: $VLLM_ARGS at deploy/run.sh:2") for n in report.notes)
+
+
+def test_referenced_config_is_found_under_each_of_several_roots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With several roots, paths start with the root (P1-7); --config FILE relative to the root still resolves.
+    for name in ("a", "b"):
+        (tmp_path / name / "deploy").mkdir(parents=True)
+        (tmp_path / name / "deploy" / "run.sh").write_text("vllm serve m --config conf/engine.yaml\n")
+        (tmp_path / name / "conf").mkdir()
+        (tmp_path / name / "conf" / "engine.yaml").write_text("seed: 1\ncalculate_kv_scales: true\n")
+    monkeypatch.chdir(tmp_path)
+    options = ScanOptions(paths=[Path("a"), Path("b")], to_version="0.28.0", from_version="0.26.0")
+    got = {f.location.path for f in run_scan(options).findings if f.rule.id == "VUC0280-001"}
+    assert got == {"a/conf/engine.yaml", "b/conf/engine.yaml"}

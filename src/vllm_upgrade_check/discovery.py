@@ -15,7 +15,7 @@ would have read them.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pathspec
@@ -102,6 +102,28 @@ def _load_gitignore(path: str) -> pathspec.PathSpec | None:
         return None
 
 
+def root_label(root: Path, roots: Sequence[Path]) -> str:
+    """The prefix of ``root``'s files in reports: ``""`` when ``roots`` holds one root (paths
+    are relative to it), else the root as given, as a POSIX path relative to the current
+    directory when it lies under it (``a``, ``../b``, ``/srv/c``; ``""`` for the current
+    directory), so that equal names under two roots stay apart."""
+    if len(roots) <= 1:
+        return ""
+    path = os.path.abspath(root)
+    try:
+        rel = Path(path).relative_to(os.getcwd()).as_posix()
+    except ValueError:
+        rel = Path(os.path.relpath(path)).as_posix() if not os.path.isabs(root) else Path(path).as_posix()
+    return "" if rel == "." else rel
+
+
+def labelled(label: str, root: Path, rel: str) -> str:
+    """``rel`` (from :func:`walk` of ``root``) as reported under ``label`` (:func:`root_label`)."""
+    if not label:
+        return rel
+    return label if not root.is_dir() else f"{label}/{rel}"
+
+
 def walk(
     root: Path,
     exclude: Sequence[str] = (),
@@ -122,12 +144,6 @@ def walk(
         return
     excluded = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
     seen: set[tuple[int, int]] = set()
-    real_root = os.path.realpath(root)
-
-    def inside(path: str) -> bool:
-        real = os.path.realpath(path)
-        return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
-
     stack: list[tuple[str, str, _Ignores]] = [(str(root), ".", _Ignores(()))]
     while stack:  # depth first, in name order, without nested generators
         directory, rel_dir, ignores = stack.pop()
@@ -154,7 +170,10 @@ def walk(
             name = entry.name
             rel = prefix + name
             try:
-                if entry.is_symlink() and not inside(entry.path):
+                if entry.is_symlink():
+                    # One leading out of the root is never followed; one inside names a file
+                    # or directory that is walked under its real path (no duplicate findings,
+                    # and `fix` never writes through a link).
                     continue
                 is_dir = entry.is_dir()
                 is_file = not is_dir and entry.is_file()
@@ -202,6 +221,7 @@ def read_source(
     max_bytes: int = MAX_FILE_BYTES,
     scanners: Sequence[Scanner] | None = None,
     by_name: bool | None = None,
+    overlay: Mapping[str, bytes] | None = None,
 ) -> SourceFile | Skipped | None:
     """Read a file once, if a scanner may want it.
 
@@ -211,6 +231,8 @@ def read_source(
         max_bytes: files larger than this are skipped.
         scanners: decide by name before reading (``None``: read every file).
         by_name: :func:`wanted` of the name when the caller knows it already.
+        overlay: contents to read instead of the disk, by real path (``fix --diff`` rescans
+            its edits in memory).
 
     Returns:
         The decoded :class:`SourceFile` (UTF-8, else Latin-1; CRLF made LF); ``None`` when no
@@ -223,12 +245,13 @@ def read_source(
     if by_name is False:
         return None
     try:
-        size = os.stat(path).st_size
+        pending = overlay.get(os.path.realpath(path)) if overlay else None
+        size = os.stat(path).st_size if pending is None else len(pending)
         if size > max_bytes:
             if by_name is None and not _head_accepted(path, relpath, scanners or ()):
                 return None
             return Skipped(relpath, f"larger than the size limit of {max_bytes} bytes ({size} bytes)")
-        data = read_bytes(path)
+        data = read_bytes(path) if pending is None else pending
     except OSError as exc:
         return Skipped(relpath, f"cannot read: {exc.strerror or exc}", configures_vllm=bool(by_name))
     if b"\x00" in data[:BINARY_PROBE_BYTES]:

@@ -5,14 +5,22 @@ Callable from tests without the CLI. Nothing here prints or exits.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from packaging.version import Version
 
 from vllm_upgrade_check.checks import UNKNOWN_FLAG_ID, unknown_flag_findings
-from vllm_upgrade_check.discovery import MAX_FILE_BYTES, SKIP_DIRS, read_source, walk, wanted  # noqa: F401
+from vllm_upgrade_check.discovery import (  # noqa: F401
+    MAX_FILE_BYTES,
+    SKIP_DIRS,
+    labelled,
+    read_source,
+    root_label,
+    walk,
+    wanted,
+)
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.matcher import Assumption, VersionContext, match_rules, sort_key
 from vllm_upgrade_check.model.facts import Fact, FactKind, Report, Skipped, VersionBasis
@@ -47,8 +55,12 @@ class ScanOptions:
         select: report only rules whose id starts with one of these (case-insensitive);
             empty = every rule.
         ignore_rules: never report rules whose id starts with one of these.
+        scanners: the scanners to run (``None``: fresh :func:`default_scanners` for each scan);
+            each is :meth:`~vllm_upgrade_check.scanners.base.Scanner.reset` before a scan.
         progress: called with each file's relative path as it is scanned (for a progress
             display); ``None`` for none.
+        overlay: file contents to scan instead of the disk, by real path (``os.path.realpath``);
+            ``fix --diff`` rescans its in-memory edits with it.
     """
 
     paths: Sequence[Path] = ()
@@ -59,13 +71,14 @@ class ScanOptions:
     rule_paths: Sequence[Path] = ()
     exclude: Sequence[str] = ()
     max_file_bytes: int = MAX_FILE_BYTES
-    scanners: list[Scanner] = field(default_factory=default_scanners)
+    scanners: list[Scanner] | None = None
     baseline: Path | None = None
     ignores: Sequence[Ignore] = ()
     inline_suppressions: bool = True
     select: Sequence[str] = ()
     ignore_rules: Sequence[str] = ()
     progress: Callable[[str], None] | None = None
+    overlay: Mapping[str, bytes] | None = None
 
 
 def discover(root: Path, exclude: Sequence[str] = ()) -> Iterator[tuple[Path, str]]:
@@ -78,6 +91,8 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Iterator[tuple[Path, st
 def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
     """Run every scanner over every file under ``options.paths``.
 
+    With several roots, each file's path starts with its root (:func:`root_label`).
+
     Returns:
         ``(facts, skipped, number of files read)``; each file's facts carry the vLLM version
         its own image tag or vllm pin names, when it names one.
@@ -85,7 +100,9 @@ def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
     facts: list[Fact] = []
     skipped: list[Skipped] = []
     count = 0
-    scanners = options.scanners
+    scanners = options.scanners if options.scanners is not None else default_scanners()
+    for scanner in scanners:
+        scanner.reset()
 
     verdicts: dict[str, bool | None] = {}
 
@@ -98,12 +115,14 @@ def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
             raise UsageError(f"no such file or directory: {root}")
         root_facts_start = len(facts)
         files: dict[str, Path] = {}
-        for path, rel in walk(root, options.exclude, skipped, keep_name):
+        label = root_label(root, options.paths)
+        for path, root_rel in walk(root, options.exclude, skipped, keep_name):
+            rel = labelled(label, root, root_rel)
             if options.progress is not None:
                 options.progress(rel)
             files[rel] = Path(path)
             verdict = verdicts.pop(rel.rsplit("/", 1)[-1], None)
-            source = read_source(path, rel, options.max_file_bytes, scanners, verdict)
+            source = read_source(path, rel, options.max_file_bytes, scanners, verdict, options.overlay)
             if source is None:
                 continue
             if isinstance(source, Skipped):
@@ -129,22 +148,28 @@ def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
                     reason = f"{scanner.name} scanner failed: {type(exc).__name__}: {exc}".splitlines()[0]
                     skipped.append(Skipped(rel, reason, configures_vllm=True))
             facts.extend(_with_file_hint(file_facts, rel))
-        facts.extend(_referenced_configs(facts[root_facts_start:], files, options, skipped))
+        facts.extend(_referenced_configs(facts[root_facts_start:], files, options, skipped, label))
     return facts, skipped, count
 
 
 def _referenced_configs(
-    facts: list[Fact], files: dict[str, Path], options: ScanOptions, skipped: list[Skipped]
+    facts: list[Fact],
+    files: dict[str, Path],
+    options: ScanOptions,
+    skipped: list[Skipped],
+    label: str = "",
 ) -> list[Fact]:
     """Facts of ``--config FILE`` YAML files named by scanned launches and not already read
     as vLLM config files (their content alone did not say so)."""
     done = {f.location.path for f in facts if f.kind == FactKind.ARG and f.origin == "config"}
     out: list[Fact] = []
     for rel, _fact in referenced_config_paths(facts):
+        if label and rel not in files and not rel.startswith(label + "/"):
+            rel = f"{label}/{rel}"  # relative to the root: the root's prefix was left off
         if rel in done or rel not in files:
             continue
         done.add(rel)
-        source = read_source(files[rel], rel, options.max_file_bytes)
+        source = read_source(files[rel], rel, options.max_file_bytes, overlay=options.overlay)
         if not isinstance(source, SourceFile):
             continue
         for item in scan_config(source, referenced=True):

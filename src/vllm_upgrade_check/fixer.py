@@ -19,13 +19,14 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from packaging.version import Version
 
+from vllm_upgrade_check.discovery import root_label
 from vllm_upgrade_check.errors import VucError
 from vllm_upgrade_check.model.facts import Fact, FactKind, Finding
 from vllm_upgrade_check.model.pack import Applicability, FixAction
@@ -110,13 +111,15 @@ class FileText:
     bom: bool
 
 
-def read_text(path: Path) -> FileText:
-    """Decode ``path`` as UTF-8 (BOM remembered), else Latin-1; newlines are not translated.
+def read_text(path: Path, overlay: Mapping[str, bytes] | None = None) -> FileText:
+    """Decode ``path`` (or its ``overlay`` bytes, keyed by real path) as UTF-8 (BOM remembered),
+    else Latin-1; newlines are not translated.
 
     Raises:
         OSError: unreadable file.
     """
-    data = path.read_bytes()
+    pending = overlay.get(os.path.realpath(path)) if overlay else None
+    data = path.read_bytes() if pending is None else pending
     bom = data.startswith(b"\xef\xbb\xbf")
     try:
         return FileText(path, data[3 if bom else 0 :].decode("utf-8"), "utf-8", bom)
@@ -129,18 +132,24 @@ def read_text(path: Path) -> FileText:
 
 
 def resolve_in_roots(roots: Sequence[Path], relpath: str) -> Path:
-    """The real file behind ``relpath`` (relative to one of ``roots``), checked to lie inside it.
+    """The real file behind ``relpath`` (relative to one of ``roots``, prefixed by its
+    :func:`~vllm_upgrade_check.discovery.root_label` when there are several), checked to lie
+    inside it and reached through no symlink.
 
     Raises:
         CannotFix: not found under any root, or a symlink leads out of the root.
     """
     for root in roots:
+        label = root_label(root, roots)
         if root.is_file():
-            if root.name != relpath:
+            if (label or root.name) != relpath:
                 continue
             candidate, base = root, root.parent
         else:
-            candidate, base = root / relpath, root
+            if label and not relpath.startswith(label + "/"):
+                continue
+            relpath_in_root = relpath[len(label) + 1 :] if label else relpath
+            candidate, base = root / relpath_in_root, root
         if not candidate.is_file():
             continue
         real = os.path.realpath(candidate)
@@ -149,6 +158,8 @@ def resolve_in_roots(roots: Sequence[Path], relpath: str) -> Path:
             raise CannotFix("the file is a symlink; not following it")
         if not real.startswith(real_base.rstrip(os.sep) + os.sep):
             raise CannotFix("a symlink leads outside the scanned root; not following it")
+        if not root.is_file() and real != os.path.join(real_base, *Path(relpath_in_root).parts):
+            raise CannotFix("the path goes through a symlink; not following it")
         return Path(real)
     raise CannotFix("file not found under the scanned roots")
 
@@ -456,17 +467,32 @@ _REQ = re.compile(
 )
 
 
+# Scanners whose requirement facts sit in shell text written as is (``RUN pip install …``), and
+# characters that shell would read as redirection, pipes, globs or word breaks.
+_SHELL_SCANNERS = frozenset({"dockerfile", "shell", "makefile"})
+_SHELL_META = frozenset("<>|&; *!")
+
+
 def _set_specifier(text: str, fact: Fact, specifier: str) -> tuple[int, int, str]:
     loc = fact.location
     if loc.line is None or loc.column is None:
         raise CannotFix("no position in the file")
     start = _offset(text, loc.line, loc.column)
+    quoted = start > 0 and text[start - 1] in "'\""
+    if text[start : start + 1] in ("'", '"') and text[start + 1 : start + 1 + len(fact.raw)] == fact.raw:
+        start, quoted = start + 1, True
     if text[start : start + len(fact.raw)] != fact.raw:
         raise CannotFix(f"expected {fact.raw!r} at {loc}")
     m = _REQ.match(fact.raw)
     if not m:
         raise CannotFix(f"cannot find the specifier in {fact.raw!r}")
-    return start + m.start("spec"), start + m.end("spec"), specifier
+    new = fact.raw[: m.start("spec")] + specifier + fact.raw[m.end("spec") :]
+    if fact.scanner == "requirements" or quoted or not _SHELL_META.intersection(new):
+        return start + m.start("spec"), start + m.end("spec"), specifier
+    if fact.scanner in _SHELL_SCANNERS:
+        # A bare `<`/`>` in `pip install x<2` is a shell redirection: quote the whole requirement.
+        return start, start + len(fact.raw), f"'{new}'"
+    raise CannotFix(f"{new!r} needs shell quoting inside an embedded command; edit it by hand")
 
 
 def _bump_image(text: str, fact: Fact, target: Version) -> tuple[int, int, str]:
@@ -564,13 +590,15 @@ def plan_fixes(
     target: Version,
     unsafe: bool = False,
     bump: bool = True,
+    overlay: Mapping[str, bytes] | None = None,
 ) -> FixPlan:
     """Edits for every mechanical fix allowed by ``unsafe``, plus (``bump``) the built-in bump of
     ``vllm==X`` pins and vLLM image tags older than ``target``.
 
     Findings without a path (environment), display-only or (without ``unsafe``) unsafe fixes,
     and fixes whose text is not where the fact says become :class:`Unfixed` entries.
-    Overlapping edits keep the first (by offset); identical ones are merged.
+    Overlapping edits keep the first (by offset); identical ones are merged. ``overlay``: file
+    contents to edit instead of the disk, by real path.
     """
     plan = FixPlan()
     texts: dict[str, str | CannotFix] = {}
@@ -578,7 +606,7 @@ def plan_fixes(
     def text_of(rel: str) -> str:
         if rel not in texts:
             try:
-                texts[rel] = read_text(resolve_in_roots(roots, rel)).text
+                texts[rel] = read_text(resolve_in_roots(roots, rel), overlay).text
             except CannotFix as exc:
                 texts[rel] = exc
             except OSError as exc:
@@ -692,11 +720,18 @@ def unified_diff(edits: Sequence[Edit], roots: Sequence[Path]) -> str:
     Raises:
         StaleEditError, CannotFix: as :func:`apply_edits`.
     """
-    chunks: list[str] = []
+    chunks: list[tuple[str, str, str]] = []
     for rel, group in sorted(_by_path(edits).items()):
         before = read_text(resolve_in_roots(roots, rel)).text
-        after = apply_to_text(before, group, rel)
-        chunks.extend(
+        chunks.append((rel, before, apply_to_text(before, group, rel)))
+    return _diff_text(chunks)
+
+
+def _diff_text(files: Iterable[tuple[str, str, str]]) -> str:
+    """A unified diff of ``(relative path, before, after)`` texts."""
+    lines: list[str] = []
+    for rel, before, after in files:
+        lines.extend(
             difflib.unified_diff(
                 before.splitlines(keepends=True),
                 after.splitlines(keepends=True),
@@ -704,7 +739,7 @@ def unified_diff(edits: Sequence[Edit], roots: Sequence[Path]) -> str:
                 tofile=f"b/{rel}",
             )
         )
-    return "".join(line if line.endswith("\n") else line + "\n" for line in chunks)
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -726,8 +761,11 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def apply_edits(edits: Sequence[Edit], roots: Sequence[Path]) -> tuple[list[str], list[VucError]]:
-    """Apply ``edits`` file by file.
+def apply_edits(
+    edits: Sequence[Edit], roots: Sequence[Path], overlay: dict[str, bytes] | None = None
+) -> tuple[list[str], list[VucError]]:
+    """Apply ``edits`` file by file; with ``overlay``, read from and write to it (by real path)
+    instead of the disk.
 
     Returns:
         ``(relative paths written, errors)``; a file with a stale edit or outside the roots
@@ -738,10 +776,13 @@ def apply_edits(edits: Sequence[Edit], roots: Sequence[Path]) -> tuple[list[str]
     for rel, group in sorted(_by_path(edits).items()):
         try:
             real = resolve_in_roots(roots, rel)
-            source = read_text(real)
+            source = read_text(real, overlay)
             after = apply_to_text(source.text, group, rel)
-            data = after.encode(source.encoding)
-            write_atomic(real, (b"\xef\xbb\xbf" if source.bom else b"") + data)
+            data = (b"\xef\xbb\xbf" if source.bom else b"") + after.encode(source.encoding)
+            if overlay is not None:
+                overlay[os.path.realpath(real)] = data
+            else:
+                write_atomic(real, data)
         except CannotFix as exc:
             errors.append(VucError(str(exc), rel))
             continue
@@ -775,12 +816,18 @@ class FixResult:
 
 
 def fix_paths(
-    options: ScanOptions, unsafe: bool = False, bump: bool = True, max_passes: int = 10
+    options: ScanOptions,
+    unsafe: bool = False,
+    bump: bool = True,
+    max_passes: int = 10,
+    overlay: dict[str, bytes] | None = None,
 ) -> FixResult:
     """Scan, fix and rescan until no mechanical fix is left (edits that overlapped another one
     in a pass apply in the next), then bump vLLM pins and image tags when ``bump``.
 
     Versions are bumped last so that every pass checks each file from the version it names.
+    With ``overlay`` (real path -> bytes, filled in here) nothing is written: every pass reads
+    and edits the overlay (``fix --diff``).
 
     Raises:
         UsageError, RulePackError: as :func:`~vllm_upgrade_check.engine.run_scan`.
@@ -789,17 +836,19 @@ def fix_paths(
 
     result = FixResult()
     roots = list(options.paths)
+    if overlay is not None:
+        options = replace(options, overlay=overlay)
     for number in range(max_passes):
         facts: list[Fact] = []
         report = run_scan(options, facts_out=facts)
         target = Version(report.to_version)
         if number == 0:
             result.from_version, result.target = report.from_version, report.to_version
-        plan = plan_fixes(report.findings, facts, roots, target, unsafe=unsafe, bump=False)
+        plan = plan_fixes(report.findings, facts, roots, target, unsafe=unsafe, bump=False, overlay=overlay)
         result.unfixed = plan.unfixed
         if not plan.edits:
             break
-        written, errors = apply_edits(plan.edits, roots)
+        written, errors = apply_edits(plan.edits, roots, overlay)
         result.applied.extend(e for e in plan.edits if e.path in written)
         result.errors.extend(errors)
         if errors:
@@ -807,8 +856,25 @@ def fix_paths(
     if bump:
         facts = []
         run_scan(options, facts_out=facts)
-        plan = plan_fixes([], facts, roots, Version(result.target), bump=True)
-        written, errors = apply_edits(plan.edits, roots)
+        plan = plan_fixes([], facts, roots, Version(result.target), bump=True, overlay=overlay)
+        written, errors = apply_edits(plan.edits, roots, overlay)
         result.applied.extend(e for e in plan.edits if e.path in written)
         result.errors.extend(errors)
     return result
+
+
+def diff_paths(options: ScanOptions, unsafe: bool = False, bump: bool = True) -> tuple[str, FixResult]:
+    """What :func:`fix_paths` would write, as a unified diff (``a/PATH`` / ``b/PATH``), and its
+    result; the same passes run on an in-memory overlay, so nothing is written.
+
+    Raises:
+        UsageError, RulePackError: as :func:`~vllm_upgrade_check.engine.run_scan`.
+    """
+    overlay: dict[str, bytes] = {}
+    result = fix_paths(options, unsafe=unsafe, bump=bump, overlay=overlay)
+    roots = list(options.paths)
+    files = []
+    for rel in sorted({e.path for e in result.applied}):
+        real = resolve_in_roots(roots, rel)
+        files.append((rel, read_text(real).text, read_text(real, overlay).text))
+    return _diff_text(files), result

@@ -26,23 +26,18 @@ def fix(
     config: Path | None = CONFIG_OPTION,
 ) -> None:
     """Fix what can be fixed mechanically; list what needs a person. Exit 2 on a stale edit."""
-    from packaging.version import Version
 
     from vllm_upgrade_check.config import config_for, scan_options
-    from vllm_upgrade_check.engine import run_scan
-    from vllm_upgrade_check.fixer import UPGRADE_ID, fix_paths, plan_fixes, unified_diff
-    from vllm_upgrade_check.model.facts import Fact
+    from vllm_upgrade_check.fixer import UPGRADE_ID, diff_paths, fix_paths
 
     settings = config_for(paths or [], config)
     options = scan_options(paths or [], settings, to=to, from_=from_, rules=rules, exclude=exclude)
     if diff:
-        facts: list[Fact] = []
-        report = run_scan(options, facts_out=facts)
-        plan = plan_fixes(
-            report.findings, facts, list(options.paths), Version(report.to_version), unsafe_fixes, bump
-        )
-        typer.echo(unified_diff(plan.edits, list(options.paths)), nl=False)
-        raise typer.Exit(0)
+        text, found = diff_paths(options, unsafe=unsafe_fixes, bump=bump)
+        typer.echo(text, nl=False)
+        for error in found.errors:
+            typer.echo(f"vllm-upgrade-check: error: {error}", err=True)
+        raise typer.Exit(2 if found.errors else 0)
     result = fix_paths(options, unsafe=unsafe_fixes, bump=bump)
     files = {e.path for e in result.applied}
     typer.echo(f"Fixed {len(result.applied)} issue(s) in {len(files)} file(s):")

@@ -57,6 +57,10 @@ class Scanner(ABC):
         (never accepted, the file is not read) or ``None`` (only the content can tell)."""
         return None
 
+    def reset(self) -> None:  # noqa: B027 - optional hook, stateless scanners keep the default
+        """Forget what earlier runs remembered; called at the start of every scan. The default
+        does nothing (stateless scanners)."""
+
     @abstractmethod
     def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
         """Yield the facts in ``source``, or one :class:`Skipped` when it cannot be parsed."""

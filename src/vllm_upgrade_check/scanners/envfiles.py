@@ -101,6 +101,12 @@ class SystemdScanner(Scanner):
         self._wanted: list[str] = []
         self._read: set[str] = set()
 
+    def reset(self) -> None:
+        """Forget the files of an earlier run."""
+        self._texts.clear()
+        self._wanted.clear()
+        self._read.clear()
+
     def accepts_name(self, name: str) -> bool | None:
         return name.endswith(".service") or is_dotenv(name)
 

@@ -274,6 +274,12 @@ class ManifestScanner(Scanner):
         self._refs: set[str] = set()
         self._done: set[tuple[str, int]] = set()
 
+    def reset(self) -> None:
+        """Forget the ConfigMaps and ``envFrom`` references of an earlier run."""
+        self._maps.clear()
+        self._refs.clear()
+        self._done.clear()
+
     def accepts(self, source: SourceFile) -> bool:
         return source.name.endswith(YAML_SUFFIXES)
 
