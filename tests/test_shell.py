@@ -165,3 +165,22 @@ def test_vllm_subcommands_with_engine_args_are_launches(line: str, entry: str) -
 def test_bench_serve_and_wrapped_other_programs_are_not_launches() -> None:
     items = scan("vllm bench serve --model m --swap-space 4\ntimeout 60 echo vllm serve m --swap-space 4\n")
     assert kinds(items, FactKind.LAUNCH) == []
+
+
+def test_astral_character_after_brace_does_not_crash_the_parser() -> None:
+    """tree-sitter-bash reads out of bounds on '{' + some astral code points (fuzzing found
+    '{\\U000DBC5D'); the text is sanitised before it reaches the parser. Parsed in a
+    subprocess so that a regression shows as a failure, not as a dead test run."""
+    import subprocess
+    import sys
+
+    code = (
+        "from vllm_upgrade_check.shellparse import parse_shell\n"
+        "for _ in range(50):\n"
+        "    parse_shell('x{\\U000DBC5D')\n"
+        "    parse_shell('{\\U000DBC5D vllm serve m --swap-space 4')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-500:]
+    items = scan("echo '\U0001F600'\nvllm serve m --swap-space 4  # \U0001F680\n")
+    assert args_of(items) == [("swap_space", "4", 2, 14)]

@@ -9,6 +9,7 @@ text; what cannot be resolved becomes an unresolved token, never an invented val
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -377,6 +378,21 @@ def _unescape_word(text: str) -> str:
     return "".join(out)
 
 
+_ASTRAL = re.compile("[\U00010000-\U0010FFFF\ud800-\udfff]")
+
+
+def _parser_safe(text: str) -> str:
+    """``text`` with every character outside the Basic Multilingual Plane (and any lone
+    surrogate) replaced by U+FFFD.
+
+    tree-sitter-bash 0.25's scanner reads out of bounds on some astral code points after a
+    ``{`` (``"{\U000DBC5D"`` crashes the process, found by fuzzing), so they never reach it.
+    Positions are unaffected: each replaced character is still one character, and columns
+    are counted in characters of the text that was parsed.
+    """
+    return _ASTRAL.sub("\ufffd", text)
+
+
 def parse_shell(
     text: str,
     locate: Locator | None = None,
@@ -393,7 +409,7 @@ def parse_shell(
     Returns:
         A :class:`ShellScript`; a syntax error marks ``has_error`` but never raises.
     """
-    src = text.encode("utf-8")
+    src = _parser_safe(text).encode("utf-8", "replace")
     tree = _parser().parse(src)
     walker = _Walker(src, locate or _identity_locator(src), variables if variables is not None else {})
     walker.walk(tree.root_node)
