@@ -200,6 +200,31 @@ def _applies(pack: Pack, rule: Rule, window: Window) -> tuple[Severity, bool] | 
     return None
 
 
+_NAMED_KINDS = frozenset(
+    {
+        MatchKind.ENGINE_ARG,
+        MatchKind.CLI_FLAG,
+        MatchKind.ENV_VAR,
+        MatchKind.METRIC,
+        MatchKind.RESPONSE_FIELD,
+        MatchKind.IMAGE,
+        MatchKind.DEPENDENCY,
+    }
+)
+"""Match kinds that only ever match facts answering to the rule's name: the matcher looks
+those facts up by name instead of trying every fact of the kind."""
+
+
+def _index_key(kind: MatchKind, name: str) -> str:
+    return canonicalize_name(name) if kind == MatchKind.DEPENDENCY else name
+
+
+def _index_names(fact: Fact) -> set[str]:
+    if fact.kind in (FactKind.REQUIREMENT, FactKind.DISTRIBUTION):
+        return {canonicalize_name(fact.name)}
+    return {fact.name, *fact.aliases}
+
+
 def match_rules(
     rules: Iterable[tuple[Pack, Rule]], facts: Iterable[Fact], versions: VersionContext
 ) -> list[Finding]:
@@ -214,8 +239,11 @@ def match_rules(
         Findings sorted by path, line, column and rule id; at most one per (rule, fact).
     """
     by_kind: dict[FactKind, list[Fact]] = {}
+    by_name: dict[tuple[FactKind, str], list[Fact]] = {}
     for fact in facts:
         by_kind.setdefault(fact.kind, []).append(fact)
+        for name in _index_names(fact):
+            by_name.setdefault((fact.kind, name), []).append(fact)
     findings: list[Finding] = []
     rule_list = current_requirements(list(rules), versions.target)
     installed = {canonicalize_name(f.name) for f in by_kind.get(FactKind.DISTRIBUTION, ())}
@@ -228,7 +256,11 @@ def match_rules(
         }:
             continue
         for fact_kind in _FACT_KINDS[rule.match.kind]:
-            for fact in by_kind.get(fact_kind, ()):
+            if rule.match.kind in _NAMED_KINDS:
+                candidates = by_name.get((fact_kind, _index_key(rule.match.kind, rule.match.name)), [])
+            else:
+                candidates = by_kind.get(fact_kind, [])
+            for fact in candidates:
                 if not fact_matches(rule.match, fact):
                     continue
                 assumed = versions.assume(fact)
