@@ -31,7 +31,7 @@ from vllm_upgrade_check.scanners.environment import Environment, environment_fac
 from vllm_upgrade_check.scanners.host import HostInfo, host_facts
 from vllm_upgrade_check.scanners.launch import is_vllm_image
 from vllm_upgrade_check.scanners.vllm_config import referenced_config_paths, scan_config
-from vllm_upgrade_check.suppress import Ignore, apply_filters, check_prefixes
+from vllm_upgrade_check.suppress import Ignore, apply_filters, check_prefixes, suppression_lines
 from vllm_upgrade_check.versions import parse_version, version_from_tag
 
 
@@ -88,10 +88,14 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Iterator[tuple[Path, st
         yield Path(path), rel
 
 
-def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
+def scan_files(
+    options: ScanOptions, lines_out: dict[str, list[str] | None] | None = None
+) -> tuple[list[Fact], list[Skipped], int]:
     """Run every scanner over every file under ``options.paths``.
 
     With several roots, each file's path starts with its root (:func:`root_label`).
+    ``lines_out``, when given, receives each read file's suppression-comment lines
+    (:func:`~vllm_upgrade_check.suppress.suppression_lines`), so no file is read twice.
 
     Returns:
         ``(facts, skipped, number of files read)``; each file's facts carry the vLLM version
@@ -132,6 +136,8 @@ def scan_files(options: ScanOptions) -> tuple[list[Fact], list[Skipped], int]:
             if not takers:
                 continue
             count += 1
+            if lines_out is not None:
+                lines_out[rel] = suppression_lines(source.text)
             file_facts: list[Fact] = []
             for scanner in takers:
                 try:
@@ -273,7 +279,8 @@ def run_scan(
     option = parse_version(options.from_version, "--from") if options.from_version is not None else None
     if option is not None and option >= target:
         raise UsageError(f"--from {options.from_version} is not older than the target {target}")
-    facts, skipped, count = scan_files(options)
+    lines_of: dict[str, list[str] | None] = {}
+    facts, skipped, count = scan_files(options, lines_of)
     rules = list(registry.rules())
     if options.environment is not None or options.host is not None:
         from vllm_upgrade_check.envrules import derived_rules, without_replaced_requirers
@@ -301,7 +308,9 @@ def run_scan(
     if facts_out is not None:
         facts_out.extend(facts)
     scanned = {f.location.path for f in facts if f.location.path is not None}
-    findings, filter_notes = apply_filters(findings, options, known_ids=known_ids, scanned=scanned)
+    findings, filter_notes = apply_filters(
+        findings, options, known_ids=known_ids, scanned=scanned, lines_of=lines_of
+    )
     start = default.version
     crossed = tuple(str(r) for r in registry.releases if (start is None or r > start) and r <= target)
     notes = []

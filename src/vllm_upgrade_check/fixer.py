@@ -84,6 +84,11 @@ class Edit:
     line: int = 0
 
 
+def _edit_of(rel: str, text: str, start: int, end: int, new: str, rule_id: str, description: str) -> Edit:
+    """An :class:`Edit` of ``text[start:end]`` (the text it expects) in file ``rel``."""
+    return Edit(rel, start, end, text[start:end], new, rule_id, description, _line_no(text, start))
+
+
 @dataclass(frozen=True)
 class Unfixed:
     """A finding left for a person, and why (``display-only``, ``unsafe``, ``value not as written``)."""
@@ -636,15 +641,8 @@ def plan_fixes(
             plan.unfixed.append(Unfixed(finding, str(exc)))
             continue
         raw_edits.append(
-            Edit(
-                rel,
-                start,
-                end,
-                text[start:end],
-                new,
-                finding.rule.id,
-                _describe(finding.fact, fix.action.value, new),
-                _line_no(text, start),
+            _edit_of(
+                rel, text, start, end, new, finding.rule.id, _describe(finding.fact, fix.action.value, new)
             )
         )
     if bump:
@@ -660,16 +658,7 @@ def plan_fixes(
             if got is not None:
                 start, end, new = got
                 raw_edits.append(
-                    Edit(
-                        rel,
-                        start,
-                        end,
-                        text[start:end],
-                        new,
-                        UPGRADE_ID,
-                        f"bump {fact.raw} to {target}",
-                        _line_no(text, start),
-                    )
+                    _edit_of(rel, text, start, end, new, UPGRADE_ID, f"bump {fact.raw} to {target}")
                 )
     seen: set[tuple[str, int, int, str]] = set()
     last_end: dict[str, int] = {}

@@ -22,7 +22,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -170,6 +170,18 @@ def _direction(installed: Version, spec: SpecifierSet) -> str:
     return "downgrade"
 
 
+def _applicable(lines: Iterable[str], markers: dict[str, str]) -> Iterator[tuple[Requirement, str, str]]:
+    """``(requirement, canonical name, requirement without its marker)`` of every line that
+    parses and whose marker holds for the host; other lines are skipped."""
+    for line in lines:
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if applies(req, markers):
+            yield req, canonicalize_name(req.name), str(req).split(";", 1)[0].strip()
+
+
 def resolve_future(
     env: Environment, target: str, requires_dist: Sequence[str], python: str | None = None
 ) -> FutureEnvironment:
@@ -188,17 +200,9 @@ def resolve_future(
     future: dict[str, tuple[str, str]] = {"vllm": (target, f"vllm=={target}")}
     ranges: dict[str, tuple[str, str]] = {}
     changes: list[PackageChange] = []
-    for line in requires_dist:
-        try:
-            req = Requirement(line)
-        except InvalidRequirement:
-            continue
-        if not applies(req, markers):
-            continue
-        name = canonicalize_name(req.name)
+    for req, name, text in _applicable(requires_dist, markers):
         pin = _pinned(req.specifier)
         installed = env.distributions.get(name)
-        text = str(req).split(";", 1)[0].strip()
         if installed is not None and req.specifier.contains(installed, prereleases=True):
             continue
         if installed is None:
@@ -221,15 +225,7 @@ def resolve_future(
             if owner != "vllm" and lines:
                 unchecked.append(owner)
             continue
-        for line in lines:
-            try:
-                req = Requirement(line)
-            except InvalidRequirement:
-                continue
-            if not applies(req, markers):
-                continue
-            name = canonicalize_name(req.name)
-            written = str(req).split(";", 1)[0].strip()
+        for req, name, written in _applicable(lines, markers):
             owner_version = env.distributions.get(owner, "?")
             if name in future:
                 version, cause = future[name]

@@ -73,6 +73,12 @@ def inline_ids(line: str) -> set[str] | None:
     return {part.strip().upper() for part in ids.split(",") if part.strip()}
 
 
+def suppression_lines(text: str) -> list[str]:
+    """The lines of a scanned file for the inline-suppression pass: all of them when the
+    text has a suppression comment, none otherwise (so that pass never reads it again)."""
+    return text.split("\n") if _INLINE.search(text) else []
+
+
 def _lines(path: str, lines_of: dict[str, list[str] | None], roots: Sequence[Path]) -> list[str] | None:
     from vllm_upgrade_check.fixer import CannotFix, read_text, resolve_in_roots
 
@@ -174,12 +180,15 @@ def apply_filters(
     today: dt.date | None = None,
     known_ids: Iterable[str] | None = None,
     scanned: Iterable[str] = (),
+    lines_of: dict[str, list[str] | None] | None = None,
 ) -> tuple[list[Finding], list[str]]:
     """Drop suppressed, baselined and ignored findings.
 
     Args:
         known_ids: every loaded rule id; when given, inline ``ignore[...]`` ids in the files
             ``scanned`` (relative paths, as in fact locations) that are not among them give notes.
+        lines_of: lines of files already read by the scan (:func:`suppression_lines`), by
+            relative path; other files are read when a finding needs them.
 
     Returns:
         ``(findings kept, notes for the report)``: how many each mechanism hid, and every
@@ -194,7 +203,7 @@ def apply_filters(
     notes: list[str] = []
     kept = [f for f in findings if rule_selected(f.rule.id, options.select, options.ignore_rules)]
     if options.inline_suppressions:
-        lines_of: dict[str, list[str] | None] = {}
+        lines_of = {} if lines_of is None else lines_of
         before = len(kept)
         kept = [f for f in kept if not _inline_suppressed(f, lines_of, list(options.paths))]
         if before - len(kept):
