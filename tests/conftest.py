@@ -37,3 +37,9 @@ def kinds(items: list[Fact | Skipped], kind: FactKind) -> list[Fact]:
 def repo_root() -> Path:
     """The repository root (for examples/ and rules/)."""
     return REPO
+
+
+@pytest.fixture(autouse=True)
+def _private_scan_cache(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """CLI runs in tests cache into a directory of their own, never the user's ~/.cache."""
+    monkeypatch.setenv("VLLM_UPGRADE_CHECK_CACHE_DIR", str(tmp_path_factory.mktemp("scan-cache")))

@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from vllm_upgrade_check.errors import RulePackError
-from vllm_upgrade_check.registry import build_registry, load_pack_text, load_registry
+from vllm_upgrade_check.registry import (
+    build_registry,
+    bundled_pack_files,
+    load_pack_file,
+    load_pack_text,
+    load_registry,
+)
 
 GOOD_RULE = """  - id: ACME-001
     name: a-rule
@@ -25,6 +31,24 @@ def test_bundled_packs_validate_and_every_rule_has_evidence() -> None:
     assert registry.releases, "no bundled packs"
     for _pack, rule in registry.rules():
         assert {e.kind for e in rule.evidence} & {"wheel", "unverified"}
+
+
+def test_bundled_packs_load_the_same_by_the_fast_path_as_by_the_strict_one() -> None:
+    # Shipped packs skip the node walk that gives error lines; the strict loader (duplicate
+    # keys refused, every line tracked) must accept each and read it identically.
+    files = bundled_pack_files()
+    assert len(files) > 60
+    for display, path in files:
+        strict = load_pack_file(path, display)
+        assert load_pack_file(path, display, trusted=True) == strict, display
+
+
+def test_a_broken_trusted_pack_still_reports_its_line(tmp_path: Path) -> None:
+    bad = tmp_path / "0.27.0.yaml"
+    bad.write_text("release: 0.27.0\nrules:\n" + GOOD_RULE.replace("blocker", "fatal"))
+    with pytest.raises(RulePackError) as err:
+        load_pack_file(bad, trusted=True)
+    assert err.value.line == 5 and "severity" in str(err.value)
 
 
 @pytest.mark.parametrize(

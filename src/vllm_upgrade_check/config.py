@@ -191,6 +191,8 @@ def scan_options(
     baseline: Path | None = None,
     select: Sequence[str] = (),
     ignore_rules: Sequence[str] = (),
+    cache_dir: Path | None = None,
+    jobs: int | None = None,
 ) -> ScanOptions:
     """The :class:`~vllm_upgrade_check.engine.ScanOptions` of a run: command-line values win,
     ``config`` fills the rest (rule directories and excludes add up)."""
@@ -207,4 +209,6 @@ def scan_options(
         ignores=config.ignores,
         select=list(select),
         ignore_rules=list(ignore_rules),
+        cache_dir=cache_dir,
+        jobs=jobs,
     )

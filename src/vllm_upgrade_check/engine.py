@@ -5,12 +5,14 @@ Callable from tests without the CLI. Nothing here prints or exits.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.version import Version
 
+from vllm_upgrade_check.cache import FileResult, ScanCache, code_salt
 from vllm_upgrade_check.checks import UNKNOWN_FLAG_ID, unknown_flag_findings
 from vllm_upgrade_check.discovery import (  # noqa: F401
     MAX_FILE_BYTES,
@@ -22,6 +24,7 @@ from vllm_upgrade_check.discovery import (  # noqa: F401
     wanted,
 )
 from vllm_upgrade_check.errors import UsageError
+from vllm_upgrade_check.filescan import Pending, hinted, pinned_version, scan_pending
 from vllm_upgrade_check.matcher import Assumption, VersionContext, match_rules, sort_key
 from vllm_upgrade_check.model.facts import Fact, FactKind, Report, Skipped, VersionBasis
 from vllm_upgrade_check.model.pack import MatchKind
@@ -29,10 +32,9 @@ from vllm_upgrade_check.registry import Registry, load_registry
 from vllm_upgrade_check.scanners import Scanner, SourceFile, default_scanners
 from vllm_upgrade_check.scanners.environment import Environment, environment_facts
 from vllm_upgrade_check.scanners.host import HostInfo, host_facts
-from vllm_upgrade_check.scanners.launch import is_vllm_image
 from vllm_upgrade_check.scanners.vllm_config import referenced_config_paths, scan_config
-from vllm_upgrade_check.suppress import Ignore, apply_filters, check_prefixes, suppression_lines
-from vllm_upgrade_check.versions import parse_version, version_from_tag
+from vllm_upgrade_check.suppress import Ignore, apply_filters, check_prefixes
+from vllm_upgrade_check.versions import parse_version
 
 
 @dataclass
@@ -55,12 +57,16 @@ class ScanOptions:
         select: report only rules whose id starts with one of these (case-insensitive);
             empty = every rule.
         ignore_rules: never report rules whose id starts with one of these.
-        scanners: the scanners to run (``None``: fresh :func:`default_scanners` for each scan);
-            each is :meth:`~vllm_upgrade_check.scanners.base.Scanner.reset` before a scan.
+        scanners: the scanners to run (``None``: fresh :func:`default_scanners` for each scan;
+            custom scanners turn the cache off).
         progress: called with each file's relative path as it is scanned (for a progress
             display); ``None`` for none.
         overlay: file contents to scan instead of the disk, by real path (``os.path.realpath``);
-            ``fix --diff`` rescans its in-memory edits with it.
+            ``fix --diff`` rescans its in-memory edits with it (the cache is then off).
+        cache_dir: where per-file results are cached (:mod:`vllm_upgrade_check.cache`);
+            ``None``: no cache.
+        jobs: worker processes that parse files (``None`` or ``0``: automatic, see
+            :func:`~vllm_upgrade_check.filescan.worker_count`; ``1``: none).
     """
 
     paths: Sequence[Path] = ()
@@ -79,6 +85,8 @@ class ScanOptions:
     ignore_rules: Sequence[str] = ()
     progress: Callable[[str], None] | None = None
     overlay: Mapping[str, bytes] | None = None
+    cache_dir: Path | None = None
+    jobs: int | None = None
 
 
 def discover(root: Path, exclude: Sequence[str] = ()) -> Iterator[tuple[Path, str]]:
@@ -96,6 +104,7 @@ def scan_files(
     With several roots, each file's path starts with its root (:func:`root_label`).
     ``lines_out``, when given, receives each read file's suppression-comment lines
     (:func:`~vllm_upgrade_check.suppress.suppression_lines`), so no file is read twice.
+    With ``options.cache_dir``, unchanged files reuse their cached results (:mod:`.cache`).
 
     Returns:
         ``(facts, skipped, number of files read)``; each file's facts carry the vLLM version
@@ -105,9 +114,6 @@ def scan_files(
     skipped: list[Skipped] = []
     count = 0
     scanners = options.scanners if options.scanners is not None else default_scanners()
-    for scanner in scanners:
-        scanner.reset()
-
     verdicts: dict[str, bool | None] = {}
 
     def keep_name(name: str) -> bool:
@@ -117,50 +123,123 @@ def scan_files(
     for root in options.paths:
         if not root.exists():
             raise UsageError(f"no such file or directory: {root}")
-        root_facts_start = len(facts)
-        files: dict[str, Path] = {}
+        files: dict[str, str] = {}
+        answered: dict[str, FileResult] = {}
+        pending: list[Pending] = []
         label = root_label(root, options.paths)
+        cache = _open_cache(options, root, scanners)
         for path, root_rel in walk(root, options.exclude, skipped, keep_name):
             rel = labelled(label, root, root_rel)
-            if options.progress is not None:
-                options.progress(rel)
-            files[rel] = Path(path)
+            files[rel] = path
             verdict = verdicts.pop(rel.rsplit("/", 1)[-1], None)
-            source = read_source(path, rel, options.max_file_bytes, scanners, verdict, options.overlay)
-            if source is None:
-                continue
-            if isinstance(source, Skipped):
-                skipped.append(source)
-                continue
-            takers = [s for s in scanners if s.accepts(source)]
-            if not takers:
-                continue
-            count += 1
-            if lines_out is not None:
-                lines_out[rel] = suppression_lines(source.text)
-            file_facts: list[Fact] = []
-            for scanner in takers:
-                try:
-                    for item in scanner.scan(source):
-                        if isinstance(item, Skipped):
-                            skipped.append(item)
-                        else:
-                            file_facts.append(item)
-                except RecursionError:
-                    skipped.append(
-                        Skipped(rel, "nested too deeply to parse", configures_vllm=source.mentions_vllm())
-                    )
-                except Exception as exc:  # a scanner bug must not crash the gate: fail closed, name the file
-                    reason = f"{scanner.name} scanner failed: {type(exc).__name__}: {exc}".splitlines()[0]
-                    skipped.append(Skipped(rel, reason, configures_vllm=True))
-            facts.extend(_with_file_hint(file_facts, rel))
-        facts.extend(_referenced_configs(facts[root_facts_start:], files, options, skipped, label))
+            stamp = _stamp(path) if cache is not None else None
+            if cache is not None and stamp is not None and (hit := cache.by_stamp(rel, *stamp)) is not None:
+                answered[rel] = hit
+                if options.progress is not None:
+                    options.progress(rel)
+            else:
+                pending.append(Pending(path, rel, verdict, stamp))
+        outcomes = scan_pending(pending, scanners, options, cache, options.progress)
+        for item, outcome in zip(pending, outcomes, strict=True):
+            result = outcome.result
+            if cache is not None and item.stamp is not None and outcome.storable:
+                if outcome.cached and outcome.digest is not None:
+                    cache.refresh(item.rel, *item.stamp, outcome.digest)
+                else:
+                    cache.store(item.rel, *item.stamp, outcome.digest, result or FileResult())
+            if result is not None:
+                answered[item.rel] = result
+        if cache is not None:
+            cache.save()
+        results = [(rel, answered[rel]) for rel in files if rel in answered]
+        root_facts: list[Fact] = []
+        for rel, result in results:
+            skipped.extend(result.skipped)
+            if result.taken:
+                count += 1
+                root_facts.extend(result.facts)
+                if lines_out is not None:
+                    lines_out[rel] = result.lines
+        found = [result for _rel, result in results]
+        root_facts.extend(_linked_facts(found))
+        root_facts.extend(_referenced_files(found, files, options, skipped, scanners))
+        root_facts.extend(_referenced_configs(root_facts, files, options, skipped, label))
+        facts.extend(root_facts)
     return facts, skipped, count
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    """``(size, mtime in ns)`` of ``path``, or ``None`` when it cannot be stat'ed."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns
+
+
+def _open_cache(options: ScanOptions, root: Path, scanners: Sequence[Scanner]) -> ScanCache | None:
+    """The cache of ``root``, when caching is on and results can only depend on the files
+    (built-in scanners, no in-memory overlay)."""
+    if options.cache_dir is None or options.scanners is not None or options.overlay:
+        return None
+    names = ",".join(s.name for s in scanners)
+    return ScanCache(options.cache_dir, root, f"{code_salt()}|{options.max_file_bytes}|{names}")
+
+
+def _linked_facts(results: Sequence[FileResult]) -> list[Fact]:
+    """The :class:`Conditional` facts some file refers to, once each; those without a
+    version hint of their own take the referring file's."""
+    referenced: dict[str, tuple[str, str] | None] = {}
+    for result in results:
+        for key in result.references:
+            if referenced.get(key) is None:
+                referenced[key] = result.hint
+    out: list[Fact] = []
+    for result in results:
+        for conditional in result.conditionals:
+            if conditional.key in referenced:
+                hint = referenced[conditional.key]
+                out.extend(hinted(list(conditional.facts), hint) if hint else conditional.facts)
+    return out
+
+
+def _referenced_files(
+    results: Sequence[FileResult],
+    files: dict[str, str],
+    options: ScanOptions,
+    skipped: list[Skipped],
+    scanners: Sequence[Scanner],
+) -> list[Fact]:
+    """Facts of the files :class:`FileReference` items name (matched by the scanner that
+    asked), each read once per scanner; they take the referring file's version hint."""
+    by_name = {s.name: s for s in scanners}
+    done: set[tuple[str, str]] = set()
+    out: list[Fact] = []
+    for result in results:
+        for ref in result.file_references:
+            scanner = by_name.get(ref.scanner)
+            if scanner is None:
+                continue
+            for rel, path in files.items():
+                if (rel, scanner.name) in done or not scanner.referenced_file_matches(rel, ref.path):
+                    continue
+                done.add((rel, scanner.name))
+                source = read_source(path, rel, options.max_file_bytes, overlay=options.overlay)
+                if not isinstance(source, SourceFile):
+                    continue
+                found: list[Fact] = []
+                for item in scanner.read_referenced(source):
+                    if isinstance(item, Skipped):
+                        skipped.append(item)
+                    else:
+                        found.append(item)
+                out.extend(hinted(found, result.hint) if result.hint else found)
+    return out
 
 
 def _referenced_configs(
     facts: list[Fact],
-    files: dict[str, Path],
+    files: dict[str, str],
     options: ScanOptions,
     skipped: list[Skipped],
     label: str = "",
@@ -186,31 +265,6 @@ def _referenced_configs(
     return out
 
 
-def _pinned_version(fact: Fact) -> Version | None:
-    if fact.kind == FactKind.IMAGE and is_vllm_image(fact.name) and fact.value:
-        return version_from_tag(fact.value)
-    if (
-        fact.kind == FactKind.REQUIREMENT
-        and fact.name == "vllm"
-        and fact.value
-        and fact.value.startswith("==")
-    ):
-        try:
-            return Version(fact.value[2:].split(",")[0].strip().removesuffix(".*"))
-        except ValueError:
-            return None
-    return None
-
-
-def _with_file_hint(facts: list[Fact], rel: str) -> list[Fact]:
-    pins = [(v, f) for f in facts if (v := _pinned_version(f)) is not None]
-    if not pins:
-        return facts
-    version, fact = min(pins, key=lambda p: p[0])
-    source = f"{rel}:{fact.location.line} {fact.raw}"
-    return [f if f.version_hint else replace(f, version_hint=str(version), hint_source=source) for f in facts]
-
-
 def detect_from(facts: Sequence[Fact], env: Environment | None) -> Assumption:
     """The run-wide "from" version: the installed vllm, else the oldest vllm pin or vLLM image
     tag in the scanned files, else unknown."""
@@ -221,7 +275,7 @@ def detect_from(facts: Sequence[Fact], env: Environment | None) -> Assumption:
             )
         except ValueError:
             pass
-    pins = [(v, f) for f in facts if (v := _pinned_version(f)) is not None]
+    pins = [(v, f) for f in facts if (v := pinned_version(f)) is not None]
     if pins:
         version, fact = min(pins, key=lambda p: p[0])
         return Assumption(version, VersionBasis.REPOSITORY, f"{fact.location} {fact.raw}")
@@ -314,7 +368,7 @@ def run_scan(
     start = default.version
     crossed = tuple(str(r) for r in registry.releases if (start is None or r > start) and r <= target)
     notes = []
-    pins = sorted({str(v) for f in facts if (v := _pinned_version(f)) is not None}, key=Version)
+    pins = sorted({str(v) for f in facts if (v := pinned_version(f)) is not None}, key=Version)
     if len(pins) > 1:
         notes.append(
             f"several vLLM versions in the scanned files: {', '.join(pins)}; each file is checked from its own"

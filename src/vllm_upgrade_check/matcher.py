@@ -225,6 +225,12 @@ def _index_names(fact: Fact) -> set[str]:
     return {fact.name, *fact.aliases}
 
 
+def _all_facts(by_kind: dict[FactKind, list[Fact]]) -> Iterable[Fact]:
+    """Every fact of ``by_kind`` (facts grouped by kind), in order."""
+    for facts in by_kind.values():
+        yield from facts
+
+
 def match_rules(
     rules: Iterable[tuple[Pack, Rule]], facts: Iterable[Fact], versions: VersionContext
 ) -> list[Finding]:
@@ -248,40 +254,63 @@ def match_rules(
     rule_list = current_requirements(list(rules), versions.target)
     installed = {canonicalize_name(f.name) for f in by_kind.get(FactKind.DISTRIBUTION, ())}
     host = {f.name: f.value for f in by_kind.get(FactKind.PLATFORM, ()) if f.value}
+    # The version each fact is assumed to run depends only on its file's hint: decide it once
+    # per hint, and per rule once per distinct start version (a handful), so rules whose
+    # release no fact's window crosses cost one lookup instead of a match per fact.
+    assumptions: dict[tuple[str | None, str | None], Assumption] = {}
+
+    def assume(fact: Fact) -> Assumption:
+        key = (fact.version_hint, fact.hint_source)
+        found = assumptions.get(key)
+        if found is None:
+            found = assumptions[key] = versions.assume(fact)
+        return found
+
+    hints = {(f.version_hint, f.hint_source): f for f in _all_facts(by_kind)}
+    starts = {assume(fact).version for fact in hints.values()}
     for pack, rule in rule_list:
+        if not any(_applies(pack, rule, Window(start, versions.target)) for start in starts):
+            continue
         if rule.match.when and not host_satisfies(rule.match.when, host):
             continue
         if rule.match.unless_installed and installed & {
             canonicalize_name(n) for n in rule.match.unless_installed
         }:
             continue
+        verdicts: dict[Version | None, tuple[Severity, bool] | None] = {}
+        by_model: dict[str, bool] = {}  # model rules: one pattern test per distinct model name
         for fact_kind in _FACT_KINDS[rule.match.kind]:
             if rule.match.kind in _NAMED_KINDS:
                 candidates = by_name.get((fact_kind, _index_key(rule.match.kind, rule.match.name)), [])
             else:
                 candidates = by_kind.get(fact_kind, [])
             for fact in candidates:
-                if not fact_matches(rule.match, fact):
-                    continue
-                assumed = versions.assume(fact)
-                window = Window(assumed.version, versions.target)
-                applied = _applies(pack, rule, window)
+                assumed = assume(fact)
+                start = assumed.version
+                if start in verdicts:
+                    applied = verdicts[start]
+                else:
+                    applied = verdicts[start] = _applies(pack, rule, Window(start, versions.target))
                 if applied is None:
+                    continue
+                if rule.match.kind == MatchKind.MODEL:
+                    ok = by_model.get(fact.name)
+                    if ok is None:
+                        ok = by_model[fact.name] = fact_matches(rule.match, fact)
+                    if not ok:
+                        continue
+                elif not fact_matches(rule.match, fact):
                     continue
                 severity, deprecated_only = applied
                 available = rule.fix.available_in
-                fix_first = (
-                    available is not None
-                    and assumed.version is not None
-                    and assumed.version >= Version(available)
-                )
+                fix_first = available is not None and start is not None and start >= Version(available)
                 findings.append(
                     Finding(
                         rule=rule,
                         fact=fact,
                         severity=severity,
                         release=pack.release,
-                        from_version=str(assumed.version) if assumed.version else None,
+                        from_version=str(start) if start else None,
                         from_basis=assumed.basis,
                         from_source=assumed.source,
                         deprecated_only=deprecated_only,

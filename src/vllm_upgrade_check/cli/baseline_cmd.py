@@ -7,7 +7,17 @@ from pathlib import Path
 import typer
 
 from vllm_upgrade_check.cli import baseline_app
-from vllm_upgrade_check.cli.common import CONFIG_OPTION, FROM_OPTION, RULES_OPTION, TO_OPTION, write_output
+from vllm_upgrade_check.cli.common import (
+    CACHE_DIR_OPTION,
+    CONFIG_OPTION,
+    FROM_OPTION,
+    JOBS_OPTION,
+    NO_CACHE_OPTION,
+    RULES_OPTION,
+    TO_OPTION,
+    cache_dir,
+    write_output,
+)
 
 
 @baseline_app.command("create")
@@ -19,6 +29,9 @@ def create(
     rules: list[Path] = RULES_OPTION,
     exclude: list[str] = typer.Option([], "--exclude", help="gitignore-style pattern to leave out."),
     config: Path | None = CONFIG_OPTION,
+    cache: Path | None = CACHE_DIR_OPTION,
+    no_cache: bool = NO_CACHE_OPTION,
+    jobs: int = JOBS_OPTION,
 ) -> None:
     """Scan and write every finding's fingerprint to a baseline file (``scan --baseline FILE``)."""
     from vllm_upgrade_check.baseline import render_baseline
@@ -26,7 +39,16 @@ def create(
     from vllm_upgrade_check.engine import run_scan
 
     settings = config_for(paths or [], config)
-    options = scan_options(paths or [], settings, to=to, from_=from_, rules=rules, exclude=exclude)
+    options = scan_options(
+        paths or [],
+        settings,
+        to=to,
+        from_=from_,
+        rules=rules,
+        exclude=exclude,
+        cache_dir=cache_dir(cache, no_cache),
+        jobs=jobs,
+    )
     report = run_scan(options)
     write_output(render_baseline(report), output)
     typer.echo(f"baseline: {len(report.findings)} finding(s) written to {output}")

@@ -88,3 +88,29 @@ SELECT_OPTION = typer.Option(
 IGNORE_OPTION = typer.Option(
     [], "--ignore", help="Never report rules whose id starts with this (repeatable)."
 )
+CACHE_DIR_OPTION = typer.Option(
+    None,
+    "--cache-dir",
+    help="Directory of the per-file result cache (default: $VLLM_UPGRADE_CHECK_CACHE_DIR, "
+    "else ~/.cache/vllm-upgrade-check).",
+)
+NO_CACHE_OPTION = typer.Option(False, "--no-cache", help="Parse every file; read and write no cache.")
+JOBS_OPTION = typer.Option(
+    0,
+    "--jobs",
+    "-j",
+    min=0,
+    help="Worker processes that parse files (0: one per CPU once 400+ files need parsing; 1: none).",
+)
+
+
+def cache_dir(option: Path | None, no_cache: bool) -> Path | None:
+    """The cache directory of a run: ``None`` with ``--no-cache``, else ``--cache-dir`` or the
+    default (:func:`vllm_upgrade_check.cache.default_cache_dir`)."""
+    if no_cache:
+        return None
+    if option is not None:
+        return option
+    from vllm_upgrade_check.cache import default_cache_dir
+
+    return default_cache_dir()

@@ -7,7 +7,17 @@ from pathlib import Path
 import typer
 
 from vllm_upgrade_check.cli import app
-from vllm_upgrade_check.cli.common import CONFIG_OPTION, FROM_OPTION, RULES_OPTION, TO_OPTION, write_output
+from vllm_upgrade_check.cli.common import (
+    CACHE_DIR_OPTION,
+    CONFIG_OPTION,
+    FROM_OPTION,
+    JOBS_OPTION,
+    NO_CACHE_OPTION,
+    RULES_OPTION,
+    TO_OPTION,
+    cache_dir,
+    write_output,
+)
 
 
 @app.command()
@@ -20,6 +30,9 @@ def report(
     rules: list[Path] = RULES_OPTION,
     exclude: list[str] = typer.Option([], "--exclude", help="gitignore-style pattern to leave out."),
     config: Path | None = CONFIG_OPTION,
+    cache: Path | None = CACHE_DIR_OPTION,
+    no_cache: bool = NO_CACHE_OPTION,
+    jobs: int = JOBS_OPTION,
 ) -> None:
     """Write a Markdown migration report (checklists, findings per release crossed). Exit 0."""
     from vllm_upgrade_check.config import config_for, scan_options
@@ -34,7 +47,15 @@ def report(
         environment = read_current_environment()
     settings = config_for(paths or [], config)
     options = scan_options(
-        paths or [], settings, to=to, from_=from_, environment=environment, rules=rules, exclude=exclude
+        paths or [],
+        settings,
+        to=to,
+        from_=from_,
+        environment=environment,
+        rules=rules,
+        exclude=exclude,
+        cache_dir=cache_dir(cache, no_cache),
+        jobs=jobs,
     )
     result = run_scan(options)
     write_output(render(result, load_registry(options.rule_paths)), output)

@@ -10,13 +10,17 @@ import typer
 from vllm_upgrade_check.cli import app
 from vllm_upgrade_check.cli.common import (
     BASELINE_OPTION,
+    CACHE_DIR_OPTION,
     CONFIG_OPTION,
     FROM_OPTION,
     IGNORE_OPTION,
+    JOBS_OPTION,
+    NO_CACHE_OPTION,
     RULES_OPTION,
     SELECT_OPTION,
     TO_OPTION,
     FailOn,
+    cache_dir,
     exit_code,
     print_console,
     write_output,
@@ -63,6 +67,9 @@ def scan(
     config: Path | None = CONFIG_OPTION,
     select: list[str] = SELECT_OPTION,
     ignore: list[str] = IGNORE_OPTION,
+    cache: Path | None = CACHE_DIR_OPTION,
+    no_cache: bool = NO_CACHE_OPTION,
+    jobs: int = JOBS_OPTION,
 ) -> None:
     """Scan a deployment repo (and optionally the environment) for what breaks on upgrade."""
     from vllm_upgrade_check.cli.progress import parse_size, scan_progress
@@ -86,6 +93,8 @@ def scan(
         baseline=baseline,
         select=select,
         ignore_rules=ignore,
+        cache_dir=cache_dir(cache, no_cache),
+        jobs=jobs,
     )
     options.max_file_bytes = parse_size(max_file_size)
     if env:

@@ -2,6 +2,12 @@
 
 Scanners never raise for a bad file: a file that cannot be parsed yields
 :class:`~vllm_upgrade_check.model.facts.Skipped` with the reason.
+
+A scanner's output for a file depends on that file alone, so results can be cached per file
+and files scanned in any order. What links two files is yielded as data and joined by the
+engine once every file is read: :class:`Conditional` facts count when some file yields the
+matching :class:`Reference` (a ConfigMap and the ``envFrom`` naming it), and a
+:class:`FileReference` asks for a file by path (a systemd ``EnvironmentFile=``).
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import ClassVar
+from typing import ClassVar, TypeAlias
 
 from vllm_upgrade_check.model.facts import Fact, Skipped
 
@@ -42,6 +48,44 @@ class SourceFile:
         return "vllm" in text or "VLLM" in text or "vllm" in text.lower()
 
 
+@dataclass(frozen=True)
+class Conditional:
+    """Facts that count only when some scanned file yields ``Reference(key)``.
+
+    Attributes:
+        key: what links them, e.g. ``configmap:engine-env``.
+        facts: the facts, located in the file that yielded them.
+    """
+
+    key: str
+    facts: tuple[Fact, ...]
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A file's reference to the :class:`Conditional` facts of ``key`` (in any file)."""
+
+    key: str
+
+
+@dataclass(frozen=True)
+class FileReference:
+    """A file named by path that the yielding scanner reads, when the repository holds it.
+
+    Attributes:
+        path: the path as written (``/etc/vllm/vllm.env``); repository files are matched by
+            path suffix (see :meth:`Scanner.read_referenced`).
+        scanner: :attr:`Scanner.name` of the scanner that reads it.
+    """
+
+    path: str
+    scanner: str
+
+
+ScanItem: TypeAlias = "Fact | Skipped | Conditional | Reference | FileReference"
+"""What :meth:`Scanner.scan` yields."""
+
+
 class Scanner(ABC):
     """One kind of source. Subclasses set :attr:`name` and implement both methods."""
 
@@ -57,10 +101,17 @@ class Scanner(ABC):
         (never accepted, the file is not read) or ``None`` (only the content can tell)."""
         return None
 
-    def reset(self) -> None:  # noqa: B027 - optional hook, stateless scanners keep the default
-        """Forget what earlier runs remembered; called at the start of every scan. The default
-        does nothing (stateless scanners)."""
-
     @abstractmethod
-    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
-        """Yield the facts in ``source``, or one :class:`Skipped` when it cannot be parsed."""
+    def scan(self, source: SourceFile) -> Iterator[ScanItem]:
+        """Yield the facts in ``source`` (and what links it to other files), or one
+        :class:`Skipped` when it cannot be parsed. Depends on ``source`` alone."""
+
+    def referenced_file_matches(self, relpath: str, wanted: str) -> bool:
+        """Whether repository file ``relpath`` is the file a :class:`FileReference` of this
+        scanner names as ``wanted``. The default: never."""
+        return False
+
+    def read_referenced(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+        """The facts of a file one of this scanner's :class:`FileReference` items named.
+        The default: none."""
+        return iter(())

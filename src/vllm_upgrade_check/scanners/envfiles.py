@@ -20,14 +20,14 @@ from collections.abc import Iterator
 from dotenv.parser import parse_stream
 
 from vllm_upgrade_check.model.facts import Fact, Skipped
-from vllm_upgrade_check.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.scanners.base import FileReference, ScanItem, Scanner, SourceFile
 from vllm_upgrade_check.scanners.launch import env_fact
 from vllm_upgrade_check.scanners.shell import shell_facts
 from vllm_upgrade_check.shellparse import Token
 
 _EXEC_KEYS = ("ExecStart", "ExecStartPre")
 _WORD = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'|\S+')
-_MAX_REMEMBERED = 256 * 1024
+_MAX_ENV_FILE_CHARS = 256 * 1024
 
 
 def is_dotenv(name: str) -> bool:
@@ -87,46 +87,33 @@ def _environment_words(value: str, line: int, column: int) -> Iterator[tuple[str
 
 
 class SystemdScanner(Scanner):
-    """systemd ``*.service`` units, dotenv files, and the files units name in ``EnvironmentFile=``.
-
-    The scanner remembers, for one run, the small files it has been offered and the
-    ``EnvironmentFile=`` paths units asked for, so the order in which files come does not
-    matter.
-    """
+    """systemd ``*.service`` units, dotenv files, and the files units name in ``EnvironmentFile=``
+    (yielded as :class:`~.base.FileReference` items; the engine finds the file by path suffix
+    and hands it to :meth:`read_referenced`)."""
 
     name = "systemd"
-
-    def __init__(self) -> None:
-        self._texts: dict[str, str] = {}
-        self._wanted: list[str] = []
-        self._read: set[str] = set()
-
-    def reset(self) -> None:
-        """Forget the files of an earlier run."""
-        self._texts.clear()
-        self._wanted.clear()
-        self._read.clear()
 
     def accepts_name(self, name: str) -> bool | None:
         return name.endswith(".service") or is_dotenv(name)
 
     def accepts(self, source: SourceFile) -> bool:
-        if len(source.text) <= _MAX_REMEMBERED:
-            self._texts[source.relpath] = source.text
-        return (
-            source.name.endswith(".service")
-            or is_dotenv(source.name)
-            or any(_suffix_match(source.relpath, want) for want in self._wanted)
-        )
+        return source.name.endswith(".service") or is_dotenv(source.name)
 
-    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+    def scan(self, source: SourceFile) -> Iterator[ScanItem]:
         if source.name.endswith(".service"):
             yield from self._unit(source)
-        elif source.relpath not in self._read:
-            self._read.add(source.relpath)
+        else:
             yield from dotenv_facts(source.text, source.relpath)
 
-    def _unit(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+    def referenced_file_matches(self, relpath: str, wanted: str) -> bool:
+        # A dotenv file by name is read anyway: not twice.
+        return not is_dotenv(relpath.rsplit("/", 1)[-1]) and _suffix_match(relpath, wanted)
+
+    def read_referenced(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+        if len(source.text) <= _MAX_ENV_FILE_CHARS:
+            yield from dotenv_facts(source.text, source.relpath)
+
+    def _unit(self, source: SourceFile) -> Iterator[ScanItem]:
         path = source.relpath
         variables: dict[str, list[Token]] = {}
         exec_lines: dict[int, str] = {}
@@ -136,12 +123,7 @@ class SystemdScanner(Scanner):
                     variables[name] = [Token(val, line, col + len(name) + 1, True, val)]
                     yield env_fact(name, val, path, line, col, self.name)
             elif key == "EnvironmentFile":
-                want = value.lstrip("-").strip()
-                self._wanted.append(want)
-                for rel, text in list(self._texts.items()):
-                    if _suffix_match(rel, want) and rel not in self._read:
-                        self._read.add(rel)
-                        yield from dotenv_facts(text, rel)
+                yield FileReference(value.lstrip("-").strip(), self.name)
             elif key in _EXEC_KEYS:
                 stripped = value.lstrip("-@:+!")
                 exec_lines[line] = " " * (column + len(value) - len(stripped) - 1) + stripped

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import yaml
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
-from vllm_upgrade_check.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.scanners.base import Conditional, Reference, ScanItem, Scanner, SourceFile
 from vllm_upgrade_check.scanners.kserve import predictor_facts
 from vllm_upgrade_check.scanners.launch import (
     arg_facts,
@@ -251,6 +251,10 @@ def _env_from_refs(doc: yaml.Node) -> Iterator[str]:
                 yield name
 
 
+CONFIG_MAP_KEY = "configmap:"
+"""Prefix of the :class:`~.base.Conditional` key of a Kubernetes ConfigMap (``configmap:NAME``)."""
+
+
 def config_map_env_facts(config_map: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
     """``env_var`` facts of a ConfigMap's ``data`` keys (each at its key's line)."""
     for key, key_node, value_node in mapping_items(get(config_map, "data")):
@@ -262,23 +266,13 @@ class ManifestScanner(Scanner):
     """docker-compose files and Kubernetes manifests (``*.yaml``/``*.yml`` that mention vLLM).
 
     Helm templates are read after their ``{{ ... }}`` actions are neutralised (see
-    :mod:`.templates`). ConfigMaps named by a container's ``envFrom.configMapRef`` yield
-    ``env_var`` facts at their ``data`` keys, whichever scanned file holds the ConfigMap and
-    in whichever order the files come (the scanner remembers both sides for the run).
+    :mod:`.templates`). A ConfigMap's ``data`` keys are ``env_var`` facts when a container's
+    ``envFrom.configMapRef`` names it, in whichever scanned file either side is: each
+    ConfigMap is yielded as a :class:`~.base.Conditional` and each ``envFrom`` name as a
+    :class:`~.base.Reference`, which the engine joins.
     """
 
     name = "manifest"
-
-    def __init__(self) -> None:
-        self._maps: dict[str, list[tuple[str, yaml.Node]]] = {}
-        self._refs: set[str] = set()
-        self._done: set[tuple[str, int]] = set()
-
-    def reset(self) -> None:
-        """Forget the ConfigMaps and ``envFrom`` references of an earlier run."""
-        self._maps.clear()
-        self._refs.clear()
-        self._done.clear()
 
     def accepts(self, source: SourceFile) -> bool:
         return source.name.endswith(YAML_SUFFIXES)
@@ -286,14 +280,7 @@ class ManifestScanner(Scanner):
     def accepts_name(self, name: str) -> bool | None:
         return name.endswith(YAML_SUFFIXES)
 
-    def _config_map_facts(self, name: str) -> Iterator[Fact]:
-        for path, node in self._maps.get(name, ()):
-            key = (path, node.start_mark.index)
-            if key not in self._done:
-                self._done.add(key)
-                yield from untemplated(config_map_env_facts(node, path, "kubernetes"))
-
-    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+    def scan(self, source: SourceFile) -> Iterator[ScanItem]:
         if "configmap" not in source.text.lower() and not source.mentions_vllm():
             return
         text = source.text
@@ -309,6 +296,7 @@ class ManifestScanner(Scanner):
                 yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line)
             return
         facts: list[Fact] = []
+        links: list[Conditional | Reference] = []
         for doc in docs:
             if is_compose(doc):
                 facts.extend(compose_facts(text, doc, source.relpath, "compose"))
@@ -316,10 +304,9 @@ class ManifestScanner(Scanner):
                 facts.extend(kubernetes_facts(text, doc, source.relpath, "kubernetes"))
                 facts.extend(predictor_facts(doc, source.relpath, "kserve"))
                 for name, node in _config_maps(doc):
-                    self._maps.setdefault(name, []).append((source.relpath, node))
-                    if name in self._refs:
-                        facts.extend(self._config_map_facts(name))
-                for name in _env_from_refs(doc):
-                    self._refs.add(name)
-                    facts.extend(self._config_map_facts(name))
+                    env = config_map_env_facts(node, source.relpath, "kubernetes")
+                    found = tuple(untemplated(env) if templated else env)
+                    links.append(Conditional(CONFIG_MAP_KEY + name, found))
+                links.extend(Reference(CONFIG_MAP_KEY + name) for name in _env_from_refs(doc))
         yield from untemplated(iter(facts)) if templated else facts
+        yield from links

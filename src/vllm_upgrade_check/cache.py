@@ -1,0 +1,283 @@
+"""A per-file cache of scan results, so an unchanged file is never parsed twice.
+
+What a scanner yields for a file depends on the file alone (see :mod:`.scanners.base`), so the
+engine keeps, per scanned root, one JSON file mapping each file's root-relative path to its
+size, modification time, content digest and scan result. A file whose size and
+modification time (nanoseconds) are unchanged is not even read; one whose stamp changed but
+whose content digest is the same (a fresh ``git clone`` of the same commit) is read but not
+parsed. Everything else is scanned and stored.
+
+The cache is keyed by a *salt*: the tool's version, the Python version, and the size and
+modification time of every file of the installed package (its code, known-args data and
+rule-pack-independent scanners), so a new release or an edited checkout never reuses
+results. Rule packs are not part of it: results are facts, which rules match afterwards.
+
+The cache holds JSON only (never pickle): a cache restored in CI from an untrusted branch
+can at worst give wrong facts for a file whose digest it forged, never run code. Unreadable,
+corrupt or foreign cache files are ignored and rewritten.
+
+Cache files live in :func:`default_cache_dir` unless ``--cache-dir`` names another
+directory; ``--no-cache`` turns it off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from vllm_upgrade_check import __version__
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped
+from vllm_upgrade_check.scanners.base import Conditional, FileReference
+
+CACHE_ENV = "VLLM_UPGRADE_CHECK_CACHE_DIR"
+"""Environment variable naming the cache directory (overrides the platform default)."""
+
+FORMAT = 1
+"""Version of the cache file layout; bumped when it changes."""
+
+
+def default_cache_dir() -> Path:
+    """``$VLLM_UPGRADE_CHECK_CACHE_DIR``, else ``$XDG_CACHE_HOME/vllm-upgrade-check``, else
+    ``~/.cache/vllm-upgrade-check``."""
+    explicit = os.environ.get(CACHE_ENV)
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "vllm-upgrade-check"
+
+
+@lru_cache(maxsize=1)
+def code_salt() -> str:
+    """A digest of what scan results depend on besides the file: tool version, Python
+    version (``ast``), and the size and mtime of every file of the installed package."""
+    package = Path(__file__).resolve().parent
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(f"{FORMAT}|{__version__}|{sys.version}".encode())
+    for directory, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".pyc", ".pyo")):
+                continue
+            path = os.path.join(directory, name)
+            try:
+                info = os.stat(path)
+            except OSError:
+                continue
+            digest.update(f"{os.path.relpath(path, package)}|{info.st_size}|{info.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def content_digest(text: str) -> str:
+    """Digest of a decoded file (what the scanners saw)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+@dataclass
+class FileResult:
+    """Everything one file contributed to a scan (what the cache stores per file).
+
+    Attributes:
+        taken: ``False`` when no scanner accepted the file (it is not counted as scanned).
+        facts: its facts, with its own version hint applied.
+        skipped: skipped records the scanners gave for it.
+        conditionals: facts that count when another file refers to them.
+        references: :class:`~.scanners.base.Reference` keys it yields.
+        file_references: files it names by path.
+        lines: its suppression-comment lines (:func:`~.suppress.suppression_lines`).
+        hint: ``(version, source)`` of the vLLM version the file itself names, if any.
+    """
+
+    taken: bool = False
+    facts: list[Fact] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    conditionals: list[Conditional] = field(default_factory=list)
+    references: list[str] = field(default_factory=list)
+    file_references: list[FileReference] = field(default_factory=list)
+    lines: list[str] | None = None
+    hint: tuple[str, str] | None = None
+
+
+def _fact_out(fact: Fact) -> list[Any]:
+    loc = fact.location
+    return [
+        fact.kind.value,
+        fact.name,
+        loc.path,
+        loc.line,
+        loc.column,
+        loc.end_line,
+        loc.end_column,
+        fact.raw,
+        fact.value,
+        fact.origin,
+        list(fact.aliases),
+        sorted(fact.args),
+        fact.scanner,
+        fact.version_hint,
+        fact.hint_source,
+        fact.resolved,
+        fact.model,
+    ]
+
+
+def _fact_in(row: list[Any]) -> Fact:
+    # Built field by field without the frozen dataclasses' __init__ (which sets each field
+    # through object.__setattr__): decoding every fact of a large repository is the warm
+    # scan's main cost. The fields are exactly those :func:`_fact_out` wrote.
+    (kind, name, path, line, column, end_line, end_column, raw, value, origin) = row[:10]
+    (aliases, args, scanner, version_hint, hint_source, resolved, model) = row[10:]
+    location = object.__new__(Location)
+    location.__dict__.update(path=path, line=line, column=column, end_line=end_line, end_column=end_column)
+    fact = object.__new__(Fact)
+    fact.__dict__.update(
+        kind=FactKind(kind),
+        name=name,
+        location=location,
+        raw=raw,
+        value=value,
+        origin=origin,
+        aliases=tuple(aliases),
+        args=frozenset(args),
+        scanner=scanner,
+        version_hint=version_hint,
+        hint_source=hint_source,
+        resolved=resolved,
+        model=model,
+    )
+    return fact
+
+
+def encode_result(result: FileResult) -> dict[str, Any]:
+    """``result`` as JSON-ready data (see :func:`decode_result`)."""
+    out: dict[str, Any] = {"taken": result.taken}
+    if result.facts:
+        out["facts"] = [_fact_out(f) for f in result.facts]
+    if result.skipped:
+        out["skipped"] = [[s.path, s.reason, s.configures_vllm, s.line] for s in result.skipped]
+    if result.conditionals:
+        out["conditionals"] = [[c.key, [_fact_out(f) for f in c.facts]] for c in result.conditionals]
+    if result.references:
+        out["references"] = list(result.references)
+    if result.file_references:
+        out["file_references"] = [[r.path, r.scanner] for r in result.file_references]
+    if result.lines is not None:
+        out["lines"] = result.lines
+    if result.hint is not None:
+        out["hint"] = list(result.hint)
+    return out
+
+
+def decode_result(data: dict[str, Any]) -> FileResult:
+    """The :class:`FileResult` :func:`encode_result` wrote.
+
+    Raises:
+        KeyError, TypeError, ValueError: the data is not what :func:`encode_result` writes.
+    """
+    hint = data.get("hint")
+    return FileResult(
+        taken=bool(data["taken"]),
+        facts=[_fact_in(row) for row in data.get("facts", ())],
+        skipped=[Skipped(p, r, bool(c), line) for p, r, c, line in data.get("skipped", ())],
+        conditionals=[
+            Conditional(key, tuple(_fact_in(row) for row in rows)) for key, rows in data.get("conditionals", ())
+        ],
+        references=[str(k) for k in data.get("references", ())],
+        file_references=[FileReference(p, s) for p, s in data.get("file_references", ())],
+        lines=data.get("lines"),
+        hint=(str(hint[0]), str(hint[1])) if hint else None,
+    )
+
+
+class ScanCache:
+    """The cached results of one scanned root, loaded at the start of a scan and saved at its end.
+
+    Args:
+        directory: where cache files live (created on save).
+        root: the scanned root (its absolute path names the cache file).
+        salt: what else results depend on (:func:`code_salt` plus the scan's settings).
+    """
+
+    def __init__(self, directory: Path, root: Path, salt: str) -> None:
+        key = hashlib.blake2b(os.path.abspath(root).encode("utf-8", "surrogateescape"), digest_size=12)
+        self.path = directory / f"scan-{key.hexdigest()}.json"
+        self.salt = salt
+        self._old: dict[str, list[Any]] = self._load()
+        self._new: dict[str, list[Any]] = {}
+        self._changed = False
+        self.hits = 0
+        self.misses = 0
+
+    def _load(self) -> dict[str, list[Any]]:
+        try:
+            with open(self.path, "rb") as handle:
+                data = json.loads(handle.read())
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict) or data.get("salt") != self.salt or not isinstance(data.get("files"), dict):
+            return {}
+        return data["files"]
+
+    def by_stamp(self, rel: str, size: int, mtime_ns: int) -> FileResult | None:
+        """The stored result of ``rel`` if its size and mtime are unchanged, else ``None``."""
+        entry = self._old.get(rel)
+        if not isinstance(entry, list) or len(entry) != 4 or entry[0] != size or entry[1] != mtime_ns:
+            return None
+        result = self._decode(entry[3])
+        if result is not None:
+            self._new[rel] = entry
+            self.hits += 1
+        return result
+
+    def lookup(self, rel: str, digest: str) -> FileResult | None:
+        """The stored result of ``rel`` if its content digest is ``digest``, else ``None``.
+        Changes nothing (forked workers call it); see :meth:`refresh`."""
+        entry = self._old.get(rel)
+        if not isinstance(entry, list) or len(entry) != 4 or entry[2] != digest:
+            return None
+        return self._decode(entry[3])
+
+    def refresh(self, rel: str, size: int, mtime_ns: int, digest: str) -> None:
+        """Keep the stored result of ``rel`` (found by :meth:`lookup`) under its new stamp."""
+        entry = self._old.get(rel)
+        if isinstance(entry, list) and len(entry) == 4 and entry[2] == digest:
+            self._new[rel] = [size, mtime_ns, digest, entry[3]]
+            self._changed = True
+            self.hits += 1
+
+    def store(self, rel: str, size: int, mtime_ns: int, digest: str | None, result: FileResult) -> None:
+        """Remember ``result`` for ``rel`` (``digest`` ``None``: matched by stamp only)."""
+        self._new[rel] = [size, mtime_ns, digest, encode_result(result)]
+        self._changed = True
+        self.misses += 1
+
+    @staticmethod
+    def _decode(data: Any) -> FileResult | None:
+        try:
+            return decode_result(data)
+        except (KeyError, TypeError, ValueError, IndexError):
+            return None
+
+    def save(self) -> None:
+        """Write the results of this scan (files not seen in it are dropped), atomically;
+        nothing when nothing changed. A cache that cannot be written is left alone."""
+        if not self._changed and self._new.keys() == self._old.keys():
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".scan-", suffix=".tmp", dir=self.path.parent)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    json.dump({"salt": self.salt, "files": self._new}, handle, separators=(",", ":"))
+                os.replace(tmp, self.path)
+            except BaseException:
+                os.unlink(tmp)
+                raise
+        except OSError:
+            return
