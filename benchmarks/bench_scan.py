@@ -4,14 +4,17 @@ Builds a deterministic deployment monorepo in a temporary directory (launch scri
 files, Kubernetes manifests, Dockerfiles, requirements, Python, JSON dashboards, Markdown,
 filler sources, a ``node_modules/``, a root and a nested ``.gitignore``), then times, in one run:
 
-* ``scan`` in-process (``engine.run_scan``) and through the CLI (a subprocess, with its peak RSS);
+* ``scan`` in-process (``engine.run_scan``) and through the CLI (a subprocess, with its peak
+  RSS): cold in one process (``--no-cache --jobs 1``), cold with worker processes
+  (``--no-cache``), with the per-file cache of an earlier run but every file's mtime new (what
+  CI sees when it restores the cache into a fresh checkout), and with a warm cache;
 * ``grep -rE`` of the rule packs' flag and env-var literals over the same tree (the floor:
   every byte read once, no parsing);
 * semgrep, generic-mode rules for the same literals, offline (metrics and version check off),
   installed with pip into a separate virtual environment (skipped, with the reason, when it
   cannot be installed or run);
 * ``vllm-upgrade-check --version`` against a bare import of its dependencies;
-* scan time at several sizes (``--sizes``), to show how it grows.
+* cold and warm CLI scan time at several sizes (``--sizes``), to show how it grows.
 
 Usage::
 
@@ -262,11 +265,16 @@ def cli_path() -> str:
     )
 
 
-def cli_scan(root: Path, repeat: int) -> tuple[float, int]:
-    """Best CLI scan time and the peak RSS (KiB) of the child."""
-    argv = [cli_path(), "scan", str(root), "--format", "json", "--fail-on", "never", "--skip-unreadable"]
+def cli_scan(
+    root: Path, repeat: int, extra: list[str], before: Callable[[], object] | None = None
+) -> tuple[float, int]:
+    """Best CLI scan time with ``extra`` options and the peak RSS (KiB) of the child;
+    ``before`` runs before each timed run (untimed)."""
+    argv = [cli_path(), "scan", str(root), "--format", "json", "--fail-on", "never", "--skip-unreadable", *extra]
     best, peak = float("inf"), 0
     for _ in range(repeat):
+        if before is not None:
+            before()
         wall, code, rss, err = run_child(argv)
         if code != 0:
             raise SystemExit(f"scan failed with exit {code}: {err}")
@@ -274,8 +282,16 @@ def cli_scan(root: Path, repeat: int) -> tuple[float, int]:
     return best, peak
 
 
-def inprocess_scan(root: Path, repeat: int) -> tuple[float, int, int]:
-    """Best in-process ``run_scan`` time; files scanned; findings."""
+def touch_all(root: Path) -> None:
+    """Give every file a new mtime, as a fresh checkout of the same commit does."""
+    now = time.time_ns()
+    for directory, _dirs, files in os.walk(root):
+        for name in files:
+            os.utime(os.path.join(directory, name), ns=(now, now))
+
+
+def inprocess_scan(root: Path, repeat: int, **options: object) -> tuple[float, int, int]:
+    """Best in-process ``run_scan`` time with ``options``; files scanned; findings."""
     from vllm_upgrade_check.engine import ScanOptions, run_scan
     from vllm_upgrade_check.registry import load_registry
 
@@ -283,7 +299,7 @@ def inprocess_scan(root: Path, repeat: int) -> tuple[float, int, int]:
     result = {}
 
     def once() -> None:
-        result["report"] = run_scan(ScanOptions(paths=[root]), registry)
+        result["report"] = run_scan(ScanOptions(paths=[root], **options), registry)  # type: ignore[arg-type]
 
     elapsed = best_of(repeat, once)
     report = result["report"]
@@ -383,25 +399,50 @@ def main(argv: list[str] | None = None) -> int:
         counts = build_monorepo(root, args.files)
         print(f"\nmonorepo: {args.files} files in {time.perf_counter() - start:.1f} s: {counts}")
 
-        t_inproc, scanned, findings = inprocess_scan(root, args.repeat)
-        t_cli, rss = cli_scan(root, args.repeat)
+        from vllm_upgrade_check.filescan import worker_count
+
+        cached = ["--cache-dir", str(work / "cache")]
         t_grep = grep_scan(root, literals, args.repeat)
-        print(f"\n{'tool':<34}{'seconds':>10}{'x grep':>10}")
-        print(f"{'grep -rE (floor)':<34}{t_grep:>10.3f}{1:>10.2f}")
-        print(f"{'scan, in-process (run_scan)':<34}{t_inproc:>10.3f}{t_inproc / t_grep:>10.2f}")
-        print(f"{'scan, CLI (subprocess)':<34}{t_cli:>10.3f}{t_cli / t_grep:>10.2f}")
-        print(f"  files scanned {scanned}, findings {findings}, CLI peak RSS {rss / 1024:.1f} MiB")
+        t_serial, scanned, findings = inprocess_scan(root, args.repeat, jobs=1)
+        t_inproc, _, _ = inprocess_scan(root, args.repeat)
+        t_inwarm, _, _ = inprocess_scan(root, args.repeat, cache_dir=work / "cache-inprocess", jobs=0)
+        t_cli1, rss1 = cli_scan(root, args.repeat, ["--no-cache", "--jobs", "1"])
+        t_cli, rss = cli_scan(root, args.repeat, ["--no-cache"])
+        cli_scan(root, 1, cached)  # fill the cache
+        t_clone, rss_c = cli_scan(root, args.repeat, cached, before=lambda: touch_all(root))
+        t_warm, rss_w = cli_scan(root, args.repeat, cached)
+        rows = [
+            ("grep -rE (floor)", t_grep),
+            ("scan, in-process (run_scan), 1 process", t_serial),
+            ("scan, in-process (run_scan), workers", t_inproc),
+            ("scan, in-process (run_scan), warm cache", t_inwarm),
+            ("scan, CLI (subprocess), 1 process", t_cli1),
+            ("scan, CLI (subprocess), workers", t_cli),
+            ("scan, CLI, cache + fresh checkout", t_clone),
+            ("scan, CLI, warm cache", t_warm),
+        ]
+        print(f"\n{'tool':<42}{'seconds':>10}{'x grep':>10}")
+        for label, seconds in rows:
+            print(f"{label:<42}{seconds:>10.3f}{seconds / t_grep:>10.2f}")
+        print(f"  files scanned {scanned}, findings {findings}, workers {worker_count(None, scanned)}")
+        print(
+            f"  CLI peak RSS {max(rss1, rss) / 1024:.1f} MiB cold, {rss_c / 1024:.1f} MiB fresh checkout, "
+            f"{rss_w / 1024:.1f} MiB warm"
+        )
 
         if not args.no_semgrep:
             exe, why = semgrep_ready(not args.no_install)
             t_semgrep, why = semgrep_scan(exe, root, literals, work) if exe else (None, why)
             if t_semgrep is None:
-                print(f"{'semgrep':<34}{'skipped':>10}  ({why})")
+                print(f"{'semgrep':<42}{'skipped':>10}  ({why})")
             else:
-                print(f"{'semgrep (generic, offline)':<34}{t_semgrep:>10.3f}{t_semgrep / t_grep:>10.2f}")
-                print(f"  semgrep / scan (CLI): {t_semgrep / t_cli:.1f}x")
+                print(f"{'semgrep (generic, offline)':<42}{t_semgrep:>10.3f}{t_semgrep / t_grep:>10.2f}")
+                print(
+                    f"  semgrep / scan: {t_semgrep / t_cli1:.1f}x (CLI, 1 process), {t_semgrep / t_cli:.1f}x "
+                    f"(CLI, workers), {t_semgrep / t_clone:.1f}x (fresh checkout), {t_semgrep / t_warm:.1f}x (warm)"
+                )
         else:
-            print(f"{'semgrep':<34}{'skipped':>10}  (--no-semgrep/--quick)")
+            print(f"{'semgrep':<42}{'skipped':>10}  (--no-semgrep/--quick)")
 
         t_version, t_imports = version_vs_imports(max(args.repeat, 5))
         print(
@@ -409,16 +450,21 @@ def main(argv: list[str] | None = None) -> int:
             f"ratio {t_version / t_imports:.2f}"
         )
 
-        print(f"\n{'files':>8}{'scan s':>10}{'grep s':>10}{'x grep':>8}{'ms/1k files':>13}{'RSS MiB':>9}")
+        print(f"\n{'files':>8}{'cold s':>9}{'warm s':>9}{'grep s':>9}{'cold/grep':>10}{'ms/1k files':>13}{'RSS MiB':>9}")
         for size in parse_sizes(args.sizes):
             tree = work / f"size-{size}"
             tree.mkdir()
             build_monorepo(tree, size)
-            t_scan, peak = cli_scan(tree, 1 if size > 20_000 else args.repeat)
-            t_g = grep_scan(tree, literals, 1 if size > 20_000 else args.repeat)
+            runs = 1 if size > 20_000 else args.repeat
+            t_scan, peak = cli_scan(tree, runs, ["--no-cache"])
+            size_cache = ["--cache-dir", str(work / f"cache-{size}")]
+            cli_scan(tree, 1, size_cache)
+            t_w, peak_w = cli_scan(tree, runs, size_cache)
+            t_g = grep_scan(tree, literals, runs)
             per_k = 1000 * t_scan / (size / 1000)
             print(
-                f"{size:>8}{t_scan:>10.3f}{t_g:>10.3f}{t_scan / t_g:>8.2f}{per_k:>13.1f}{peak / 1024:>9.1f}"
+                f"{size:>8}{t_scan:>9.3f}{t_w:>9.3f}{t_g:>9.3f}{t_scan / t_g:>10.2f}{per_k:>13.1f}"
+                f"{max(peak, peak_w) / 1024:>9.1f}"
             )
             shutil.rmtree(tree, ignore_errors=True)
     return 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -47,6 +48,17 @@ def pos(node: yaml.Node) -> Pos:
 _FAST_LOADER = getattr(yaml, "CSafeLoader", None)
 """libyaml's composer (same nodes and marks, ~10x faster), used for ASCII text, where its
 byte offsets are character offsets; it refuses nesting deeper than 1000 levels itself."""
+
+
+@lru_cache(maxsize=8)
+def documents(text: str) -> tuple[yaml.Node, ...]:
+    """:func:`compose_documents` of ``text``, composed once per text: every YAML scanner
+    offered the same file shares one parse. The nodes must not be modified.
+
+    Raises:
+        YamlProblem: syntax errors, with the line.
+    """
+    return tuple(compose_documents(text))
 
 
 def compose_documents(text: str, lines_only: bool = False) -> list[yaml.Node]:

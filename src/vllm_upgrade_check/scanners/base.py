@@ -33,7 +33,7 @@ class SourceFile:
     relpath: str
     text: str
 
-    @property
+    @cached_property
     def name(self) -> str:
         """The file's base name."""
         return self.relpath.rsplit("/", 1)[-1]

@@ -39,7 +39,7 @@ from vllm_upgrade_check.scanners.vllm_config import config_arg_fact
 from vllm_upgrade_check.shellparse import Token
 from vllm_upgrade_check.yamlnodes import (
     YamlProblem,
-    compose_documents,
+    documents,
     get,
     items,
     mapping_items,
@@ -236,7 +236,7 @@ class HelmValuesScanner(Scanner):
         if templated:
             text = neutralise_templates(text)
         try:
-            docs = compose_documents(text)
+            docs = documents(text)
         except YamlProblem as exc:
             yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line)
             return

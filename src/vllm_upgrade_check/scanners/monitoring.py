@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import yaml
@@ -33,7 +33,7 @@ import yaml
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped
 from vllm_upgrade_check.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.scanners.manifests import YAML_SUFFIXES
-from vllm_upgrade_check.yamlnodes import YamlProblem, compose_documents, get, items, scalar
+from vllm_upgrade_check.yamlnodes import YamlProblem, documents, get, items, scalar
 
 PREFIX = "vllm:"
 SERIES_SUFFIXES = ("_bucket", "_sum", "_count", "_total", "_created")
@@ -170,7 +170,7 @@ def _rule_groups(doc: yaml.Node) -> list[yaml.Node]:
     return items(groups)
 
 
-def prometheus_rule_facts(text: str, docs: list[yaml.Node], path: str) -> Iterator[Fact]:
+def prometheus_rule_facts(text: str, docs: Sequence[yaml.Node], path: str) -> Iterator[Fact]:
     """Metric facts of every ``expr`` in the rule groups of ``docs``."""
     rules = [rule for doc in docs for group in _rule_groups(doc) for rule in items(get(group, "rules"))]
     recorded = {name for rule in rules if (name := scalar(get(rule, "record")))}
@@ -302,7 +302,7 @@ class MonitoringScanner(Scanner):
         if "groups" not in source.text:
             return
         try:
-            docs = compose_documents(source.text)
+            docs = documents(source.text)
         except YamlProblem:
             return  # the manifest scanner reports YAML that cannot be read
         yield from prometheus_rule_facts(source.text, docs, source.relpath)

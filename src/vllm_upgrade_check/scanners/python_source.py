@@ -28,6 +28,7 @@ name from another library is not vLLM. Comments and docstrings are never read as
 from __future__ import annotations
 
 import ast
+import re
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -98,6 +99,11 @@ def _dotted(node: ast.AST) -> str | None:
     return None
 
 
+_LINE_BREAK = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
+"""Splits after ``\\r\\n``, ``\\r`` or ``\\n``, keeping the breaks (the lines the tokenizer sees:
+not ``\\f`` or the other characters :meth:`str.splitlines` breaks on)."""
+
+
 class _Scope:
     """Statements of one function (or the module) in source order, without nested defs."""
 
@@ -134,6 +140,7 @@ class _Module:
     def __init__(self, source: SourceFile, tree: ast.Module) -> None:
         self.src = source.text
         self.lines = source.text.split("\n")
+        self._ff_lines: list[str] | None = None
         self.path = source.relpath
         self.tree = tree
         self.aliases: dict[str, str] = {}
@@ -149,7 +156,20 @@ class _Module:
         return f"{base}.{rest}" if rest else base
 
     def segment(self, node: ast.AST) -> str:
-        return ast.get_source_segment(self.src, node) or ""
+        """The source text of ``node``, as :func:`ast.get_source_segment` gives it, without
+        splitting the whole file again for every node."""
+        lineno, end_lineno = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+        if lineno is None or end_lineno is None or col is None or end_col is None:
+            return ""
+        if self._ff_lines is None:
+            self._ff_lines = _LINE_BREAK.split(self.src)
+        lines = self._ff_lines
+        if end_lineno == lineno:
+            return lines[lineno - 1].encode()[col:end_col].decode()
+        first = lines[lineno - 1].encode()[col:].decode()
+        last = lines[end_lineno - 1].encode()[:end_col].decode()
+        return "".join([first, *lines[lineno : end_lineno - 1], last])
 
     # ---- dict and list resolution --------------------------------------------
     def binding(self, name: str, scope: _Scope, before: int) -> tuple[ast.AST, _Scope] | None:
@@ -458,20 +478,26 @@ class _Module:
 
     # ---- walk ------------------------------------------------------------------
     def run(self) -> None:
-        for node in ast.walk(self.tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                self.import_facts(node)
-        self.walk_scope(_Scope(self.tree.body, None))
+        # Every scope is collected first (one pass over the tree), so that the imports of
+        # the whole file are known before any call is resolved.
+        module = _Scope(self.tree.body, None)
+        inner: dict[int, _Scope] = {}
+        scopes = [module]
+        for scope in scopes:  # grows while iterated: breadth first
+            for node in scope.nodes:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    inner[id(node)] = child = _Scope(node.body, scope)
+                    scopes.append(child)
+                elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                    self.import_facts(node)
+        self.walk_scope(module, inner)
 
-    def walk_scope(self, scope: _Scope) -> None:
+    def walk_scope(self, scope: _Scope, inner: dict[int, _Scope]) -> None:
         for node in scope.nodes:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self.walk_scope(_Scope(node.body, scope))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.walk_scope(inner[id(node)], inner)
                 continue
             if isinstance(node, ast.Lambda):
-                continue
-            if isinstance(node, ast.ClassDef):
-                self.walk_scope(_Scope(node.body, scope))
                 continue
             if isinstance(node, ast.Assign):
                 self.env_assign(node)

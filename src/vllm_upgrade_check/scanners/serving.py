@@ -34,7 +34,7 @@ from vllm_upgrade_check.scanners.vllm_config import config_arg_fact
 from vllm_upgrade_check.shellparse import Token
 from vllm_upgrade_check.yamlnodes import (
     YamlProblem,
-    compose_documents,
+    documents,
     get,
     items,
     mapping_items,
@@ -195,7 +195,7 @@ class ServingConfigScanner(Scanner):
         if not source.mentions_vllm() and "engine_kwargs" not in text:
             return
         try:
-            docs = compose_documents(text)
+            docs = documents(text)
         except YamlProblem:
             return  # the manifest scanner reports YAML that cannot be read
         for doc in docs:

@@ -21,7 +21,6 @@ import json
 import posixpath
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
-from functools import lru_cache
 
 import yaml
 
@@ -31,22 +30,12 @@ from vllm_upgrade_check.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.scanners.launch import json_subkey_facts
 from vllm_upgrade_check.scanners.manifests import YAML_SUFFIXES, is_compose, is_kubernetes
 from vllm_upgrade_check.shellparse import Token
-from vllm_upgrade_check.yamlnodes import YamlProblem, compose_documents, mapping_items, pos, scalar, to_python
+from vllm_upgrade_check.yamlnodes import YamlProblem, documents, mapping_items, pos, scalar, to_python
 
 MIN_KEYS = 3
 """Fewest top-level keys for the content heuristic alone."""
 MIN_KNOWN_SHARE = 0.6
 """Share of top-level keys that must be known vLLM args for the content heuristic."""
-
-
-@lru_cache(maxsize=4)
-def documents(text: str) -> tuple[yaml.Node, ...]:
-    """YAML documents of ``text``, composed once per text (shared by the YAML scanners).
-
-    Raises:
-        YamlProblem: syntax errors, with the line.
-    """
-    return tuple(compose_documents(text))
 
 
 def _name_says_config(name: str) -> bool:
