@@ -245,16 +245,36 @@ def best_of(repeat: int, fn: Callable[[], object]) -> float:
     return min(times)
 
 
+_LAUNCHER = r"""
+import os, sys, time
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(sys.argv[1], sys.argv[1:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+wall = time.perf_counter() - start
+sys.stderr.write(f"\nVUC-BENCH {wall:.6f} {usage.ru_maxrss}\n")
+sys.exit(os.waitstatus_to_exitcode(status) % 256)
+"""
+"""Runs a command from a small process and reports its wall time and peak RSS. Measured from
+the benchmark itself, ``ru_maxrss`` would include the benchmark's own memory: Linux keeps the
+high-water mark of the address space a child had before ``exec``."""
+
+
 def run_child(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, int, int, str]:
     """Run ``argv``; return (wall seconds, exit status, peak RSS in KiB, stderr tail)."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _pid, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.perf_counter() - start
-    return wall, proc.returncode, usage.ru_maxrss, err.decode("utf-8", "replace")[-400:]
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", _LAUNCHER, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
+    )
+    err = proc.stderr.decode("utf-8", "replace")
+    head, _, last = err.rstrip("\n").rpartition("\n")
+    parts = last.split()
+    if len(parts) != 3 or parts[0] != "VUC-BENCH":
+        return float("nan"), proc.returncode, 0, err[-400:]
+    return float(parts[1]), proc.returncode, int(parts[2]), head[-400:]
 
 
 def cli_path() -> str:

@@ -224,6 +224,11 @@ class ScanCache:
             return {}
         return data["files"]
 
+    @property
+    def empty(self) -> bool:
+        """``True`` when no result was loaded (a first run, or a cache that did not match)."""
+        return not self._old
+
     def by_stamp(self, rel: str, size: int, mtime_ns: int) -> FileResult | None:
         """The stored result of ``rel`` if its size and mtime are unchanged, else ``None``."""
         entry = self._old.get(rel)
@@ -273,8 +278,10 @@ class ScanCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".scan-", suffix=".tmp", dir=self.path.parent)
             try:
+                # json.dumps, not json.dump: only dumps uses the C encoder.
+                text = json.dumps({"salt": self.salt, "files": self._new}, separators=(",", ":"))
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    json.dump({"salt": self.salt, "files": self._new}, handle, separators=(",", ":"))
+                    handle.write(text)
                 os.replace(tmp, self.path)
             except BaseException:
                 os.unlink(tmp)

@@ -142,9 +142,16 @@ def hinted(facts: list[Fact], hint: tuple[str, str]) -> list[Fact]:
 
 
 def read_and_scan(
-    item: Pending, scanners: Sequence[Scanner], options: ScanOptions, cache: ScanCache | None
+    item: Pending,
+    scanners: Sequence[Scanner],
+    options: ScanOptions,
+    cache: ScanCache | None,
+    *,
+    scan: bool = True,
 ) -> Outcome:
-    """Read ``item`` once; answer from the cache by content digest, else scan it."""
+    """Read ``item`` once; answer from the cache by content digest, else scan it (with
+    ``scan`` false, the outcome of a file that needs scanning has ``result`` empty and
+    ``storable`` true: the caller scans it later)."""
     source = read_source(item.path, item.rel, options.max_file_bytes, scanners, item.verdict, options.overlay)
     if source is None:
         return Outcome(None)
@@ -155,6 +162,8 @@ def read_and_scan(
         digest = content_digest(source.text)
         if (hit := cache.lookup(item.rel, digest)) is not None:
             return Outcome(hit, digest, cached=True)
+    if not scan:
+        return Outcome(FileResult(), digest)
     return Outcome(scan_source(source, [s for s in scanners if s.accepts(source)]), digest)
 
 
@@ -192,22 +201,56 @@ def scan_pending(
     cache: ScanCache | None,
     done: Callable[[str], None] | None = None,
 ) -> list[Outcome]:
-    """:func:`read_and_scan` every pending file; outcomes in the order of ``pending``.
+    """Read and scan every pending file; outcomes in the order of ``pending``.
 
-    Uses :func:`worker_count` processes for ``options.jobs``; ``done`` is called with each
-    file's report path as its outcome arrives (progress display).
+    With a cache, each file is first read here and answered by its content digest when it
+    can be (decoding a stored result is cheaper than sending one back from a worker); only
+    the files left are scanned, in :func:`worker_count` processes for ``options.jobs``.
+    ``done`` is called with each file's report path as its outcome is known (progress).
     """
+    outcomes: list[Outcome | None] = [None] * len(pending)
+    digests: dict[int, str] = {}
+    todo: list[int] = []
+    ask = cache is not None and not cache.empty  # an empty cache: workers compute the digests
+    for index, item in enumerate(pending):
+        if not ask or item.stamp is None:
+            todo.append(index)
+            continue
+        outcome = read_and_scan(item, scanners, options, cache, scan=False)
+        if outcome.cached or outcome.result is None or not outcome.storable:
+            outcomes[index] = outcome
+            if done is not None:
+                done(item.rel)
+        else:
+            todo.append(index)
+            if outcome.digest is not None:
+                digests[index] = outcome.digest
+    items = [pending[i] for i in todo]
+    for index, outcome in zip(todo, _scan_all(items, scanners, options, None if ask else cache, done), strict=True):
+        digest = digests.get(index)
+        outcomes[index] = outcome if digest is None else Outcome(outcome.result, digest, False, outcome.storable)
+    assert all(o is not None for o in outcomes)
+    return [o for o in outcomes if o is not None]
+
+
+def _scan_all(
+    items: Sequence[Pending],
+    scanners: Sequence[Scanner],
+    options: ScanOptions,
+    cache: ScanCache | None,
+    done: Callable[[str], None] | None,
+) -> list[Outcome]:
     global _STATE
-    jobs = worker_count(options.jobs, len(pending))
-    if jobs <= 1 or len(pending) < 2:
+    jobs = worker_count(options.jobs, len(items))
+    if jobs <= 1 or len(items) < 2:
         outcomes = []
-        for item in pending:
+        for item in items:
             outcomes.append(read_and_scan(item, scanners, options, cache))
             if done is not None:
                 done(item.rel)
         return outcomes
-    size = max(16, len(pending) // (jobs * 8))
-    chunks = [list(pending[i : i + size]) for i in range(0, len(pending), size)]
+    size = max(16, len(items) // (jobs * 8))
+    chunks = [list(items[i : i + size]) for i in range(0, len(items), size)]
     _STATE = (scanners, options, cache)
     try:
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
