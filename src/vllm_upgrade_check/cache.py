@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from vllm_upgrade_check import __version__
-from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped
+from vllm_upgrade_check.model.facts import Fact, Skipped
 from vllm_upgrade_check.scanners.base import Conditional, FileReference
 
 CACHE_ENV = "VLLM_UPGRADE_CHECK_CACHE_DIR"
@@ -105,53 +105,11 @@ class FileResult:
 
 
 def _fact_out(fact: Fact) -> list[Any]:
-    loc = fact.location
-    return [
-        fact.kind.value,
-        fact.name,
-        loc.path,
-        loc.line,
-        loc.column,
-        loc.end_line,
-        loc.end_column,
-        fact.raw,
-        fact.value,
-        fact.origin,
-        list(fact.aliases),
-        sorted(fact.args),
-        fact.scanner,
-        fact.version_hint,
-        fact.hint_source,
-        fact.resolved,
-        fact.model,
-    ]
+    return list(fact.to_row())
 
 
 def _fact_in(row: list[Any]) -> Fact:
-    # Built field by field without the frozen dataclasses' __init__ (which sets each field
-    # through object.__setattr__): decoding every fact of a large repository is the warm
-    # scan's main cost. The fields are exactly those :func:`_fact_out` wrote.
-    (kind, name, path, line, column, end_line, end_column, raw, value, origin) = row[:10]
-    (aliases, args, scanner, version_hint, hint_source, resolved, model) = row[10:]
-    location = object.__new__(Location)
-    location.__dict__.update(path=path, line=line, column=column, end_line=end_line, end_column=end_column)
-    fact = object.__new__(Fact)
-    fact.__dict__.update(
-        kind=FactKind(kind),
-        name=name,
-        location=location,
-        raw=raw,
-        value=value,
-        origin=origin,
-        aliases=tuple(aliases),
-        args=frozenset(args),
-        scanner=scanner,
-        version_hint=version_hint,
-        hint_source=hint_source,
-        resolved=resolved,
-        model=model,
-    )
-    return fact
+    return Fact.from_row(row)
 
 
 def encode_result(result: FileResult) -> dict[str, Any]:
