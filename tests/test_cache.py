@@ -184,6 +184,29 @@ def test_worker_processes_report_exactly_what_one_process_does(tmp_path: Path, r
     assert rows(scan(repo, registry, jobs=2, cache_dir=cache)) == rows(serial)
 
 
+def test_workers_start_mid_walk_once_enough_files_wait(
+    tmp_path: Path, registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The automatic mode: files are buffered until PARALLEL_MIN_FILES wait, then sent in
+    # chunks while the walk goes on; every file is reported once to the progress callback.
+    repo = tmp_path / "repo"
+    write_repo(repo, copies=4)
+    serial = scan(repo, registry, jobs=1)
+    monkeypatch.setattr(filescan, "PARALLEL_MIN_FILES", 5)
+    monkeypatch.setattr(filescan, "CHUNK_FILES", 3)
+    monkeypatch.setattr(filescan, "worker_count", lambda requested, files: 1 if requested == 1 else 2)
+    seen: list[str] = []
+    auto = scan(repo, registry, progress=seen.append)
+    assert rows(auto) == rows(serial)
+    assert len(seen) == len(set(seen)) and {f.location.path for f in auto.findings} <= set(seen)
+    cache = tmp_path / "cache"
+    assert rows(scan(repo, registry, cache_dir=cache)) == rows(serial)
+    for path in repo.rglob("*"):
+        if path.is_file():
+            os.utime(path, ns=(10**18, 10**18))
+    assert rows(scan(repo, registry, cache_dir=cache)) == rows(serial)
+
+
 def test_worker_count_is_one_for_small_trees_and_honours_a_request() -> None:
     assert filescan.worker_count(None, filescan.PARALLEL_MIN_FILES - 1) == 1
     assert filescan.worker_count(0, 10) == 1

@@ -24,7 +24,7 @@ from vllm_upgrade_check.discovery import (  # noqa: F401
     wanted,
 )
 from vllm_upgrade_check.errors import UsageError
-from vllm_upgrade_check.filescan import Pending, hinted, pinned_version, scan_pending
+from vllm_upgrade_check.filescan import Dispatcher, Outcome, Pending, hinted, pinned_version
 from vllm_upgrade_check.matcher import Assumption, VersionContext, match_rules, sort_key
 from vllm_upgrade_check.model.facts import Fact, FactKind, Report, Skipped, VersionBasis
 from vllm_upgrade_check.model.pack import MatchKind
@@ -123,35 +123,8 @@ def scan_files(
     for root in options.paths:
         if not root.exists():
             raise UsageError(f"no such file or directory: {root}")
-        files: dict[str, str] = {}
-        answered: dict[str, FileResult] = {}
-        pending: list[Pending] = []
         label = root_label(root, options.paths)
-        cache = _open_cache(options, root, scanners)
-        for path, root_rel in walk(root, options.exclude, skipped, keep_name):
-            rel = labelled(label, root, root_rel)
-            files[rel] = path
-            verdict = verdicts.pop(rel.rsplit("/", 1)[-1], None)
-            stamp = _stamp(path) if cache is not None else None
-            if cache is not None and stamp is not None and (hit := cache.by_stamp(rel, *stamp)) is not None:
-                answered[rel] = hit
-                if options.progress is not None:
-                    options.progress(rel)
-            else:
-                pending.append(Pending(path, rel, verdict, stamp))
-        outcomes = scan_pending(pending, scanners, options, cache, options.progress)
-        for item, outcome in zip(pending, outcomes, strict=True):
-            result = outcome.result
-            if cache is not None and item.stamp is not None and outcome.storable:
-                if outcome.cached and outcome.digest is not None:
-                    cache.refresh(item.rel, *item.stamp, outcome.digest)
-                else:
-                    cache.store(item.rel, *item.stamp, outcome.digest, result or FileResult())
-            if result is not None:
-                answered[item.rel] = result
-        if cache is not None:
-            cache.save()
-        results = [(rel, answered[rel]) for rel in files if rel in answered]
+        files, results = _scan_root(root, label, options, scanners, skipped, keep_name, verdicts)
         root_facts: list[Fact] = []
         for rel, result in results:
             skipped.extend(result.skipped)
@@ -166,6 +139,64 @@ def scan_files(
         root_facts.extend(_referenced_configs(root_facts, files, options, skipped, label))
         facts.extend(root_facts)
     return facts, skipped, count
+
+
+def _scan_root(
+    root: Path,
+    label: str,
+    options: ScanOptions,
+    scanners: Sequence[Scanner],
+    skipped: list[Skipped],
+    keep_name: Callable[[str], bool],
+    verdicts: dict[str, bool | None],
+) -> tuple[dict[str, str], list[tuple[str, FileResult]]]:
+    """Walk one root and get each file's result: from the cache by stamp, else from a
+    :class:`~vllm_upgrade_check.filescan.Dispatcher` while the walk goes on.
+
+    Returns:
+        ``(report path -> disk path of every walked file, (report path, result) of each file
+        a scanner wants, in walk order)``.
+    """
+    files: dict[str, str] = {}
+    answered: dict[str, FileResult] = {}
+    cache = _open_cache(options, root, scanners)
+    dispatcher = Dispatcher(scanners, options, cache)
+    for path, root_rel in walk(root, options.exclude, skipped, keep_name):
+        rel = labelled(label, root, root_rel)
+        files[rel] = path
+        verdict = verdicts.pop(rel.rsplit("/", 1)[-1], None)
+        stamp = _stamp(path) if cache is not None else None
+        if cache is not None and stamp is not None and (hit := cache.by_stamp(rel, *stamp)) is not None:
+            answered[rel] = hit
+            if options.progress is not None:
+                options.progress(rel)
+        else:
+            dispatcher.submit(Pending(path, rel, verdict, stamp))
+            _settle(dispatcher.ready(), cache, answered, options.progress)
+    _settle(dispatcher.finish(), cache, answered, options.progress)
+    if cache is not None:
+        cache.save()
+    return files, [(rel, answered[rel]) for rel in files if rel in answered]
+
+
+def _settle(
+    done: list[tuple[Pending, Outcome]],
+    cache: ScanCache | None,
+    answered: dict[str, FileResult],
+    progress: Callable[[str], None] | None,
+) -> None:
+    """Record scanned files' outcomes: in the cache, in ``answered``, on the progress display."""
+    for item, outcome in done:
+        result = outcome.result
+        if cache is not None and item.stamp is not None and outcome.storable:
+            if outcome.cached and outcome.digest is not None:
+                cache.refresh(item.rel, *item.stamp, outcome.digest)
+            else:
+                cache.store(item.rel, *item.stamp, outcome.digest, result or FileResult())
+        if result is not None:
+            answered[item.rel] = result
+        if progress is not None:
+            progress(item.rel)
 
 
 def _stamp(path: str) -> tuple[int, int] | None:

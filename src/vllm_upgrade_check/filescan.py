@@ -1,10 +1,12 @@
-"""Reading and scanning the files a walk found: one at a time, or in worker processes.
+"""Reading and scanning the files a walk finds: in this process, or in worker processes.
 
-A file's result depends on the file alone (:mod:`.scanners.base`), so files that the cache
-does not answer by their stamp are read and scanned in any order: in this process for a
-small tree or a single CPU, else by forked worker processes (the scanners, options and cache
-are inherited, nothing is re-imported) that send each :class:`~.cache.FileResult` back.
-The caller applies the results to the cache, in walk order.
+A file's result depends on the file alone (:mod:`.scanners.base`), so files are scanned in
+any order while the walk goes on. :class:`Dispatcher` takes each file the cache did not
+answer by its stamp; with a non-empty cache it reads the file here and answers it by content
+digest when it can (decoding a stored result costs less than sending one back from a
+worker). What is left is scanned here for a small tree or one CPU, else sent in chunks to
+forked worker processes (the scanners and options are inherited, nothing is re-imported)
+while the walk continues. Every call into this module happens on the caller's thread.
 
 Parsing is pure Python, so threads would not help; forking pays on two cores and more once
 a few hundred files need parsing (``benchmarks/bench_scan.py`` measures it).
@@ -14,9 +16,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from packaging.version import Version
 
@@ -49,12 +51,14 @@ class Pending:
         verdict: :func:`~.discovery.wanted` of its name (``None``: the content decides).
         stamp: ``(size in bytes, mtime in ns)`` when the cache is on and the file could be
             stat'ed, else ``None``.
+        digest: its content digest, when already computed.
     """
 
     path: str
     rel: str
     verdict: bool | None
     stamp: tuple[int, int] | None
+    digest: str | None = None
 
 
 @dataclass(frozen=True)
@@ -145,36 +149,44 @@ def read_and_scan(
     item: Pending,
     scanners: Sequence[Scanner],
     options: ScanOptions,
-    cache: ScanCache | None,
+    cache: ScanCache | None = None,
     *,
+    digest: bool = False,
     scan: bool = True,
 ) -> Outcome:
-    """Read ``item`` once; answer from the cache by content digest, else scan it (with
-    ``scan`` false, the outcome of a file that needs scanning has ``result`` empty and
-    ``storable`` true: the caller scans it later)."""
+    """Read ``item`` once; answer it from ``cache`` by content digest when given, else scan it.
+
+    Args:
+        digest: compute the content digest even without ``cache`` (for the caller's cache).
+        scan: ``False``: do not scan; the outcome of a file that needs scanning then has an
+            empty ``result`` and ``storable`` true (the caller scans it later).
+    """
     source = read_source(item.path, item.rel, options.max_file_bytes, scanners, item.verdict, options.overlay)
     if source is None:
         return Outcome(None)
     if isinstance(source, Skipped):
         return Outcome(FileResult(skipped=[source]), storable=False)
-    digest = None
-    if cache is not None and item.stamp is not None:
-        digest = content_digest(source.text)
-        if (hit := cache.lookup(item.rel, digest)) is not None:
-            return Outcome(hit, digest, cached=True)
+    value = item.digest
+    if value is None and item.stamp is not None and (digest or cache is not None):
+        value = content_digest(source.text)
+    if cache is not None and value is not None and (hit := cache.lookup(item.rel, value)) is not None:
+        return Outcome(hit, value, cached=True)
     if not scan:
-        return Outcome(FileResult(), digest)
-    return Outcome(scan_source(source, [s for s in scanners if s.accepts(source)]), digest)
+        return Outcome(FileResult(), value)
+    return Outcome(scan_source(source, [s for s in scanners if s.accepts(source)]), value)
 
 
-_STATE: tuple[Sequence[Scanner], ScanOptions, ScanCache | None] | None = None
+_STATE: tuple[Sequence[Scanner], ScanOptions, bool] | None = None
 """What forked workers inherit: set in the parent just before the pool starts."""
 
+CHUNK_FILES = 64
+"""Files sent to a worker at a time."""
 
-def _work(chunk: list[Pending]) -> list[Outcome]:
+
+def _work(chunk: list[Pending]) -> list[tuple[Pending, Outcome]]:
     assert _STATE is not None, "worker started without inherited state"
-    scanners, options, cache = _STATE
-    return [read_and_scan(item, scanners, options, cache) for item in chunk]
+    scanners, options, digest = _STATE
+    return [(item, read_and_scan(item, scanners, options, digest=digest)) for item in chunk]
 
 
 def worker_count(requested: int | None, files: int) -> int:
@@ -194,72 +206,92 @@ def worker_count(requested: int | None, files: int) -> int:
     return max(1, min(cpus, MAX_JOBS))
 
 
-def scan_pending(
-    pending: Sequence[Pending],
-    scanners: Sequence[Scanner],
-    options: ScanOptions,
-    cache: ScanCache | None,
-    done: Callable[[str], None] | None = None,
-) -> list[Outcome]:
-    """Read and scan every pending file; outcomes in the order of ``pending``.
+class Dispatcher:
+    """Scans the files a walk hands over, as they come; collects the outcomes.
 
-    With a cache, each file is first read here and answered by its content digest when it
-    can be (decoding a stored result is cheaper than sending one back from a worker); only
-    the files left are scanned, in :func:`worker_count` processes for ``options.jobs``.
-    ``done`` is called with each file's report path as its outcome is known (progress).
+    Use: :meth:`submit` each file, take :meth:`ready` outcomes now and then (a progress
+    display stays live), then :meth:`finish`. Outcomes come in no particular order.
+    Workers start once :data:`PARALLEL_MIN_FILES` files wait (at once for an explicit
+    ``options.jobs`` above 1) and :func:`worker_count` allows more than one.
+
+    Args:
+        scanners: the scanners to run.
+        options: the scan's options (``jobs``, ``max_file_bytes``, ``overlay``).
+        cache: the root's cache, or ``None``.
     """
-    outcomes: list[Outcome | None] = [None] * len(pending)
-    digests: dict[int, str] = {}
-    todo: list[int] = []
-    ask = cache is not None and not cache.empty  # an empty cache: workers compute the digests
-    for index, item in enumerate(pending):
-        if not ask or item.stamp is None:
-            todo.append(index)
-            continue
-        outcome = read_and_scan(item, scanners, options, cache, scan=False)
-        if outcome.cached or outcome.result is None or not outcome.storable:
-            outcomes[index] = outcome
-            if done is not None:
-                done(item.rel)
-        else:
-            todo.append(index)
-            if outcome.digest is not None:
-                digests[index] = outcome.digest
-    items = [pending[i] for i in todo]
-    for index, outcome in zip(todo, _scan_all(items, scanners, options, None if ask else cache, done), strict=True):
-        digest = digests.get(index)
-        outcomes[index] = outcome if digest is None else Outcome(outcome.result, digest, False, outcome.storable)
-    assert all(o is not None for o in outcomes)
-    return [o for o in outcomes if o is not None]
 
+    def __init__(self, scanners: Sequence[Scanner], options: ScanOptions, cache: ScanCache | None) -> None:
+        self.scanners = scanners
+        self.options = options
+        self.cache = cache
+        self._ask = cache is not None and not cache.empty
+        self._digest = cache is not None
+        self._waiting: list[Pending] = []
+        self._answered: list[tuple[Pending, Outcome]] = []
+        self._serial = worker_count(options.jobs, 0) <= 1 if options.jobs else None
+        self._pool: Any = None
+        self._results: list[Any] = []
 
-def _scan_all(
-    items: Sequence[Pending],
-    scanners: Sequence[Scanner],
-    options: ScanOptions,
-    cache: ScanCache | None,
-    done: Callable[[str], None] | None,
-) -> list[Outcome]:
-    global _STATE
-    jobs = worker_count(options.jobs, len(items))
-    if jobs <= 1 or len(items) < 2:
-        outcomes = []
-        for item in items:
-            outcomes.append(read_and_scan(item, scanners, options, cache))
-            if done is not None:
-                done(item.rel)
-        return outcomes
-    size = max(16, len(items) // (jobs * 8))
-    chunks = [list(items[i : i + size]) for i in range(0, len(items), size)]
-    _STATE = (scanners, options, cache)
-    try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            outcomes = []
-            for chunk, part in zip(chunks, pool.imap(_work, chunks), strict=True):
-                outcomes.extend(part)
-                if done is not None:
-                    for item in chunk:
-                        done(item.rel)
-    finally:
-        _STATE = None
-    return outcomes
+    def submit(self, item: Pending) -> None:
+        """Take one file: answer it from the cache, scan it, or queue it for a worker."""
+        if self._ask and item.stamp is not None:
+            outcome = read_and_scan(item, self.scanners, self.options, self.cache, scan=False)
+            if outcome.cached or outcome.result is None or not outcome.storable:
+                self._answered.append((item, outcome))
+                return
+            item = replace(item, digest=outcome.digest)
+        if self._serial:
+            self._answered.append((item, self._scan_here(item)))
+            return
+        self._waiting.append(item)
+        if self._pool is None and self._serial is None and len(self._waiting) >= PARALLEL_MIN_FILES:
+            self._serial = worker_count(self.options.jobs, len(self._waiting)) <= 1
+            if self._serial:
+                self._answered.extend((waiting, self._scan_here(waiting)) for waiting in self._waiting)
+                self._waiting = []
+                return
+        if self._serial is False and self._pool is None:
+            self._start()
+        if self._pool is not None and len(self._waiting) >= CHUNK_FILES:
+            self._send()
+
+    def ready(self) -> list[tuple[Pending, Outcome]]:
+        """Outcomes known so far and not yet taken."""
+        out, self._answered = self._answered, []
+        while self._results and self._results[0].ready():
+            out.extend(self._results.pop(0).get())
+        return out
+
+    def finish(self) -> list[tuple[Pending, Outcome]]:
+        """Every outcome not yet taken, once every file is scanned; workers are stopped."""
+        if self._pool is None:
+            self._answered.extend((item, self._scan_here(item)) for item in self._waiting)
+            self._waiting = []
+            return self.ready()
+        global _STATE
+        try:
+            if self._waiting:
+                self._send()
+            out, self._answered = self._answered, []
+            for result in self._results:
+                out.extend(result.get())
+            self._results = []
+            return out
+        finally:
+            self._pool.close()
+            self._pool.join()
+            self._pool = None
+            _STATE = None
+
+    def _scan_here(self, item: Pending) -> Outcome:
+        return read_and_scan(item, self.scanners, self.options, digest=self._digest)
+
+    def _start(self) -> None:
+        global _STATE
+        jobs = worker_count(self.options.jobs, max(len(self._waiting), PARALLEL_MIN_FILES))
+        _STATE = (self.scanners, self.options, self._digest)
+        self._pool = multiprocessing.get_context("fork").Pool(jobs)
+
+    def _send(self) -> None:
+        self._results.append(self._pool.apply_async(_work, (self._waiting,)))
+        self._waiting = []
