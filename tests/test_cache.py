@@ -56,6 +56,13 @@ def rows(report: Report) -> list[tuple[object, ...]]:
     return [*found, *((s.path, s.reason, s.line) for s in report.skipped), ("scanned", report.files_scanned)]
 
 
+def cache_lines(directory: Path) -> tuple[dict[str, object], list[list[str]]]:
+    """The header and the per-file fields of the one cache file in ``directory``."""
+    (path,) = directory.iterdir()
+    header, *lines = path.read_text().rstrip("\n").split("\n")
+    return json.loads(header), [line.split("\t", 4) for line in lines]
+
+
 def forbid_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
     def fail(*_args: object) -> FileResult:
         raise AssertionError("a file was parsed although the cache holds it")
@@ -114,11 +121,14 @@ def test_a_touched_file_with_the_same_content_is_not_parsed(
             os.utime(path, ns=(10**18, 10**18))
     forbid_parsing(monkeypatch)
     assert rows(scan(repo, registry, cache_dir=cache)) == before
-    stored = json.loads(next((tmp_path / "cache").iterdir()).read_text())
-    assert {entry[1] for entry in stored["files"].values()} == {10**18}  # stamps refreshed
+    _header, entries = cache_lines(cache)
+    assert {int(fields[1]) for fields in entries} == {10**18}  # stamps refreshed
 
 
-@pytest.mark.parametrize("content", ["{not json", '{"salt": "other", "files": {}}', '{"salt": 1}', "[]"])
+@pytest.mark.parametrize(
+    "content",
+    ["{not json", '{"format": 2, "salt": "other"}\n', '{"salt": 1}', "[]", "\udcff", "", "x\ty\n" * 3],
+)
 def test_a_corrupt_or_foreign_cache_is_ignored_and_rewritten(
     tmp_path: Path, registry: Registry, content: str
 ) -> None:
@@ -127,9 +137,10 @@ def test_a_corrupt_or_foreign_cache_is_ignored_and_rewritten(
     expected = rows(scan(repo, registry))
     scan(repo, registry, cache_dir=cache)
     (cache_file,) = cache.iterdir()
-    cache_file.write_text(content)
+    cache_file.write_bytes(content.encode("utf-8", "surrogateescape"))
     assert rows(scan(repo, registry, cache_dir=cache)) == expected
-    assert json.loads(cache_file.read_text())["files"]
+    header, entries = cache_lines(cache)
+    assert header["format"] == cache_module.FORMAT and len(entries) >= len(FILES) - 1
 
 
 def test_a_forged_entry_shape_is_ignored(tmp_path: Path, registry: Registry) -> None:
@@ -138,10 +149,13 @@ def test_a_forged_entry_shape_is_ignored(tmp_path: Path, registry: Registry) -> 
     expected = rows(scan(repo, registry))
     scan(repo, registry, cache_dir=cache)
     (cache_file,) = cache.iterdir()
-    data = json.loads(cache_file.read_text())
-    for entry in data["files"].values():
-        entry[3] = {"taken": True, "facts": [["no-such-kind"]]}
-    cache_file.write_text(json.dumps(data))
+    header, *lines = cache_file.read_text().rstrip("\n").split("\n")
+    forged = ['{"taken": true, "facts": [["no-such-kind"]]}', '{"taken": true, "facts": [[1, 2]]}', "[]", "{"]
+    rewritten = [header, "1\t2\tshort line"]
+    for k, line in enumerate(lines):
+        fields = line.split("\t", 4)
+        rewritten.append("\t".join([*fields[:4], forged[k % len(forged)]]))
+    cache_file.write_text("\n".join(rewritten) + "\n")
     assert rows(scan(repo, registry, cache_dir=cache)) == expected
 
 

@@ -302,3 +302,13 @@ def test_pre_commit_hooks_and_action_are_well_formed(repo_root: Path) -> None:
     steps = action["runs"]["steps"]
     assert any(s.get("uses", "").startswith("github/codeql-action/upload-sarif@") for s in steps)
     assert any("--format sarif" in s.get("run", "") for s in steps)
+    # The scan cache is restored before the scan and points where the scan step looks.
+    names = [s.get("name") for s in steps]
+    cache_step = steps[names.index("Restore the scan cache")]
+    scan_step = steps[names.index("Scan")]
+    assert cache_step["uses"].startswith("actions/cache@")
+    assert names.index("Restore the scan cache") < names.index("Scan")
+    assert cache_step["with"]["path"] == "${{ runner.temp }}/vllm-upgrade-check-cache"
+    cache_env = scan_step["env"]["VLLM_UPGRADE_CHECK_CACHE_DIR"]
+    assert "'{0}/vllm-upgrade-check-cache', runner.temp" in cache_env
+    assert "--no-cache" in scan_step["run"] and "cache" in action["inputs"]

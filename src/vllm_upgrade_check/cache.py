@@ -12,7 +12,7 @@ modification time of every file of the installed package (its code, known-args d
 rule-pack-independent scanners), so a new release or an edited checkout never reuses
 results. Rule packs are not part of it: results are facts, which rules match afterwards.
 
-The cache holds JSON only (never pickle): a cache restored in CI from an untrusted branch
+The cache holds text and JSON only (never pickle): a cache restored in CI from an untrusted branch
 can at worst give wrong facts for a file whose digest it forged, never run code. Unreadable,
 corrupt or foreign cache files are ignored and rewritten.
 
@@ -39,7 +39,7 @@ from vllm_upgrade_check.scanners.base import Conditional, FileReference
 CACHE_ENV = "VLLM_UPGRADE_CHECK_CACHE_DIR"
 """Environment variable naming the cache directory (overrides the platform default)."""
 
-FORMAT = 1
+FORMAT = 2
 """Version of the cache file layout; bumped when it changes."""
 
 
@@ -153,8 +153,17 @@ def decode_result(data: dict[str, Any]) -> FileResult:
     )
 
 
+_Entry = tuple[int, int, str, str]
+"""A stored file: ``(size, mtime in ns, content digest or "", result as JSON text)``."""
+
+
 class ScanCache:
     """The cached results of one scanned root, loaded at the start of a scan and saved at its end.
+
+    The file is a header line (JSON: format and salt) then one line per file:
+    ``size TAB mtime_ns TAB digest TAB path as a JSON string TAB result as JSON``. A result is
+    kept as its JSON text until a scan needs it, and written back as it was read: memory
+    and time grow with the text, not with the objects it describes.
 
     Args:
         directory: where cache files live (created on save).
@@ -164,23 +173,37 @@ class ScanCache:
 
     def __init__(self, directory: Path, root: Path, salt: str) -> None:
         key = hashlib.blake2b(os.path.abspath(root).encode("utf-8", "surrogateescape"), digest_size=12)
-        self.path = directory / f"scan-{key.hexdigest()}.json"
+        self.path = directory / f"scan-{key.hexdigest()}.txt"
         self.salt = salt
-        self._old: dict[str, list[Any]] = self._load()
-        self._new: dict[str, list[Any]] = {}
+        self._old: dict[str, _Entry] = self._load()
+        self._new: dict[str, _Entry] = {}
         self._changed = False
         self.hits = 0
         self.misses = 0
 
-    def _load(self) -> dict[str, list[Any]]:
+    def _header(self) -> str:
+        return json.dumps({"format": FORMAT, "salt": self.salt})
+
+    def _load(self) -> dict[str, _Entry]:
         try:
-            with open(self.path, "rb") as handle:
-                data = json.loads(handle.read())
-        except (OSError, ValueError):
+            with open(self.path, encoding="utf-8") as handle:
+                if handle.readline().rstrip("\n") != self._header():
+                    return {}
+                lines = handle.read().split("\n")
+        except (OSError, UnicodeDecodeError):
             return {}
-        if not isinstance(data, dict) or data.get("salt") != self.salt or not isinstance(data.get("files"), dict):
-            return {}
-        return data["files"]
+        entries: dict[str, _Entry] = {}
+        for line in lines:
+            parts = line.split("\t", 4)
+            if len(parts) != 5:
+                continue
+            size, mtime, digest, name, payload = parts
+            try:
+                rel = name[1:-1] if "\\" not in name else json.loads(name)
+                entries[rel] = (int(size), int(mtime), digest, payload)
+            except ValueError:
+                continue
+        return entries
 
     @property
     def empty(self) -> bool:
@@ -190,7 +213,7 @@ class ScanCache:
     def by_stamp(self, rel: str, size: int, mtime_ns: int) -> FileResult | None:
         """The stored result of ``rel`` if its size and mtime are unchanged, else ``None``."""
         entry = self._old.get(rel)
-        if not isinstance(entry, list) or len(entry) != 4 or entry[0] != size or entry[1] != mtime_ns:
+        if entry is None or entry[0] != size or entry[1] != mtime_ns:
             return None
         result = self._decode(entry[3])
         if result is not None:
@@ -200,31 +223,32 @@ class ScanCache:
 
     def lookup(self, rel: str, digest: str) -> FileResult | None:
         """The stored result of ``rel`` if its content digest is ``digest``, else ``None``.
-        Changes nothing (forked workers call it); see :meth:`refresh`."""
+        Changes nothing; see :meth:`refresh`."""
         entry = self._old.get(rel)
-        if not isinstance(entry, list) or len(entry) != 4 or entry[2] != digest:
+        if entry is None or not digest or entry[2] != digest:
             return None
         return self._decode(entry[3])
 
     def refresh(self, rel: str, size: int, mtime_ns: int, digest: str) -> None:
         """Keep the stored result of ``rel`` (found by :meth:`lookup`) under its new stamp."""
         entry = self._old.get(rel)
-        if isinstance(entry, list) and len(entry) == 4 and entry[2] == digest:
-            self._new[rel] = [size, mtime_ns, digest, entry[3]]
+        if entry is not None and digest and entry[2] == digest:
+            self._new[rel] = (size, mtime_ns, digest, entry[3])
             self._changed = True
             self.hits += 1
 
     def store(self, rel: str, size: int, mtime_ns: int, digest: str | None, result: FileResult) -> None:
         """Remember ``result`` for ``rel`` (``digest`` ``None``: matched by stamp only)."""
-        self._new[rel] = [size, mtime_ns, digest, encode_result(result)]
+        payload = json.dumps(encode_result(result), separators=(",", ":"))
+        self._new[rel] = (size, mtime_ns, digest or "", payload)
         self._changed = True
         self.misses += 1
 
     @staticmethod
-    def _decode(data: Any) -> FileResult | None:
+    def _decode(payload: str) -> FileResult | None:
         try:
-            return decode_result(data)
-        except (KeyError, TypeError, ValueError, IndexError):
+            return decode_result(json.loads(payload))
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             return None
 
     def save(self) -> None:
@@ -236,10 +260,11 @@ class ScanCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".scan-", suffix=".tmp", dir=self.path.parent)
             try:
-                # json.dumps, not json.dump: only dumps uses the C encoder.
-                text = json.dumps({"salt": self.salt, "files": self._new}, separators=(",", ":"))
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    handle.write(text)
+                    handle.write(self._header() + "\n")
+                    for rel, (size, mtime, digest, payload) in self._new.items():
+                        # json.dumps escapes tabs and newlines: one line, five fields.
+                        handle.write(f"{size}\t{mtime}\t{digest}\t{json.dumps(rel)}\t{payload}\n")
                 os.replace(tmp, self.path)
             except BaseException:
                 os.unlink(tmp)

@@ -9,6 +9,7 @@ files that were skipped.
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -49,7 +50,7 @@ class FactKind(str, Enum):
     ``gpu_compute_capability``, ``gpu_memory_gib``, ``glibc``, ``machine``; ``value`` as text."""
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Location:
     """Where a fact was seen.
 
@@ -79,7 +80,7 @@ class Location:
         return ":".join(parts)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fact:
     """One thing a scanner saw.
 
@@ -152,34 +153,38 @@ class Fact:
     def from_row(row: Sequence[Any]) -> Fact:
         """The fact :meth:`to_row` gave (sequences may come back as lists, e.g. from JSON).
 
-        Built without the frozen dataclass ``__init__`` (one ``object.__setattr__`` per field):
-        a large scan rebuilds tens of thousands of facts this way.
+        A warm scan of a large repository rebuilds tens of thousands of facts this way.
 
         Raises:
             ValueError: a row of the wrong length; KeyError: an unknown kind.
         """
         if len(row) != _ROW_LENGTH:
             raise ValueError(f"a fact row has {_ROW_LENGTH} values, not {len(row)}")
+        path, origin, scanner, version_hint, hint_source = row[2], row[9], row[12], row[13], row[14]
+        # Rows read back from JSON carry a fresh copy of every string; the few that repeat
+        # across a file's facts (or a whole repository's) are shared again, as they were when
+        # the scanners made them. Fields are set as the frozen dataclass __init__ sets them,
+        # without its per-call overhead.
         location = object.__new__(Location)
-        location.__dict__.update(
-            path=row[2], line=row[3], column=row[4], end_line=row[5], end_column=row[6]
-        )
+        _set(location, "path", None if path is None else sys.intern(path))
+        _set(location, "line", row[3])
+        _set(location, "column", row[4])
+        _set(location, "end_line", row[5])
+        _set(location, "end_column", row[6])
         fact = object.__new__(Fact)
-        fact.__dict__.update(
-            kind=_KINDS[row[0]],
-            name=row[1],
-            location=location,
-            raw=row[7],
-            value=row[8],
-            origin=row[9],
-            aliases=tuple(row[10]),
-            args=frozenset(row[11]),
-            scanner=row[12],
-            version_hint=row[13],
-            hint_source=row[14],
-            resolved=row[15],
-            model=row[16],
-        )
+        _set(fact, "kind", _KINDS[row[0]])
+        _set(fact, "name", row[1])
+        _set(fact, "location", location)
+        _set(fact, "raw", row[7])
+        _set(fact, "value", row[8])
+        _set(fact, "origin", sys.intern(origin))
+        _set(fact, "aliases", tuple(row[10]))
+        _set(fact, "args", frozenset(row[11]))
+        _set(fact, "scanner", sys.intern(scanner))
+        _set(fact, "version_hint", None if version_hint is None else sys.intern(version_hint))
+        _set(fact, "hint_source", None if hint_source is None else sys.intern(hint_source))
+        _set(fact, "resolved", row[15])
+        _set(fact, "model", row[16])
         return fact
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -192,6 +197,8 @@ _ROW_LENGTH = 17
 """Values in :meth:`Fact.to_row`: the fields of :class:`Fact` with :class:`Location`'s inlined."""
 
 _KINDS = {kind.value: kind for kind in FactKind}
+
+_set = object.__setattr__
 
 
 @dataclass(frozen=True)
