@@ -255,6 +255,22 @@ def test_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
         callback("a.yaml")  # within the first second: draws nothing
 
 
+def test_progress_draws_without_a_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Worker processes are forked while the display is up: no refresh thread may run then.
+    import threading
+
+    from vllm_upgrade_check.cli import progress as progress_module
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    monkeypatch.setattr(progress_module, "DELAY_S", 0.0)
+    before = threading.active_count()
+    with scan_progress(True) as callback:
+        assert callback is not None
+        for k in range(50):
+            callback(f"f{k}.yaml")
+        assert threading.active_count() == before
+
+
 def test_a_scanner_bug_fails_closed_naming_the_file(tmp_path: Path) -> None:
     from vllm_upgrade_check.scanners.manifests import ManifestScanner
 

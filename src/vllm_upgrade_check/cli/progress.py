@@ -1,7 +1,9 @@
 """A progress display for long scans: on a terminal only, on stderr only, after one second.
 
 Nothing is drawn when stderr is not a TTY, for machine-readable formats, or for scans
-that end within :data:`DELAY_S`; the bar is transient (erased when the scan ends).
+that end within :data:`DELAY_S`; the bar is transient (erased when the scan ends). It is
+redrawn from the scan's own thread (no refresh thread), so the scan may fork worker
+processes while it is shown.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from typing import Any
 DELAY_S = 1.0
 """Seconds a scan runs before the progress display appears."""
 
+REFRESH_S = 0.1
+"""Least seconds between two redraws."""
+
 
 @contextmanager
 def scan_progress(enabled: bool) -> Iterator[Callable[[str], None] | None]:
@@ -24,7 +29,7 @@ def scan_progress(enabled: bool) -> Iterator[Callable[[str], None] | None]:
         yield None
         return
     start = time.monotonic()
-    state: dict[str, Any] = {"progress": None, "task": None, "count": 0}
+    state: dict[str, Any] = {"progress": None, "task": None, "count": 0, "drawn": 0.0}
 
     def advance(rel: str) -> None:
         state["count"] += 1
@@ -42,11 +47,16 @@ def scan_progress(enabled: bool) -> Iterator[Callable[[str], None] | None]:
                 TextColumn("{task.description}"),
                 console=Console(stderr=True),
                 transient=True,
+                auto_refresh=False,
             )
             progress.start()
             state["progress"] = progress
             state["task"] = progress.add_task("", total=None)
-        progress.update(state["task"], completed=state["count"], description=rel[-60:])
+        now = time.monotonic()
+        if now - state["drawn"] >= REFRESH_S:
+            state["drawn"] = now
+            progress.update(state["task"], completed=state["count"], description=rel[-60:])
+            progress.refresh()
 
     try:
         yield advance
