@@ -90,12 +90,28 @@ def _parser() -> tree_sitter.Parser:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
+def _char_columns(lines: list[bytes]) -> Callable[[int, int], int]:
+    """``chars(row, byte column)``: characters before the byte column on that row. ASCII rows
+    (checked once each) answer at once, so a megabyte-long line costs no more per token than
+    a short one; other rows decode the prefix."""
+    ascii_rows: dict[int, bool] = {}
+
+    def chars(row: int, col: int) -> int:
+        if row >= len(lines):
+            return 0
+        plain = ascii_rows.get(row)
+        if plain is None:
+            plain = ascii_rows[row] = lines[row].isascii()
+        return col if plain else len(lines[row][:col].decode("utf-8", "replace"))
+
+    return chars
+
+
 def _identity_locator(text: bytes) -> Locator:
-    lines = text.split(b"\n")
+    chars = _char_columns(text.split(b"\n"))
 
     def locate(row: int, col: int) -> tuple[int, int]:
-        line = lines[row] if row < len(lines) else b""
-        return row + 1, len(line[:col].decode("utf-8", "replace")) + 1
+        return row + 1, chars(row, col) + 1
 
     return locate
 
@@ -106,12 +122,10 @@ def offset_locator(text: str, line: int, column: int, continuation_column: int =
     Rows after the first start at ``continuation_column`` (e.g. the indentation of a YAML
     block scalar).
     """
-    lines = text.encode("utf-8").split(b"\n")
+    chars = _char_columns(text.encode("utf-8").split(b"\n"))
 
     def locate(row: int, col: int) -> tuple[int, int]:
-        src = lines[row] if row < len(lines) else b""
-        chars = len(src[:col].decode("utf-8", "replace"))
-        return line + row, (column if row == 0 else continuation_column) + chars
+        return line + row, (column if row == 0 else continuation_column) + chars(row, col)
 
     return locate
 

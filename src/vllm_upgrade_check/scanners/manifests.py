@@ -28,6 +28,7 @@ from vllm_upgrade_check.scanners.launch import (
 from vllm_upgrade_check.scanners.shell import _SHELLS, Relocate, argv_facts, shell_facts
 from vllm_upgrade_check.scanners.templates import has_template_actions, is_templated, neutralise_templates
 from vllm_upgrade_check.shellparse import Token, parse_shell
+from vllm_upgrade_check.textpos import line_index
 from vllm_upgrade_check.yamlnodes import (
     YamlProblem,
     get,
@@ -57,9 +58,8 @@ def scalar_relocator(text: str, node: yaml.Node) -> Relocate:
         if index < 0:
             return replace(token, line=origin.line, column=origin.column)
         cursor[0] = index + len(needle)
-        absolute = start + index
-        line_start = text.rfind("\n", 0, absolute) + 1
-        return replace(token, line=text.count("\n", 0, absolute) + 1, column=absolute - line_start + 1)
+        line, column = line_index(text).line_col(start + index)
+        return replace(token, line=line, column=column)
 
     return move
 

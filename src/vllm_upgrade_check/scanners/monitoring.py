@@ -33,6 +33,7 @@ import yaml
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped
 from vllm_upgrade_check.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.scanners.manifests import YAML_SUFFIXES
+from vllm_upgrade_check.textpos import line_index
 from vllm_upgrade_check.yamlnodes import YamlProblem, documents, get, items, scalar
 
 PREFIX = "vllm:"
@@ -139,8 +140,7 @@ def metric_fact(written: str, path: str, line: int, column: int, scanner: str) -
 
 
 def _line_col(text: str, offset: int) -> tuple[int, int]:
-    line_start = text.rfind("\n", 0, offset) + 1
-    return text.count("\n", 0, offset) + 1, offset - line_start + 1
+    return line_index(text).line_col(offset)
 
 
 def _facts_in_span(
