@@ -60,7 +60,7 @@ def cache_lines(directory: Path) -> tuple[dict[str, object], list[list[str]]]:
     """The header and the per-file fields of the one cache file in ``directory``."""
     (path,) = directory.iterdir()
     header, *lines = path.read_text().rstrip("\n").split("\n")
-    return json.loads(header), [line.split("\t", 4) for line in lines]
+    return json.loads(header), [line.split("\t", 3) for line in lines]
 
 
 def forbid_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,7 +122,7 @@ def test_a_touched_file_with_the_same_content_is_not_parsed(
     forbid_parsing(monkeypatch)
     assert rows(scan(repo, registry, cache_dir=cache)) == before
     _header, entries = cache_lines(cache)
-    assert {int(fields[1]) for fields in entries} == {10**18}  # stamps refreshed
+    assert {int(fields[0].split(",")[1]) for fields in entries} == {10**18}  # stamps refreshed
 
 
 @pytest.mark.parametrize(
@@ -151,12 +151,114 @@ def test_a_forged_entry_shape_is_ignored(tmp_path: Path, registry: Registry) -> 
     (cache_file,) = cache.iterdir()
     header, *lines = cache_file.read_text().rstrip("\n").split("\n")
     forged = ['{"taken": true, "facts": [["no-such-kind"]]}', '{"taken": true, "facts": [[1, 2]]}', "[]", "{"]
-    rewritten = [header, "1\t2\tshort line"]
+    forged += ['{"taken": true, "lines": 5}', '{"taken": true, "facts": [[null' + ', null' * 16 + "]]}"]
+    forged += ['{"taken": 1}', '{"taken": true, "hint": [1, 2]}', '{"taken": true, "skipped": [["a", "b", 1, null]]}']
+    forged += ['{"taken": true, "conditionals": [["k", [["arg"]]]]}', '{"taken": true, "references": [3]}']
+    rewritten = [header, "1\t2\tshort line", '1,2,3,4\t\tnot-json-name\t{"taken": true}']
     for k, line in enumerate(lines):
-        fields = line.split("\t", 4)
-        rewritten.append("\t".join([*fields[:4], forged[k % len(forged)]]))
+        fields = line.split("\t", 3)
+        rewritten.append("\t".join([*fields[:3], forged[k % len(forged)]]))
     cache_file.write_text("\n".join(rewritten) + "\n")
     assert rows(scan(repo, registry, cache_dir=cache)) == expected
+
+
+def test_a_file_changed_between_two_reads_is_stored_under_the_digest_of_what_was_scanned(
+    tmp_path: Path, registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The parent reads a file to ask the cache by digest; a worker reads it again to scan it.
+    # If it changed in between, the result must be stored under the scanned text's digest.
+    repo, cache = tmp_path / "repo", tmp_path / "cache"
+    write_repo(repo)
+    scan(repo, registry, cache_dir=cache)
+    target = repo / "Makefile"
+    old, new = FILES["Makefile"], FILES["Makefile"].replace("--max-model-len 4096", "--swap-space 4")
+    target.write_text(new)
+    real_read = filescan.read_source
+    reads: list[str] = []
+
+    def flipping(path: object, rel: str, *args: object, **kwargs: object) -> object:
+        if rel == "Makefile":  # first read: the new text; second read: the old one
+            reads.append(rel)
+            target.write_text(old if len(reads) > 1 else new)
+        return real_read(path, rel, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(filescan, "read_source", flipping)
+    scan(repo, registry, cache_dir=cache)
+    assert len(reads) == 2
+    monkeypatch.setattr(filescan, "read_source", real_read)
+    target.write_text(new)  # the new text again (new stamp): must not get the old text's facts
+    assert rows(scan(repo, registry, cache_dir=cache)) == rows(scan(repo, registry))
+
+
+def test_a_changed_mode_or_a_moved_file_is_read_again(
+    tmp_path: Path, registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Size and mtime alone cannot see a chmod or two same-size files swapped with their
+    # mtimes kept (a `git archive` extraction): the ctime and inode are in the stamp too.
+    repo, cache = tmp_path / "repo", tmp_path / "cache"
+    prod = "vllm serve m --max-num-partial-prefills 4\n"
+    staging = "vllm serve m --max-num-partial-prefillz 4\n"
+    for name, text in (("prod/serve.sh", prod), ("staging/serve.sh", staging)):
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+        os.utime(repo / name, ns=(10**18, 10**18))
+    scan(repo, registry, cache_dir=cache)
+    os.rename(repo / "prod", repo / "tmp")
+    os.rename(repo / "staging", repo / "prod")
+    os.rename(repo / "tmp", repo / "staging")
+    assert rows(scan(repo, registry, cache_dir=cache)) == rows(scan(repo, registry))
+
+    from vllm_upgrade_check import discovery
+
+    real_read = discovery.read_bytes
+
+    def denied(path: object) -> bytes:
+        if str(path).endswith("prod/serve.sh"):
+            raise PermissionError(13, "Permission denied")
+        return real_read(path)  # type: ignore[arg-type]
+
+    os.chmod(repo / "prod" / "serve.sh", 0o644)
+    monkeypatch.setattr(discovery, "read_bytes", denied)
+    cached = scan(repo, registry, cache_dir=cache)
+    assert [(s.path, s.reason) for s in cached.skipped] == [("prod/serve.sh", "cannot read: Permission denied")]
+
+
+def test_each_root_label_has_its_own_cache(tmp_path: Path, registry: Registry, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `scan a` reports a/a/serve.sh as "a/serve.sh"; `scan a b` reports a/serve.sh so.
+    monkeypatch.chdir(tmp_path)
+    cache = tmp_path / "cache"
+    for name, flag in (("a/a/serve.sh", "--max-num-partial-prefills 4"), ("a/serve.sh", "--max-num-partial-prefillz 4")):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(f"vllm serve m {flag}\n")
+        os.utime(tmp_path / name, ns=(10**18, 10**18))
+    (tmp_path / "b").mkdir()
+    one = run_scan(ScanOptions(paths=[Path("a")], to_version="99.0.0", from_version="0.25.0", cache_dir=cache), registry)
+    assert one.findings
+    two = [Path("a"), Path("b")]
+    cold = run_scan(ScanOptions(paths=two, to_version="99.0.0", from_version="0.25.0"), registry)
+    warm = run_scan(ScanOptions(paths=two, to_version="99.0.0", from_version="0.25.0", cache_dir=cache), registry)
+    assert rows(warm) == rows(cold)
+
+
+def test_a_worker_that_dies_does_not_hang_the_scan(
+    tmp_path: Path, registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    write_repo(repo, copies=6)
+    serial = scan(repo, registry, jobs=1)
+    monkeypatch.setattr(filescan, "_work", _dying_work)
+    monkeypatch.setattr(filescan, "CHUNK_FILES", 8)
+    assert rows(scan(repo, registry, jobs=2)) == rows(serial)
+
+
+_REAL_WORK = filescan._work
+
+
+def _dying_work(chunk: list[filescan.Pending]) -> object:
+    """A worker that dies on the chunk holding copy3's files (module level: picklable)."""
+    if any(item.rel.startswith("copy3/") for item in chunk):
+        os._exit(9)  # as the out-of-memory killer would
+    return _REAL_WORK(chunk)
 
 
 def test_new_tool_code_does_not_reuse_results(
@@ -286,3 +388,83 @@ def test_cli_caches_in_the_configured_directory_unless_told_not_to(
     assert json.loads(third.stdout)["findings"] == json.loads(second.stdout)["findings"]
     bad = runner.invoke(app, [*args, "--jobs", "-1"])
     assert bad.exit_code == 2
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs Linux /proc to see worker processes")
+def test_ctrl_c_during_a_parallel_scan_stops_it_and_its_workers(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    repo = tmp_path / "repo"
+    write_repo(repo, copies=150)
+    argv = [sys.executable, "-m", "vllm_upgrade_check", "scan", str(repo), "--no-cache", "-j", "2", "-f", "json"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+
+    def children() -> list[str]:
+        try:
+            return Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        except OSError:
+            return []
+
+    deadline = time.monotonic() + 30
+    while not children() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if proc.poll() is not None or not children():
+        proc.kill()
+        pytest.skip("the scan ended before its workers could be interrupted")
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
+    try:
+        code = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    stderr = proc.stderr.read().decode() if proc.stderr else ""
+    assert code == 130, stderr[-2000:]
+    assert "Traceback" not in stderr
+    for _ in range(100):  # workers are gone too
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise AssertionError("worker processes outlived the interrupted scan")
+
+
+def test_a_root_given_twice_or_inside_another_is_scanned_once(tmp_path: Path, registry: Registry) -> None:
+    write_repo(tmp_path / "repo")
+    once = run_scan(ScanOptions(paths=[tmp_path / "repo"], to_version="99.0.0", from_version="0.25.0"), registry)
+    roots = [tmp_path / "repo" / "deploy", tmp_path / "repo", tmp_path / "repo" / "." / "ops", tmp_path / "repo"]
+    again = run_scan(ScanOptions(paths=roots, to_version="99.0.0", from_version="0.25.0"), registry)
+    assert len(again.findings) == len(once.findings)
+    assert [s.reason.split(" (")[0] for s in again.skipped] == ["inside another scanned root"] * 3
+
+
+def test_the_code_salt_follows_file_contents_not_install_times() -> None:
+    # Two installs of one release (fresh CI runners) must share the cache.
+    package = Path(cache_module.__file__).parent
+    target = package / "textpos.py"
+    before = target.stat()
+    cache_module.code_salt.cache_clear()
+    salt = cache_module.code_salt()
+    try:
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9))
+        cache_module.code_salt.cache_clear()
+        assert cache_module.code_salt() == salt
+    finally:
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+        cache_module.code_salt.cache_clear()
+
+
+def test_an_empty_cache_dir_option_is_a_usage_error(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-m", "vllm_upgrade_check", "scan", str(tmp_path), "--cache-dir", ""]
+    run = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert run.returncode == 2
+    assert run.stderr.strip() == "vllm-upgrade-check: error: --cache-dir is empty (give a directory, or --no-cache)"
+    assert not any(tmp_path.iterdir())

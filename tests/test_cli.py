@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -161,3 +162,23 @@ def test_target_not_newer_than_the_repo_says_so(repo_root: Path) -> None:
     code, doc = scan_json(str(repo_root / "examples"), "--to", "0.6.1")
     assert code == 0 and doc["findings"] == []
     assert any("is not older than the target 0.6.1" in note for note in doc["notes"])
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "markdown", "junit", "github", "console"])
+def test_a_file_name_that_is_not_utf8_is_reported_in_every_format(tmp_path: Path, fmt: str) -> None:
+    name = os.fsdecode(b"lat\xe9in serve.sh")  # Latin-1 bytes: a lone surrogate once decoded
+    try:
+        (tmp_path / name).write_text("vllm serve m --max-num-partial-prefills 4\n")
+    except (OSError, UnicodeError):
+        pytest.skip("this file system refuses names that are not UTF-8")
+    out = tmp_path / f"report.{fmt}"
+    result = runner.invoke(app, ["scan", str(tmp_path), "--to", "0.28.0", "-f", fmt, "-o", str(out), "--no-cache"])
+    assert result.exit_code == 1, result.output
+    text = out.read_text(encoding="utf-8")
+    if fmt == "sarif":
+        uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in json.loads(text)["runs"][0]["results"]}
+        assert uris == {"lat%E9in%20serve.sh"}
+    elif fmt == "json":
+        assert {f["path"] for f in json.loads(text)["findings"]} == {name}
+    else:
+        assert "in serve.sh" in text

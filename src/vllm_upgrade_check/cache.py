@@ -1,20 +1,24 @@
 """A per-file cache of scan results, so an unchanged file is never parsed twice.
 
 What a scanner yields for a file depends on the file alone (see :mod:`.scanners.base`), so the
-engine keeps, per scanned root, one JSON file mapping each file's root-relative path to its
-size, modification time, content digest and scan result. A file whose size and
-modification time (nanoseconds) are unchanged is not even read; one whose stamp changed but
+engine keeps, per scanned root, one file mapping each file's report path to its stamp, its
+content digest and its scan result. A file whose stamp is unchanged (size, mtime and ctime in
+nanoseconds, inode: what git's index compares) is not even read; one whose stamp changed but
 whose content digest is the same (a fresh ``git clone`` of the same commit) is read but not
-parsed. Everything else is scanned and stored.
+parsed. Everything else is scanned and stored. A ``chmod`` or a move changes the ctime, so a
+file that became unreadable, or another file moved into its place, is read again.
 
-The cache is keyed by a *salt*: the tool's version, the Python version, and the size and
-modification time of every file of the installed package (its code, known-args data and
-rule-pack-independent scanners), so a new release or an edited checkout never reuses
-results. Rule packs are not part of it: results are facts, which rules match afterwards.
+The cache is keyed by a *salt*: the cache format, the tool's version, the Python version,
+and the content of every file of the installed package except the rule packs (code, the
+known-args data), so a new release or an edited checkout never reuses results, while two
+installs of the same release (fresh CI runners) share them. Rule packs are not part of it:
+results are facts, which rules match afterwards.
 
-The cache holds text and JSON only (never pickle): a cache restored in CI from an untrusted branch
-can at worst give wrong facts for a file whose digest it forged, never run code. Unreadable,
-corrupt or foreign cache files are ignored and rewritten.
+The cache holds text and JSON only (never pickle), and every stored result is checked
+against the shapes :func:`encode_result` writes before it is used: a cache restored in CI from
+an untrusted branch can at worst give wrong facts for a file whose digest it forged, never run
+code or crash the scan. Unreadable, corrupt or foreign cache files and entries are ignored and
+rewritten; cache files not used for :data:`PRUNE_AFTER_S` are deleted.
 
 Cache files live in :func:`default_cache_dir` unless ``--cache-dir`` names another
 directory; ``--no-cache`` turns it off.
@@ -27,6 +31,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -39,7 +44,7 @@ from vllm_upgrade_check.scanners.base import Conditional, FileReference
 CACHE_ENV = "VLLM_UPGRADE_CHECK_CACHE_DIR"
 """Environment variable naming the cache directory (overrides the platform default)."""
 
-FORMAT = 2
+FORMAT = 3
 """Version of the cache file layout; bumped when it changes."""
 
 
@@ -55,23 +60,35 @@ def default_cache_dir() -> Path:
 
 @lru_cache(maxsize=1)
 def code_salt() -> str:
-    """A digest of what scan results depend on besides the file: tool version, Python
-    version (``ast``), and the size and mtime of every file of the installed package."""
+    """A digest of what scan results depend on besides the file: cache format, tool version,
+    Python version (``ast``), and the content of every file of the installed package except
+    the rule packs (about 2 MB, read once per process)."""
     package = Path(__file__).resolve().parent
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"{FORMAT}|{__version__}|{sys.version}".encode())
     for directory, dirs, files in os.walk(package):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", "rules"))
         for name in sorted(files):
             if name.endswith((".pyc", ".pyo")):
                 continue
             path = os.path.join(directory, name)
             try:
-                info = os.stat(path)
+                with open(path, "rb") as handle:
+                    content = handle.read()
             except OSError:
                 continue
-            digest.update(f"{os.path.relpath(path, package)}|{info.st_size}|{info.st_mtime_ns}\n".encode())
+            digest.update(f"{os.path.relpath(path, package)}|{len(content)}|".encode())
+            digest.update(content)
     return digest.hexdigest()
+
+
+def file_stamp(path: str) -> tuple[int, ...] | None:
+    """``(size, mtime ns, ctime ns, inode)`` of ``path``, or ``None`` when it cannot be stat'ed."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino
 
 
 def content_digest(text: str) -> str:
@@ -108,7 +125,48 @@ def _fact_out(fact: Fact) -> list[Any]:
     return list(fact.to_row())
 
 
-def _fact_in(row: list[Any]) -> Fact:
+_OPT_STR = (str, type(None))
+_OPT_INT = (int, type(None))
+_ROW_TYPES: tuple[tuple[type, ...], ...] = (
+    (str,),  # kind
+    (str,),  # name
+    _OPT_STR,  # path
+    _OPT_INT,  # line
+    _OPT_INT,  # column
+    _OPT_INT,  # end line
+    _OPT_INT,  # end column
+    (str,),  # raw
+    _OPT_STR,  # value
+    (str,),  # origin
+    (list,),  # aliases
+    (list,),  # args
+    (str,),  # scanner
+    _OPT_STR,  # version hint
+    _OPT_STR,  # hint source
+    (bool,),  # resolved
+    _OPT_STR,  # model
+)
+
+
+def _bad(what: str) -> ValueError:
+    return ValueError(f"cache entry: {what} is not what encode_result writes")
+
+
+def _strings(value: Any, what: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _bad(what)
+    return value
+
+
+def _fact_in(row: Any) -> Fact:
+    """A fact row, checked field by field (a cache file can be edited or forged)."""
+    if not isinstance(row, list) or len(row) != len(_ROW_TYPES):
+        raise _bad("a fact row")
+    for value, types in zip(row, _ROW_TYPES, strict=True):
+        if not isinstance(value, types) or (types is _OPT_INT and isinstance(value, bool)):
+            raise _bad("a fact field")
+    _strings(row[10], "aliases")
+    _strings(row[11], "args")
     return Fact.from_row(row)
 
 
@@ -132,48 +190,81 @@ def encode_result(result: FileResult) -> dict[str, Any]:
     return out
 
 
-def decode_result(data: dict[str, Any]) -> FileResult:
-    """The :class:`FileResult` :func:`encode_result` wrote.
+def decode_result(data: Any) -> FileResult:
+    """The :class:`FileResult` :func:`encode_result` wrote, every value's type checked.
 
     Raises:
-        KeyError, TypeError, ValueError: the data is not what :func:`encode_result` writes.
+        ValueError, KeyError: the data is not what :func:`encode_result` writes.
     """
-    hint = data.get("hint")
+    if not isinstance(data, dict) or not isinstance(data.get("taken"), bool):
+        raise _bad("the result")
+    facts = data.get("facts", [])
+    skipped = data.get("skipped", [])
+    conditionals = data.get("conditionals", [])
+    file_references = data.get("file_references", [])
+    lines, hint = data.get("lines"), data.get("hint")
+    if not all(isinstance(v, list) for v in (facts, skipped, conditionals, file_references)):
+        raise _bad("a list")
+    for row in skipped:
+        if not (
+            isinstance(row, list)
+            and len(row) == 4
+            and isinstance(row[0], str)
+            and isinstance(row[1], str)
+            and isinstance(row[2], bool)
+            and (row[3] is None or (isinstance(row[3], int) and not isinstance(row[3], bool)))
+        ):
+            raise _bad("a skipped record")
+    for pair in conditionals:
+        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], list)):
+            raise _bad("a conditional")
+    for pair in file_references:
+        if len(_strings(pair, "a file reference")) != 2:
+            raise _bad("a file reference")
+    if hint is not None and len(_strings(hint, "the hint")) != 2:
+        raise _bad("the hint")
     return FileResult(
-        taken=bool(data["taken"]),
-        facts=[_fact_in(row) for row in data.get("facts", ())],
-        skipped=[Skipped(p, r, bool(c), line) for p, r, c, line in data.get("skipped", ())],
-        conditionals=[
-            Conditional(key, tuple(_fact_in(row) for row in rows)) for key, rows in data.get("conditionals", ())
-        ],
-        references=[str(k) for k in data.get("references", ())],
-        file_references=[FileReference(p, s) for p, s in data.get("file_references", ())],
-        lines=data.get("lines"),
-        hint=(str(hint[0]), str(hint[1])) if hint else None,
+        taken=data["taken"],
+        facts=[_fact_in(row) for row in facts],
+        skipped=[Skipped(p, r, c, line) for p, r, c, line in skipped],
+        conditionals=[Conditional(key, tuple(_fact_in(row) for row in rows)) for key, rows in conditionals],
+        references=_strings(data.get("references", []), "references"),
+        file_references=[FileReference(p, s) for p, s in file_references],
+        lines=None if lines is None else _strings(lines, "lines"),
+        hint=None if hint is None else (hint[0], hint[1]),
     )
 
 
-_Entry = tuple[int, int, str, str]
-"""A stored file: ``(size, mtime in ns, content digest or "", result as JSON text)``."""
+_Entry = tuple[str, str, str]
+"""A stored file: ``(stamp as text, content digest or "", result as JSON text)``."""
+
+PRUNE_AFTER_S = 30 * 24 * 3600
+"""Cache files of roots not scanned for this long (seconds, 30 days) are deleted on save."""
+
+
+def _stamp_text(stamp: tuple[int, ...]) -> str:
+    return ",".join(str(part) for part in stamp)
 
 
 class ScanCache:
     """The cached results of one scanned root, loaded at the start of a scan and saved at its end.
 
     The file is a header line (JSON: format and salt) then one line per file:
-    ``size TAB mtime_ns TAB digest TAB path as a JSON string TAB result as JSON``. A result is
-    kept as its JSON text until a scan needs it, and written back as it was read: memory
-    and time grow with the text, not with the objects it describes.
+    ``stamp TAB digest TAB report path as a JSON string TAB result as JSON``. A result is kept
+    as its JSON text until a scan needs it, and written back as it was read: memory and time
+    grow with the text, not with the objects it describes.
 
     Args:
         directory: where cache files live (created on save).
         root: the scanned root (its absolute path names the cache file).
         salt: what else results depend on (:func:`code_salt` plus the scan's settings).
+        label: the prefix of the root's report paths in this scan (several roots scanned at
+            once, :func:`~vllm_upgrade_check.discovery.root_label`): part of the name too.
     """
 
-    def __init__(self, directory: Path, root: Path, salt: str) -> None:
-        key = hashlib.blake2b(os.path.abspath(root).encode("utf-8", "surrogateescape"), digest_size=12)
-        self.path = directory / f"scan-{key.hexdigest()}.txt"
+    def __init__(self, directory: Path, root: Path, salt: str, label: str = "") -> None:
+        where = f"{os.path.abspath(root)}\0{label}".encode("utf-8", "surrogateescape")
+        self.path = directory / f"scan-{hashlib.blake2b(where, digest_size=12).hexdigest()}.txt"
         self.salt = salt
         self._old: dict[str, _Entry] = self._load()
         self._new: dict[str, _Entry] = {}
@@ -194,15 +285,18 @@ class ScanCache:
             return {}
         entries: dict[str, _Entry] = {}
         for line in lines:
-            parts = line.split("\t", 4)
-            if len(parts) != 5:
+            parts = line.split("\t", 3)
+            if len(parts) != 4:
                 continue
-            size, mtime, digest, name, payload = parts
+            stamp, digest, name, payload = parts
+            if len(name) < 2 or name[0] != '"' or name[-1] != '"':
+                continue
             try:
                 rel = name[1:-1] if "\\" not in name else json.loads(name)
-                entries[rel] = (int(size), int(mtime), digest, payload)
             except ValueError:
                 continue
+            if isinstance(rel, str):
+                entries[rel] = (stamp, digest, payload)
         return entries
 
     @property
@@ -210,12 +304,12 @@ class ScanCache:
         """``True`` when no result was loaded (a first run, or a cache that did not match)."""
         return not self._old
 
-    def by_stamp(self, rel: str, size: int, mtime_ns: int) -> FileResult | None:
-        """The stored result of ``rel`` if its size and mtime are unchanged, else ``None``."""
+    def by_stamp(self, rel: str, stamp: tuple[int, ...]) -> FileResult | None:
+        """The stored result of ``rel`` if its :func:`file_stamp` is unchanged, else ``None``."""
         entry = self._old.get(rel)
-        if entry is None or entry[0] != size or entry[1] != mtime_ns:
+        if entry is None or entry[0] != _stamp_text(stamp):
             return None
-        result = self._decode(entry[3])
+        result = self._decode(entry[2])
         if result is not None:
             self._new[rel] = entry
             self.hits += 1
@@ -225,22 +319,22 @@ class ScanCache:
         """The stored result of ``rel`` if its content digest is ``digest``, else ``None``.
         Changes nothing; see :meth:`refresh`."""
         entry = self._old.get(rel)
-        if entry is None or not digest or entry[2] != digest:
+        if entry is None or not digest or entry[1] != digest:
             return None
-        return self._decode(entry[3])
+        return self._decode(entry[2])
 
-    def refresh(self, rel: str, size: int, mtime_ns: int, digest: str) -> None:
+    def refresh(self, rel: str, stamp: tuple[int, ...], digest: str) -> None:
         """Keep the stored result of ``rel`` (found by :meth:`lookup`) under its new stamp."""
         entry = self._old.get(rel)
-        if entry is not None and digest and entry[2] == digest:
-            self._new[rel] = (size, mtime_ns, digest, entry[3])
+        if entry is not None and digest and entry[1] == digest:
+            self._new[rel] = (_stamp_text(stamp), digest, entry[2])
             self._changed = True
             self.hits += 1
 
-    def store(self, rel: str, size: int, mtime_ns: int, digest: str | None, result: FileResult) -> None:
+    def store(self, rel: str, stamp: tuple[int, ...], digest: str | None, result: FileResult) -> None:
         """Remember ``result`` for ``rel`` (``digest`` ``None``: matched by stamp only)."""
         payload = json.dumps(encode_result(result), separators=(",", ":"))
-        self._new[rel] = (size, mtime_ns, digest or "", payload)
+        self._new[rel] = (_stamp_text(stamp), digest or "", payload)
         self._changed = True
         self.misses += 1
 
@@ -248,26 +342,38 @@ class ScanCache:
     def _decode(payload: str) -> FileResult | None:
         try:
             return decode_result(json.loads(payload))
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError):
             return None
 
     def save(self) -> None:
         """Write the results of this scan (files not seen in it are dropped), atomically;
-        nothing when nothing changed. A cache that cannot be written is left alone."""
+        nothing when nothing changed. Cache files unused for :data:`PRUNE_AFTER_S` are
+        deleted. A cache that cannot be written is left alone."""
         if not self._changed and self._new.keys() == self._old.keys():
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".scan-", suffix=".tmp", dir=self.path.parent)
             try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as handle:
                     handle.write(self._header() + "\n")
-                    for rel, (size, mtime, digest, payload) in self._new.items():
-                        # json.dumps escapes tabs and newlines: one line, five fields.
-                        handle.write(f"{size}\t{mtime}\t{digest}\t{json.dumps(rel)}\t{payload}\n")
+                    for rel, (stamp, digest, payload) in self._new.items():
+                        # json.dumps escapes tabs and newlines: one line, four fields.
+                        handle.write(f"{stamp}\t{digest}\t{json.dumps(rel)}\t{payload}\n")
                 os.replace(tmp, self.path)
             except BaseException:
                 os.unlink(tmp)
                 raise
+        except OSError:
+            return
+        self._prune()
+
+    def _prune(self) -> None:
+        cutoff = time.time() - PRUNE_AFTER_S
+        try:
+            with os.scandir(self.path.parent) as entries:
+                for entry in entries:
+                    if entry.name.startswith("scan-") and entry.stat().st_mtime < cutoff:
+                        os.unlink(entry.path)
         except OSError:
             return

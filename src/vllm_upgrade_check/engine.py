@@ -12,7 +12,7 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from vllm_upgrade_check.cache import FileResult, ScanCache, code_salt
+from vllm_upgrade_check.cache import FileResult, ScanCache, code_salt, file_stamp
 from vllm_upgrade_check.checks import UNKNOWN_FLAG_ID, unknown_flag_findings
 from vllm_upgrade_check.discovery import (  # noqa: F401
     MAX_FILE_BYTES,
@@ -123,7 +123,14 @@ def scan_files(
     for root in options.paths:
         if not root.exists():
             raise UsageError(f"no such file or directory: {root}")
+    inside = _roots_inside_others(options.paths)
+    for index, root in enumerate(options.paths):
         label = root_label(root, options.paths)
+        if index in inside:
+            cover = options.paths[inside[index]]
+            reason = f"inside another scanned root ({cover}): its files are scanned once, from there"
+            skipped.append(Skipped(str(root), reason))
+            continue
         files, results = _scan_root(root, label, options, scanners, skipped, keep_name, verdicts)
         root_facts: list[Fact] = []
         for rel, result in results:
@@ -139,6 +146,23 @@ def scan_files(
         root_facts.extend(_referenced_configs(root_facts, files, options, skipped, label))
         facts.extend(root_facts)
     return facts, skipped, count
+
+
+def _roots_inside_others(roots: Sequence[Path]) -> dict[int, int]:
+    """Roots that are another root again (``ex`` and ``./ex``) or lie inside one (``ex/deploy``),
+    by position: each maps to the position of the root that covers it. Of equal roots the
+    first given is kept."""
+    real = [os.path.realpath(root) for root in roots]
+    covered: dict[int, int] = {}
+    for index, path in enumerate(real):
+        for other, other_path in enumerate(real):
+            if other == index or other in covered:
+                continue
+            same = path == other_path
+            if (same and other < index) or (not same and path.startswith(other_path.rstrip(os.sep) + os.sep)):
+                covered[index] = other
+                break
+    return covered
 
 
 def _scan_root(
@@ -159,21 +183,22 @@ def _scan_root(
     """
     files: dict[str, str] = {}
     answered: dict[str, FileResult] = {}
-    cache = _open_cache(options, root, scanners)
-    dispatcher = Dispatcher(scanners, options, cache)
-    for path, root_rel in walk(root, options.exclude, skipped, keep_name):
-        rel = labelled(label, root, root_rel)
-        files[rel] = path
-        verdict = verdicts.pop(rel.rsplit("/", 1)[-1], None)
-        stamp = _stamp(path) if cache is not None else None
-        if cache is not None and stamp is not None and (hit := cache.by_stamp(rel, *stamp)) is not None:
-            answered[rel] = hit
-            if options.progress is not None:
-                options.progress(rel)
-        else:
-            dispatcher.submit(Pending(path, rel, verdict, stamp))
-            _settle(dispatcher.ready(), cache, answered, options.progress)
-    _settle(dispatcher.finish(), cache, answered, options.progress)
+    cache = _open_cache(options, root, scanners, label)
+    with Dispatcher(scanners, options, cache) as dispatcher:
+        for path, root_rel in walk(root, options.exclude, skipped, keep_name):
+            rel = labelled(label, root, root_rel)
+            files[rel] = path
+            verdict = verdicts.pop(rel.rsplit("/", 1)[-1], None)
+            stamp = file_stamp(path) if cache is not None else None
+            if cache is not None and stamp is not None and (hit := cache.by_stamp(rel, stamp)) is not None:
+                answered[rel] = hit
+                if options.progress is not None:
+                    options.progress(rel)
+            else:
+                dispatcher.submit(Pending(path, rel, verdict, stamp))
+                _settle(dispatcher.ready(), cache, answered, options.progress)
+        for done in dispatcher.finish():
+            _settle(done, cache, answered, options.progress)
     if cache is not None:
         cache.save()
     return files, [(rel, answered[rel]) for rel in files if rel in answered]
@@ -190,31 +215,22 @@ def _settle(
         result = outcome.result
         if cache is not None and item.stamp is not None and outcome.storable:
             if outcome.cached and outcome.digest is not None:
-                cache.refresh(item.rel, *item.stamp, outcome.digest)
+                cache.refresh(item.rel, item.stamp, outcome.digest)
             else:
-                cache.store(item.rel, *item.stamp, outcome.digest, result or FileResult())
+                cache.store(item.rel, item.stamp, outcome.digest, result or FileResult())
         if result is not None:
             answered[item.rel] = result
         if progress is not None:
             progress(item.rel)
 
 
-def _stamp(path: str) -> tuple[int, int] | None:
-    """``(size, mtime in ns)`` of ``path``, or ``None`` when it cannot be stat'ed."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_size, info.st_mtime_ns
-
-
-def _open_cache(options: ScanOptions, root: Path, scanners: Sequence[Scanner]) -> ScanCache | None:
+def _open_cache(options: ScanOptions, root: Path, scanners: Sequence[Scanner], label: str) -> ScanCache | None:
     """The cache of ``root``, when caching is on and results can only depend on the files
     (built-in scanners, no in-memory overlay)."""
     if options.cache_dir is None or options.scanners is not None or options.overlay:
         return None
     names = ",".join(s.name for s in scanners)
-    return ScanCache(options.cache_dir, root, f"{code_salt()}|{options.max_file_bytes}|{names}")
+    return ScanCache(options.cache_dir, root, f"{code_salt()}|{options.max_file_bytes}|{names}", label)
 
 
 def _linked_facts(results: Sequence[FileResult]) -> list[Fact]:

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Sequence
+import signal
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from packaging.version import Version
 
@@ -40,6 +43,9 @@ costs more than it saves)."""
 MAX_JOBS = 8
 """Most worker processes started automatically."""
 
+MAX_REQUESTED_JOBS = 64
+"""Most worker processes started for an explicit ``--jobs`` (all are forked at once)."""
+
 
 @dataclass(frozen=True)
 class Pending:
@@ -49,16 +55,14 @@ class Pending:
         path: its path on disk.
         rel: its path in reports.
         verdict: :func:`~.discovery.wanted` of its name (``None``: the content decides).
-        stamp: ``(size in bytes, mtime in ns)`` when the cache is on and the file could be
-            stat'ed, else ``None``.
-        digest: its content digest, when already computed.
+        stamp: the file's :func:`~vllm_upgrade_check.cache.file_stamp` when the cache is on
+            and the file could be stat'ed, else ``None``.
     """
 
     path: str
     rel: str
     verdict: bool | None
-    stamp: tuple[int, int] | None
-    digest: str | None = None
+    stamp: tuple[int, ...] | None
 
 
 @dataclass(frozen=True)
@@ -166,8 +170,8 @@ def read_and_scan(
         return Outcome(None)
     if isinstance(source, Skipped):
         return Outcome(FileResult(skipped=[source]), storable=False)
-    value = item.digest
-    if value is None and item.stamp is not None and (digest or cache is not None):
+    value = None  # always the digest of the text read (and scanned) here, never an earlier read's
+    if item.stamp is not None and (digest or cache is not None):
         value = content_digest(source.text)
     if cache is not None and value is not None and (hit := cache.lookup(item.rel, value)) is not None:
         return Outcome(hit, value, cached=True)
@@ -177,10 +181,16 @@ def read_and_scan(
 
 
 _STATE: tuple[Sequence[Scanner], ScanOptions, bool] | None = None
-"""What forked workers inherit: set in the parent just before the pool starts."""
+"""What forked workers inherit: set in the parent before the first worker starts."""
 
 CHUNK_FILES = 64
 """Files sent to a worker at a time."""
+
+
+def _worker_init() -> None:
+    # Ctrl-C reaches the whole process group: only the parent handles it (and stops the
+    # workers), a worker never dies half-way through a chunk.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _work(chunk: list[Pending]) -> list[tuple[Pending, Outcome]]:
@@ -196,7 +206,7 @@ def worker_count(requested: int | None, files: int) -> int:
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     if requested:
-        return max(1, requested)
+        return max(1, min(requested, MAX_REQUESTED_JOBS))
     if files < PARALLEL_MIN_FILES:
         return 1
     try:
@@ -209,10 +219,13 @@ def worker_count(requested: int | None, files: int) -> int:
 class Dispatcher:
     """Scans the files a walk hands over, as they come; collects the outcomes.
 
-    Use: :meth:`submit` each file, take :meth:`ready` outcomes now and then (a progress
-    display stays live), then :meth:`finish`. Outcomes come in no particular order.
-    Workers start once :data:`PARALLEL_MIN_FILES` files wait (at once for an explicit
-    ``options.jobs`` above 1) and :func:`worker_count` allows more than one.
+    Use as a context manager: :meth:`submit` each file, take :meth:`ready` outcomes now and
+    then (a progress display stays live), then iterate :meth:`finish`. Outcomes come in no
+    particular order. Workers start once :data:`PARALLEL_MIN_FILES` files wait (at once for
+    an explicit ``options.jobs`` above 1) and :func:`worker_count` allows more than one; they
+    are forked on demand, one per chunk in flight up to that count. Leaving the context early
+    (an error, Ctrl-C) stops them at once. When workers cannot start, or one dies (the
+    out-of-memory killer), the files they had not answered are scanned in this process.
 
     Args:
         scanners: the scanners to run.
@@ -229,8 +242,14 @@ class Dispatcher:
         self._waiting: list[Pending] = []
         self._answered: list[tuple[Pending, Outcome]] = []
         self._serial = worker_count(options.jobs, 0) <= 1 if options.jobs else None
-        self._pool: Any = None
-        self._results: list[Any] = []
+        self._pool: ProcessPoolExecutor | None = None
+        self._futures: dict[Future[list[tuple[Pending, Outcome]]], list[Pending]] = {}
+
+    def __enter__(self) -> Dispatcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop(wait=False)
 
     def submit(self, item: Pending) -> None:
         """Take one file: answer it from the cache, scan it, or queue it for a worker."""
@@ -239,59 +258,98 @@ class Dispatcher:
             if outcome.cached or outcome.result is None or not outcome.storable:
                 self._answered.append((item, outcome))
                 return
-            item = replace(item, digest=outcome.digest)
         if self._serial:
             self._answered.append((item, self._scan_here(item)))
             return
         self._waiting.append(item)
         if self._pool is None and self._serial is None and len(self._waiting) >= PARALLEL_MIN_FILES:
             self._serial = worker_count(self.options.jobs, len(self._waiting)) <= 1
-            if self._serial:
-                self._answered.extend((waiting, self._scan_here(waiting)) for waiting in self._waiting)
-                self._waiting = []
-                return
-        if self._serial is False and self._pool is None:
-            self._start()
-        if self._pool is not None and len(self._waiting) >= CHUNK_FILES:
+        if self._serial:
+            self._scan_waiting_here()
+            return
+        if self._serial is False and len(self._waiting) >= CHUNK_FILES:
             self._send()
 
     def ready(self) -> list[tuple[Pending, Outcome]]:
         """Outcomes known so far and not yet taken."""
+        for future in [f for f in self._futures if f.done()]:
+            self._collect(future)
         out, self._answered = self._answered, []
-        while self._results and self._results[0].ready():
-            out.extend(self._results.pop(0).get())
         return out
 
-    def finish(self) -> list[tuple[Pending, Outcome]]:
-        """Every outcome not yet taken, once every file is scanned; workers are stopped."""
-        if self._pool is None:
-            self._answered.extend((item, self._scan_here(item)) for item in self._waiting)
-            self._waiting = []
-            return self.ready()
-        global _STATE
-        try:
-            if self._waiting:
-                self._send()
-            out, self._answered = self._answered, []
-            for result in self._results:
-                out.extend(result.get())
-            self._results = []
-            return out
-        finally:
-            self._pool.close()
-            self._pool.join()
-            self._pool = None
-            _STATE = None
+    def finish(self) -> Iterator[list[tuple[Pending, Outcome]]]:
+        """The outcomes not yet taken, batch by batch as workers answer, until every file is
+        scanned; the workers are then stopped."""
+        if self._waiting and (self._pool is not None or len(self._waiting) >= CHUNK_FILES):
+            self._send()
+        elif self._waiting:  # too few for starting workers to pay
+            self._scan_waiting_here()
+        yield self.ready()
+        while self._futures:
+            done, _pending = wait(list(self._futures), return_when=FIRST_COMPLETED)
+            for future in done:
+                self._collect(future)
+            yield self.ready()
+        self._stop(wait=True)
 
     def _scan_here(self, item: Pending) -> Outcome:
         return read_and_scan(item, self.scanners, self.options, digest=self._digest)
 
-    def _start(self) -> None:
-        global _STATE
-        jobs = worker_count(self.options.jobs, max(len(self._waiting), PARALLEL_MIN_FILES))
-        _STATE = (self.scanners, self.options, self._digest)
-        self._pool = multiprocessing.get_context("fork").Pool(jobs)
+    def _scan_waiting_here(self) -> None:
+        self._answered.extend((item, self._scan_here(item)) for item in self._waiting)
+        self._waiting = []
 
     def _send(self) -> None:
-        self._results.append(self._pool.apply_async(_work, (self._waiting,)))
-        self._waiting = []
+        global _STATE
+        chunk, self._waiting = self._waiting, []
+        try:
+            if self._pool is None:
+                jobs = worker_count(self.options.jobs, max(len(chunk), PARALLEL_MIN_FILES))
+                _STATE = (self.scanners, self.options, self._digest)
+                context = multiprocessing.get_context("fork")
+                self._pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_worker_init)
+            self._futures[self._pool.submit(_work, chunk)] = chunk
+        except (OSError, RuntimeError, BrokenProcessPool):  # no process could be started
+            self._give_up_workers()
+            self._answered.extend((item, self._scan_here(item)) for item in chunk)
+
+    def _collect(self, future: Future[list[tuple[Pending, Outcome]]]) -> None:
+        chunk = self._futures.pop(future, None)
+        if chunk is None:  # already answered when the workers were given up
+            return
+        try:
+            self._answered.extend(future.result())
+        except BrokenProcessPool:  # a worker died: scan what the workers had not answered here
+            self._answered.extend((item, self._scan_here(item)) for item in chunk)
+            self._give_up_workers()
+        except Exception:  # the chunk could not be sent or returned: scan it here
+            self._answered.extend((item, self._scan_here(item)) for item in chunk)
+
+    def _give_up_workers(self) -> None:
+        """Scan everything from now on in this process (the chunks in flight included)."""
+        self._serial = True
+        lost = list(self._futures.items())
+        self._futures = {}
+        self._stop(wait=False)
+        for future, chunk in lost:
+            answered = None
+            if future.done() and not future.cancelled() and future.exception() is None:
+                answered = future.result()
+            self._answered.extend(answered or [(item, self._scan_here(item)) for item in chunk])
+
+    def _stop(self, wait: bool) -> None:
+        global _STATE
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if not wait:
+            processes = list(getattr(pool, "_processes", {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for process in processes:  # chunks being scanned are not waited for
+                if process.is_alive():
+                    process.terminate()
+            for process in processes:
+                process.join(1)
+        else:
+            pool.shutdown(wait=True)
+        _STATE = None

@@ -59,7 +59,9 @@ def main() -> None:
     """Entry point of the ``vllm-upgrade-check`` console script.
 
     Usage errors are reported by typer (exit 2); :class:`~vllm_upgrade_check.errors.VucError`
-    (bad rule pack, unknown version, missing path) becomes one line on stderr and exit 2.
+    (bad rule pack, unknown version, missing path) becomes one line on stderr and exit 2. A
+    bug (any other exception) prints its traceback and exits 2 too, never 1: a CI gate must
+    not read a crash as "findings".
     """
     if sys.argv[1:] == ["--version"]:  # fast path: no command module (pydantic, yaml...) imported
         print(f"vllm-upgrade-check {__version__}")
@@ -71,4 +73,12 @@ def main() -> None:
         app()
     except VucError as exc:
         print(f"vllm-upgrade-check: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception:
+        import traceback
+
+        traceback.print_exc()
+        print("vllm-upgrade-check: internal error (a bug: please report it with the traceback above)", file=sys.stderr)
         sys.exit(2)

@@ -29,7 +29,7 @@ def create(
     rules: list[Path] = RULES_OPTION,
     exclude: list[str] = typer.Option([], "--exclude", help="gitignore-style pattern to leave out."),
     config: Path | None = CONFIG_OPTION,
-    cache: Path | None = CACHE_DIR_OPTION,
+    cache: str | None = CACHE_DIR_OPTION,
     no_cache: bool = NO_CACHE_OPTION,
     jobs: int = JOBS_OPTION,
 ) -> None:

@@ -49,7 +49,8 @@ def write_output(text: str, output: Path | None) -> None:
     target = output.resolve()
     try:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        # A file name that is not UTF-8 (a lone surrogate in the text) is written as U+FFFD.
+        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as handle:
             handle.write(text)
         os.replace(tmp, target)
     except OSError as exc:
@@ -92,7 +93,7 @@ CACHE_DIR_OPTION = typer.Option(
     None,
     "--cache-dir",
     help="Directory of the per-file result cache (default: $VLLM_UPGRADE_CHECK_CACHE_DIR, "
-    "else ~/.cache/vllm-upgrade-check).",
+    "else $XDG_CACHE_HOME/vllm-upgrade-check, else ~/.cache/vllm-upgrade-check).",
 )
 NO_CACHE_OPTION = typer.Option(False, "--no-cache", help="Parse every file; read and write no cache.")
 JOBS_OPTION = typer.Option(
@@ -104,13 +105,21 @@ JOBS_OPTION = typer.Option(
 )
 
 
-def cache_dir(option: Path | None, no_cache: bool) -> Path | None:
+def cache_dir(option: str | None, no_cache: bool) -> Path | None:
     """The cache directory of a run: ``None`` with ``--no-cache``, else ``--cache-dir`` or the
-    default (:func:`vllm_upgrade_check.cache.default_cache_dir`)."""
+    default (:func:`vllm_upgrade_check.cache.default_cache_dir`).
+
+    Raises:
+        UsageError: ``--cache-dir`` is empty (it would mean the current directory).
+    """
     if no_cache:
         return None
     if option is not None:
-        return option
+        if not option.strip():
+            from vllm_upgrade_check.errors import UsageError
+
+            raise UsageError("--cache-dir is empty (give a directory, or --no-cache)")
+        return Path(option)
     from vllm_upgrade_check.cache import default_cache_dir
 
     return default_cache_dir()

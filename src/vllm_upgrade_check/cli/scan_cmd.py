@@ -67,7 +67,7 @@ def scan(
     config: Path | None = CONFIG_OPTION,
     select: list[str] = SELECT_OPTION,
     ignore: list[str] = IGNORE_OPTION,
-    cache: Path | None = CACHE_DIR_OPTION,
+    cache: str | None = CACHE_DIR_OPTION,
     no_cache: bool = NO_CACHE_OPTION,
     jobs: int = JOBS_OPTION,
 ) -> None:

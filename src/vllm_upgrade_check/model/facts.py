@@ -276,7 +276,7 @@ class Finding:
         It ignores line numbers so that baselines survive unrelated edits.
         """
         key = "\x1f".join([self.rule.id, self.fact.location.path or "", self.fact.kind.value, self.fact.raw])
-        return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+        return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

@@ -33,3 +33,4 @@ def renderer(name: str) -> Renderer:
     """
     module, func = FORMATS[name].split(":")
     return getattr(import_module(module), func)  # type: ignore[no-any-return,unused-ignore]
+

@@ -33,3 +33,12 @@ def subject(finding: Finding) -> str:
     if fact.value is not None and fact.kind.value == "arg" and "=" not in text:
         text += f" {fact.value}"
     return text
+
+
+def uri_path(path: str) -> str:
+    """``path`` (a relative POSIX path as reported) as a URI reference: percent-encoded, the
+    bytes of a file name that is not UTF-8 (decoded with ``surrogateescape``) included, so
+    that SARIF ``artifactLocation.uri`` and Markdown links stay valid and point at the file."""
+    from urllib.parse import quote
+
+    return quote(path.encode("utf-8", "surrogateescape"), safe="/")

@@ -13,7 +13,7 @@ from packaging.version import Version
 from vllm_upgrade_check.model.facts import Finding, Report, VersionBasis
 from vllm_upgrade_check.model.pack import Applicability, Severity
 from vllm_upgrade_check.registry import Registry
-from vllm_upgrade_check.reporters._common import mechanical_fix, subject
+from vllm_upgrade_check.reporters._common import mechanical_fix, subject, uri_path
 
 _TITLES = {Severity.BLOCKER: "Blockers", Severity.WARNING: "Warnings", Severity.INFO: "Info"}
 
@@ -23,8 +23,8 @@ def _link(finding: Finding) -> str:
     if loc.path is None:
         return "Python environment"
     if loc.line is None:
-        return f"[{loc.path}]({loc.path})"
-    return f"[{loc.path}:{loc.line}]({loc.path}#L{loc.line})"
+        return f"[{loc.path}]({uri_path(loc.path)})"
+    return f"[{loc.path}:{loc.line}]({uri_path(loc.path)}#L{loc.line})"
 
 
 def _fix_line(finding: Finding, report: Report) -> str:

@@ -18,7 +18,7 @@ from vllm_upgrade_check import __version__
 from vllm_upgrade_check.model.facts import Finding, Report
 from vllm_upgrade_check.model.pack import Severity
 from vllm_upgrade_check.registry import Registry
-from vllm_upgrade_check.reporters._common import mechanical_fix, subject
+from vllm_upgrade_check.reporters._common import mechanical_fix, subject, uri_path
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {Severity.BLOCKER: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -82,7 +82,7 @@ def _result(finding: Finding, report: Report, index: int) -> dict[str, Any]:
         ):
             if value is not None:
                 region[key] = value
-        physical: dict[str, Any] = {"artifactLocation": {"uri": loc.path}}
+        physical: dict[str, Any] = {"artifactLocation": {"uri": uri_path(loc.path)}}
         if "startLine" in region:
             physical["region"] = region
         result["locations"] = [{"physicalLocation": physical}]
@@ -94,7 +94,7 @@ def _result(finding: Finding, report: Report, index: int) -> dict[str, Any]:
                     "description": {"text": finding.rule.fix.summary},
                     "artifactChanges": [
                         {
-                            "artifactLocation": {"uri": loc.path},
+                            "artifactLocation": {"uri": uri_path(loc.path)},
                             "replacements": [
                                 {
                                     "deletedRegion": {"charOffset": start, "charLength": end - start},
