@@ -6,7 +6,7 @@ Callable from tests without the CLI. Nothing here prints or exits.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -271,17 +271,30 @@ def _referenced_files(
                 if (rel, scanner.name) in done or not scanner.referenced_file_matches(rel, ref.path):
                     continue
                 done.add((rel, scanner.name))
-                source = read_source(path, rel, options.max_file_bytes, overlay=options.overlay)
-                if not isinstance(source, SourceFile):
-                    continue
-                found: list[Fact] = []
-                for item in scanner.read_referenced(source):
-                    if isinstance(item, Skipped):
-                        skipped.append(item)
-                    else:
-                        found.append(item)
+                found = _read_referenced(path, rel, options, skipped, scanner.read_referenced)
                 out.extend(hinted(found, result.hint) if result.hint else found)
     return out
+
+
+def _read_referenced(
+    path: str,
+    rel: str,
+    options: ScanOptions,
+    skipped: list[Skipped],
+    reader: Callable[[SourceFile], Iterable[Fact | Skipped]],
+) -> list[Fact]:
+    """The facts ``reader`` finds in a file another file named (its skipped records go to
+    ``skipped``); none when the file cannot be read."""
+    source = read_source(path, rel, options.max_file_bytes, overlay=options.overlay)
+    if not isinstance(source, SourceFile):
+        return []
+    found: list[Fact] = []
+    for item in reader(source):
+        if isinstance(item, Skipped):
+            skipped.append(item)
+        else:
+            found.append(item)
+    return found
 
 
 def _referenced_configs(
@@ -301,14 +314,7 @@ def _referenced_configs(
         if rel in done or rel not in files:
             continue
         done.add(rel)
-        source = read_source(files[rel], rel, options.max_file_bytes, overlay=options.overlay)
-        if not isinstance(source, SourceFile):
-            continue
-        for item in scan_config(source, referenced=True):
-            if isinstance(item, Skipped):
-                skipped.append(item)
-            else:
-                out.append(item)
+        out.extend(_read_referenced(files[rel], rel, options, skipped, lambda s: scan_config(s, referenced=True)))
     return out
 
 
