@@ -17,11 +17,12 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from packaging.version import Version
 
@@ -244,6 +245,8 @@ class Dispatcher:
         self._serial = worker_count(options.jobs, 0) <= 1 if options.jobs else None
         self._pool: ProcessPoolExecutor | None = None
         self._futures: dict[Future[list[tuple[Pending, Outcome]]], list[Pending]] = {}
+        self._interrupted = False
+        self._previous_handler: Any = None
 
     def __enter__(self) -> Dispatcher:
         return self
@@ -253,6 +256,7 @@ class Dispatcher:
 
     def submit(self, item: Pending) -> None:
         """Take one file: answer it from the cache, scan it, or queue it for a worker."""
+        self._check_interrupt()
         if self._ask and item.stamp is not None:
             outcome = read_and_scan(item, self.scanners, self.options, self.cache, scan=False)
             if outcome.cached or outcome.result is None or not outcome.storable:
@@ -272,6 +276,7 @@ class Dispatcher:
 
     def ready(self) -> list[tuple[Pending, Outcome]]:
         """Outcomes known so far and not yet taken."""
+        self._check_interrupt()
         for future in [f for f in self._futures if f.done()]:
             self._collect(future)
         out, self._answered = self._answered, []
@@ -286,11 +291,22 @@ class Dispatcher:
             self._scan_waiting_here()
         yield self.ready()
         while self._futures:
-            done, _pending = wait(list(self._futures), return_when=FIRST_COMPLETED)
+            done, _pending = wait(list(self._futures), timeout=0.2, return_when=FIRST_COMPLETED)
             for future in done:
                 self._collect(future)
             yield self.ready()
         self._stop(wait=True)
+
+    def _on_interrupt(self, _signum: int, _frame: object) -> None:
+        self._interrupted = True
+
+    def _check_interrupt(self) -> None:
+        # While workers run, Ctrl-C is only recorded (see _start): a KeyboardInterrupt raised
+        # at an arbitrary point could leave a lock of concurrent.futures held for ever, and the
+        # interpreter would hang at exit. It is raised here, where no such lock is held.
+        if self._interrupted:
+            self._interrupted = False
+            raise KeyboardInterrupt
 
     def _scan_here(self, item: Pending) -> Outcome:
         return read_and_scan(item, self.scanners, self.options, digest=self._digest)
@@ -306,6 +322,8 @@ class Dispatcher:
             if self._pool is None:
                 jobs = worker_count(self.options.jobs, max(len(chunk), PARALLEL_MIN_FILES))
                 _STATE = (self.scanners, self.options, self._digest)
+                if threading.current_thread() is threading.main_thread():
+                    self._previous_handler = signal.signal(signal.SIGINT, self._on_interrupt)
                 context = multiprocessing.get_context("fork")
                 self._pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_worker_init)
             self._futures[self._pool.submit(_work, chunk)] = chunk
@@ -340,16 +358,19 @@ class Dispatcher:
     def _stop(self, wait: bool) -> None:
         global _STATE
         pool, self._pool = self._pool, None
+        if self._previous_handler is not None:
+            signal.signal(signal.SIGINT, self._previous_handler)
+            self._previous_handler = None
         if pool is None:
             return
         if not wait:
             processes = list(getattr(pool, "_processes", {}).values())
-            pool.shutdown(wait=False, cancel_futures=True)
             for process in processes:  # chunks being scanned are not waited for
                 if process.is_alive():
                     process.terminate()
             for process in processes:
                 process.join(1)
+            pool.shutdown(wait=False, cancel_futures=True)
         else:
             pool.shutdown(wait=True)
         _STATE = None
