@@ -182,3 +182,11 @@ def test_a_file_name_that_is_not_utf8_is_reported_in_every_format(tmp_path: Path
         assert {f["path"] for f in json.loads(text)["findings"]} == {name}
     else:
         assert "in serve.sh" in text
+
+
+def test_an_unknown_flag_with_capitals_is_reported_not_a_crash(tmp_path: Path) -> None:
+    (tmp_path / "serve.sh").write_text("#!/bin/sh\nvllm serve m --max-num-seqS 4 --Foo 1\n")
+    result = runner.invoke(app, ["scan", str(tmp_path), "-f", "json", "--fail-on", "never", "--no-cache"])
+    assert result.exit_code == 0, result.output
+    found = {(f["rule_id"], f["subject"]) for f in json.loads(result.stdout)["findings"]}
+    assert ("VUC000-001", "--max-num-seqS") in found and ("VUC000-001", "--Foo") in found

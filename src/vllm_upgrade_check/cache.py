@@ -61,11 +61,12 @@ def default_cache_dir() -> Path:
 @lru_cache(maxsize=1)
 def code_salt() -> str:
     """A digest of what scan results depend on besides the file: cache format, tool version,
-    Python version (``ast``), and the content of every file of the installed package except
-    the rule packs (about 2 MB, read once per process)."""
+    Python version (``ast``), the parser libraries (:func:`_parsers`), and the content of
+    every file of the installed package except the rule packs (about 2 MB, read once per
+    process)."""
     package = Path(__file__).resolve().parent
     digest = hashlib.blake2b(digest_size=16)
-    digest.update(f"{FORMAT}|{__version__}|{sys.version}".encode())
+    digest.update(f"{FORMAT}|{__version__}|{sys.version}|{_parsers()}".encode())
     for directory, dirs, files in os.walk(package):
         dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", "rules"))
         for name in sorted(files):
@@ -80,6 +81,26 @@ def code_salt() -> str:
             digest.update(f"{os.path.relpath(path, package)}|{len(content)}|".encode())
             digest.update(content)
     return digest.hexdigest()
+
+
+PARSER_DISTRIBUTIONS = ("PyYAML", "tree-sitter", "tree-sitter-bash", "dockerfile-parse", "python-dotenv", "packaging")
+"""Distributions whose parsers shape the facts: their versions are part of the salt."""
+
+
+def _parsers() -> str:
+    """The parser libraries in use: versions, and whether PyYAML has libyaml (it composes
+    some documents the pure-Python loader refuses as too deep)."""
+    from importlib import metadata
+
+    import yaml
+
+    parts = [f"libyaml={bool(getattr(yaml, '__with_libyaml__', False))}"]
+    for name in PARSER_DISTRIBUTIONS:
+        try:
+            parts.append(f"{name}={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            parts.append(f"{name}=none")
+    return ",".join(parts)
 
 
 def file_stamp(path: str) -> tuple[int, ...] | None:
@@ -350,6 +371,10 @@ class ScanCache:
         nothing when nothing changed. Cache files unused for :data:`PRUNE_AFTER_S` are
         deleted. A cache that cannot be written is left alone."""
         if not self._changed and self._new.keys() == self._old.keys():
+            try:
+                os.utime(self.path)  # in use: not pruned
+            except OSError:
+                pass
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

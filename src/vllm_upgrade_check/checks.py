@@ -37,11 +37,13 @@ def unknown_flag_rule(fact: Fact, known: KnownArgs) -> Rule:
     span = f"{known.releases[0]}-{known.newest}" if known.releases else "any"
     closest = known.closest(fact.raw or fact.name)
     hint = f"; did you mean {closest}?" if closest else ""
-    return Rule(
+    # Built without validation: the name is the flag as written (``--max-num-seqS``), which a
+    # pack's snake_case check would refuse; everything else is fixed text.
+    return Rule.model_construct(
         id=UNKNOWN_FLAG_ID,
         name="unknown-vllm-flag",
         severity=Severity.WARNING,
-        match=Match(kind=MatchKind.CLI_FLAG, name=fact.name),
+        match=Match.model_construct(kind=MatchKind.CLI_FLAG, name=fact.name),
         message=f"{fact.raw or fact.name} is not a flag of any vLLM release ({span}){hint}",
         fix=Fix(
             summary=f"Use {closest}." if closest else "Remove the flag, or check its spelling.",

@@ -17,11 +17,14 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from packaging.version import Version
@@ -94,6 +97,41 @@ def scan_source(source: SourceFile, takers: Sequence[Scanner]) -> FileResult:
         return result
     rel = source.relpath
     result.lines = suppression_lines(source.text)
+    with _recursion_budget():
+        _run_scanners(source, takers, result)
+    result.hint = file_hint(result.facts, rel)
+    if result.hint is not None:
+        result.facts = hinted(result.facts, result.hint)
+        result.conditionals = [
+            Conditional(c.key, tuple(hinted(list(c.facts), result.hint))) for c in result.conditionals
+        ]
+    return result
+
+
+SCAN_RECURSION_BUDGET = 900
+"""Python frames a scanner may use below the caller's (``RecursionError`` beyond: the file is
+skipped as nested too deeply). Fixed, so that how deep a file may nest does not depend on
+where the scan runs (a worker process, the CLI, a test): cached and uncached, serial and
+parallel scans agree."""
+
+
+@contextmanager
+def _recursion_budget() -> Iterator[None]:
+    depth = 0
+    frame: FrameType | None = sys._getframe()
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(depth + SCAN_RECURSION_BUDGET)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
+
+
+def _run_scanners(source: SourceFile, takers: Sequence[Scanner], result: FileResult) -> None:
+    rel = source.relpath
     for scanner in takers:
         try:
             for item in scanner.scan(source):
@@ -114,13 +152,6 @@ def scan_source(source: SourceFile, takers: Sequence[Scanner]) -> FileResult:
         except Exception as exc:  # a scanner bug must not crash the gate: fail closed, name the file
             reason = f"{scanner.name} scanner failed: {type(exc).__name__}: {exc}".splitlines()[0]
             result.skipped.append(Skipped(rel, reason, configures_vllm=True))
-    result.hint = file_hint(result.facts, rel)
-    if result.hint is not None:
-        result.facts = hinted(result.facts, result.hint)
-        result.conditionals = [
-            Conditional(c.key, tuple(hinted(list(c.facts), result.hint))) for c in result.conditionals
-        ]
-    return result
 
 
 def pinned_version(fact: Fact) -> Version | None:

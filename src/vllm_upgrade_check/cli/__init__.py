@@ -6,6 +6,7 @@ input (one line on stderr naming file and line, no traceback).
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -75,7 +76,11 @@ def main() -> None:
         print(f"vllm-upgrade-check: error: {exc}", file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt:
-        sys.exit(130)
+        # Exit at once: the interpreter's exit hooks would wait on (or write to) the pipes of
+        # worker processes that were just stopped.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
     except Exception:
         import traceback
 
