@@ -491,3 +491,21 @@ def test_how_deep_a_file_may_nest_does_not_depend_on_where_the_scan_runs(
     assert rows(deeper(150)) == shallow
     monkeypatch.setattr(filescan, "CHUNK_FILES", 8)
     assert rows(scan(repo, registry, jobs=2)) == shallow
+
+
+def test_a_cache_in_use_is_never_pruned(tmp_path: Path, registry: Registry) -> None:
+    # A run where every file is answered rewrites nothing, but marks the file as used; old
+    # files of other roots go.
+    repo, other, cache = tmp_path / "repo", tmp_path / "other", tmp_path / "cache"
+    write_repo(repo)
+    write_repo(other)
+    scan(repo, registry, cache_dir=cache)
+    (mine,) = cache.iterdir()
+    stale = cache / "scan-0000.txt"
+    stale.write_text("old")
+    long_ago = 10**9 * 60  # 1970: far older than the pruning age
+    os.utime(mine, ns=(long_ago, long_ago))
+    os.utime(stale, ns=(long_ago, long_ago))
+    scan(repo, registry, cache_dir=cache)  # all hits
+    scan(other, registry, cache_dir=cache)  # writes, and prunes
+    assert mine.exists() and not stale.exists()
