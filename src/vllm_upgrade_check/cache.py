@@ -290,8 +290,6 @@ class ScanCache:
         self._old: dict[str, _Entry] = self._load()
         self._new: dict[str, _Entry] = {}
         self._changed = False
-        self.hits = 0
-        self.misses = 0
 
     def _header(self) -> str:
         return json.dumps({"format": FORMAT, "salt": self.salt})
@@ -333,7 +331,6 @@ class ScanCache:
         result = self._decode(entry[2])
         if result is not None:
             self._new[rel] = entry
-            self.hits += 1
         return result
 
     def lookup(self, rel: str, digest: str) -> FileResult | None:
@@ -350,14 +347,12 @@ class ScanCache:
         if entry is not None and digest and entry[1] == digest:
             self._new[rel] = (_stamp_text(stamp), digest, entry[2])
             self._changed = True
-            self.hits += 1
 
     def store(self, rel: str, stamp: tuple[int, ...], digest: str | None, result: FileResult) -> None:
         """Remember ``result`` for ``rel`` (``digest`` ``None``: matched by stamp only)."""
         payload = json.dumps(encode_result(result), separators=(",", ":"))
         self._new[rel] = (_stamp_text(stamp), digest or "", payload)
         self._changed = True
-        self.misses += 1
 
     @staticmethod
     def _decode(payload: str) -> FileResult | None:

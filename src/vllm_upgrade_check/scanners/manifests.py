@@ -31,6 +31,7 @@ from vllm_upgrade_check.shellparse import Token, parse_shell
 from vllm_upgrade_check.textpos import line_index
 from vllm_upgrade_check.yamlnodes import (
     YamlProblem,
+    documents,
     get,
     items,
     mapping_items,
@@ -288,8 +289,6 @@ class ManifestScanner(Scanner):
         if templated:
             text = neutralise_templates(text)
         try:
-            from vllm_upgrade_check.scanners.vllm_config import documents
-
             docs = list(documents(text))
         except YamlProblem as exc:
             if source.mentions_vllm():
