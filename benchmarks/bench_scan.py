@@ -277,12 +277,44 @@ def run_child(argv: list[str], env: dict[str, str] | None = None) -> tuple[float
     return float(parts[1]), proc.returncode, int(parts[2]), head[-400:]
 
 
-def cli_path() -> str:
-    """The ``vllm-upgrade-check`` console script of this interpreter's environment."""
+CLI: list[str] = []
+"""How the benchmark runs the tool (set by :func:`use_wheel` or :func:`use_installed`)."""
+CLI_ENV: dict[str, str] | None = None
+"""The environment it runs in (``None``: the benchmark's own)."""
+
+
+def use_installed() -> str:
+    """Run the ``vllm-upgrade-check`` console script of this interpreter's environment."""
+    global CLI, CLI_ENV
     candidate = Path(sys.executable).parent / "vllm-upgrade-check"
-    return (
-        str(candidate) if candidate.exists() else (shutil.which("vllm-upgrade-check") or "vllm-upgrade-check")
+    CLI = [str(candidate) if candidate.exists() else (shutil.which("vllm-upgrade-check") or "vllm-upgrade-check")]
+    CLI_ENV = None
+    return f"the installed console script ({CLI[0]})"
+
+
+def use_wheel(work: Path) -> str:
+    """Run the tool from the wheel this checkout builds, as a user installs it (a development
+    install lacks the packs pre-parsed at build time, see ``packbundle``): the wheel is built
+    with ``pip wheel --no-build-isolation`` and unpacked under ``work``; the dependencies come
+    from this interpreter's environment. Falls back to :func:`use_installed` when it cannot."""
+    global CLI, CLI_ENV
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(work / "dist"), str(REPO)],
+        capture_output=True,
+        text=True,
+        check=False,
     )
+    wheels = sorted((work / "dist").glob("vllm_upgrade_check-*.whl"))
+    if built.returncode != 0 or not wheels:
+        return use_installed() + f"; the wheel did not build: {built.stderr.strip()[-200:]}"
+    import zipfile
+
+    unpacked = work / "wheel"
+    with zipfile.ZipFile(wheels[0]) as archive:
+        archive.extractall(unpacked)
+    CLI = [sys.executable, "-m", "vllm_upgrade_check"]
+    CLI_ENV = {**os.environ, "PYTHONPATH": str(unpacked)}
+    return f"the wheel {wheels[0].name}, unpacked"
 
 
 def cli_scan(
@@ -290,12 +322,12 @@ def cli_scan(
 ) -> tuple[float, int]:
     """Best CLI scan time with ``extra`` options and the peak RSS (KiB) of the child;
     ``before`` runs before each timed run (untimed)."""
-    argv = [cli_path(), "scan", str(root), "--format", "json", "--fail-on", "never", "--skip-unreadable", *extra]
+    argv = [*CLI, "scan", str(root), "--format", "json", "--fail-on", "never", "--skip-unreadable", *extra]
     best, peak = float("inf"), 0
     for _ in range(repeat):
         if before is not None:
             before()
-        wall, code, rss, err = run_child(argv)
+        wall, code, rss, err = run_child(argv, CLI_ENV)
         if code != 0:
             raise SystemExit(f"scan failed with exit {code}: {err}")
         best, peak = min(best, wall), max(peak, rss)
@@ -379,7 +411,7 @@ def semgrep_scan(exe: str, root: Path, literals: list[str], work: Path) -> tuple
 def version_vs_imports(repeat: int) -> tuple[float, float]:
     """Median wall time of ``--version`` and of importing the dependencies, in fresh processes."""
     deps = "import typer, rich, pydantic, yaml, packaging, tree_sitter"
-    version = [run_child([cli_path(), "--version"])[0] for _ in range(repeat)]
+    version = [run_child([*CLI, "--version"], CLI_ENV)[0] for _ in range(repeat)]
     imports = [run_child([sys.executable, "-c", deps])[0] for _ in range(repeat)]
     return statistics.median(version), statistics.median(imports)
 
@@ -405,6 +437,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-semgrep", action="store_true", help="leave semgrep out")
     parser.add_argument("--no-install", action="store_true", help="do not pip install semgrep")
     parser.add_argument("--keep", type=Path, help="build the monorepo here and keep it")
+    parser.add_argument(
+        "--installed", action="store_true", help="time the installed console script, not a wheel built from this checkout"
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.files, args.sizes, args.no_semgrep, args.repeat = 200, "100,200", True, 1
@@ -420,6 +455,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nmonorepo: {args.files} files in {time.perf_counter() - start:.1f} s: {counts}")
 
         from vllm_upgrade_check.filescan import worker_count
+
+        print(f"CLI runs: {use_installed() if args.installed else use_wheel(work)}")
 
         cached = ["--cache-dir", str(work / "cache")]
         t_grep = grep_scan(root, literals, args.repeat)

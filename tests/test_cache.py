@@ -367,6 +367,37 @@ def test_a_file_result_survives_the_cache_format_field_for_field() -> None:
     assert len(cache_module._fact_out(fact)) == len(dataclasses.fields(Fact)) + len(dataclasses.fields(Location)) - 1
 
 
+def test_a_fact_row_with_any_one_field_of_the_wrong_type_is_refused() -> None:
+    fact = Fact(FactKind.ARG, "max_num_seqs", Location("run.sh", 2, 3), raw="--max-num-seqs 4", value="4")
+    good = json.loads(json.dumps(cache_module._fact_out(fact)))
+    assert decode_result({"taken": True, "facts": [good]}).facts == [fact]
+    wrong: list[object] = [True, 1.5, {"a": 1}, 7, "7", None, ["x"]]
+    refused = 0
+    for index in range(len(good)):
+        for replacement in wrong:
+            row = list(good)
+            row[index] = replacement
+            types = cache_module._ROW_TYPES[index]
+            fits = type(replacement) in types  # exact types: True is not an int here
+            if fits and index == 0:
+                fits = replacement in {k.value for k in FactKind}
+            if fits:
+                continue
+            with pytest.raises((ValueError, KeyError)):
+                decode_result({"taken": True, "facts": [row]})
+            refused += 1
+    assert refused > len(good) * 4
+    for index in (10, 11):  # aliases, args: lists of strings only
+        row = list(good)
+        row[index] = ["ok", 3]
+        with pytest.raises(ValueError):
+            decode_result({"taken": True, "facts": [row]})
+    with pytest.raises(ValueError):
+        decode_result({"taken": True, "facts": [good[:-1]]})
+    with pytest.raises(ValueError):
+        decode_result({"taken": True, "facts": [tuple(good)]})
+
+
 def test_cli_caches_in_the_configured_directory_unless_told_not_to(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from vllm_upgrade_check import packbundle
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -30,3 +32,12 @@ def test_wheel_contains_every_pack_and_data_file(tmp_path: Path) -> None:
     for data in sorted((ROOT / "src" / "vllm_upgrade_check" / "data").iterdir()):
         assert f"vllm_upgrade_check/data/{data.name}" in names
     assert "vllm_upgrade_check/py.typed" in names
+    # The packs pre-parsed at build time, one entry per pack, for the text the wheel ships.
+    with zipfile.ZipFile(wheel) as archive:
+        bundle = packbundle.read_bundle(archive.read(f"vllm_upgrade_check/rules/{packbundle.BUNDLE_NAME}").decode())
+        packs = [n for n in names if n.startswith("vllm_upgrade_check/rules/") and n.endswith(".yaml")]
+        packs = [n for n in packs if n.count("/") == 2]
+        assert len(bundle) == len(packs) > 60
+        for name in packs:
+            text = archive.read(name).decode()
+            assert packbundle.parsed_pack(bundle, name.rsplit("/", 1)[1], text) is not None, name

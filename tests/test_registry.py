@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from vllm_upgrade_check import packbundle
+from vllm_upgrade_check import registry as registry_module
 from vllm_upgrade_check.errors import RulePackError
 from vllm_upgrade_check.registry import (
     build_registry,
@@ -41,6 +43,57 @@ def test_bundled_packs_load_the_same_by_the_fast_path_as_by_the_strict_one() -> 
     for display, path in files:
         strict = load_pack_file(path, display)
         assert load_pack_file(path, display, trusted=True) == strict, display
+
+
+def test_packs_pre_parsed_at_build_time_load_the_same_as_their_yaml() -> None:
+    files = bundled_pack_files()
+    bundle = packbundle.read_bundle(packbundle.compile_bundle((path.name, path.read_text()) for _d, path in files))
+    assert set(bundle) == {path.name for _d, path in files}
+    for display, path in files:
+        strict = load_pack_file(path, display)
+        assert load_pack_file(path, display, trusted=True, bundle=bundle) == strict, display
+    registry_module._bundled_packs.cache_clear()
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(registry_module, "bundled_pack_data", lambda: bundle)
+            fast = registry_module._bundled_packs()
+        registry_module._bundled_packs.cache_clear()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(registry_module, "bundled_pack_data", dict)
+            assert registry_module._bundled_packs() == fast
+    finally:
+        registry_module._bundled_packs.cache_clear()
+
+
+def test_a_pre_parsed_pack_is_used_only_for_the_exact_text_it_was_made_from(tmp_path: Path) -> None:
+    pack = tmp_path / "0.27.0.yaml"
+    built = "release: 0.27.0\nrules:\n" + GOOD_RULE
+    bundle = packbundle.read_bundle(packbundle.compile_bundle([(pack.name, built)]))
+    pack.write_text(built)
+    assert load_pack_file(pack, trusted=True, bundle=bundle).rules[0].severity.value == "blocker"
+    pack.write_text(built.replace("blocker", "warning"))  # edited after the build
+    assert load_pack_file(pack, trusted=True, bundle=bundle).rules[0].severity.value == "warning"
+    pack.write_text(built.replace("blocker", "fatal"))
+    with pytest.raises(RulePackError) as err:  # a broken edit still names its line
+        load_pack_file(pack, trusted=True, bundle=bundle)
+    assert err.value.line == 5
+
+
+@pytest.mark.parametrize("text", ["", "{", "[]", '{"format": 99, "packs": {}}', '{"format": 1, "packs": []}'])
+def test_a_malformed_pack_bundle_is_ignored(text: str) -> None:
+    assert packbundle.read_bundle(text) == {}
+
+
+def test_packs_json_cannot_carry_unchanged_are_left_out_of_the_bundle() -> None:
+    packs = [
+        ("0.1.0.yaml", "release: 0.1.0\nreleased_on: 2025-01-02\n"),  # a date
+        ("0.2.0.yaml", "release: 0.2.0\n1: one\n"),  # a key that is not a string
+        ("0.3.0.yaml", "release: [0.3.0\n"),  # not YAML
+        ("0.4.0.yaml", "release: 0.4.0\nsummary: caf\u00e9\n"),
+    ]
+    bundle = packbundle.read_bundle(packbundle.compile_bundle(packs))
+    assert set(bundle) == {"0.4.0.yaml"}
+    assert bundle["0.4.0.yaml"][1] == {"release": "0.4.0", "summary": "caf\u00e9"}
 
 
 def test_a_broken_trusted_pack_still_reports_its_line(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ directory; ``--no-cache`` turns it off.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import sys
@@ -179,15 +180,18 @@ def _strings(value: Any, what: str) -> list[str]:
     return value
 
 
+_ROW_SIGNATURES = frozenset(itertools.product(*_ROW_TYPES))
+"""Every tuple of exact value types a fact row may have (512 of them): one set lookup checks
+a whole row, and exact types keep ``True`` out of the integer fields."""
+
+
 def _fact_in(row: Any) -> Fact:
-    """A fact row, checked field by field (a cache file can be edited or forged)."""
-    if not isinstance(row, list) or len(row) != len(_ROW_TYPES):
+    """A fact row, every field's type checked (a cache file can be edited or forged)."""
+    if type(row) is not list or tuple(map(type, row)) not in _ROW_SIGNATURES:
         raise _bad("a fact row")
-    for value, types in zip(row, _ROW_TYPES, strict=True):
-        if not isinstance(value, types) or (types is _OPT_INT and isinstance(value, bool)):
-            raise _bad("a fact field")
-    _strings(row[10], "aliases")
-    _strings(row[11], "args")
+    for value in itertools.chain(row[10], row[11]):  # aliases, args
+        if type(value) is not str:
+            raise _bad("a fact's aliases or args")
     return Fact.from_row(row)
 
 

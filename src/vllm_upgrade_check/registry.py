@@ -18,6 +18,7 @@ from typing import Any
 from packaging.version import Version
 from pydantic import ValidationError
 
+from vllm_upgrade_check import packbundle
 from vllm_upgrade_check.errors import RulePackError
 from vllm_upgrade_check.model.pack import Pack, Rule
 from vllm_upgrade_check.yamlnodes import YamlProblem, compose_documents, to_python
@@ -102,22 +103,30 @@ def _key_names(data: Any, loc: Sequence[Any]) -> set[str]:
     return names
 
 
-def _load_trusted(text: str, source: str) -> Pack:
+def _load_trusted(text: str, source: str, parsed: Any = None) -> Pack:
     """:func:`load_pack_text` for the packs shipped with the tool, which the test suite checks
-    strictly: parsed with libyaml straight to Python (no node walk for line numbers), and only
-    on a problem parsed again the strict way for the error's line."""
+    strictly: validated from ``parsed`` (the pre-parsed data of :mod:`.packbundle`) when given,
+    else parsed with libyaml straight to Python (no node walk for line numbers); only on a
+    problem parsed again the strict way for the error's line."""
     import yaml
 
     try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - safe loader
-        if isinstance(data, dict):
-            return Pack.model_validate(data)
+        if parsed is None:
+            parsed = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - safe loader
+        if isinstance(parsed, dict):
+            return Pack.model_validate(parsed)
     except (yaml.YAMLError, ValidationError):
         pass
     return load_pack_text(text, source)
 
 
-def load_pack_file(path: Path, display: str | None = None, *, trusted: bool = False) -> Pack:
+def load_pack_file(
+    path: Path,
+    display: str | None = None,
+    *,
+    trusted: bool = False,
+    bundle: dict[str, tuple[str, Any]] | None = None,
+) -> Pack:
     """Read and validate one pack file.
 
     Args:
@@ -125,6 +134,8 @@ def load_pack_file(path: Path, display: str | None = None, *, trusted: bool = Fa
         display: its name in error messages (default: ``path``).
         trusted: a pack shipped with the tool (strictly checked by the test suite): parsed
             the fast way; the result is the same.
+        bundle: with ``trusted``, pre-parsed packs (:func:`.packbundle.read_bundle`): the
+            pack's data is taken from there when it holds this exact text.
 
     Raises:
         RulePackError: unreadable file, or any problem :func:`load_pack_text` reports.
@@ -134,7 +145,11 @@ def load_pack_file(path: Path, display: str | None = None, *, trusted: bool = Fa
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise RulePackError(f"cannot read rule pack: {exc}", name) from None
-    pack = _load_trusted(text, name) if trusted else load_pack_text(text, name)
+    if trusted:
+        parsed = packbundle.parsed_pack(bundle, path.name, text) if bundle else None
+        pack = _load_trusted(text, name, parsed)
+    else:
+        pack = load_pack_text(text, name)
     stem = path.name.removesuffix(".yaml").removesuffix(".yml").removesuffix(".draft")
     if stem != pack.release and stem.startswith(tuple("0123456789")):
         raise RulePackError(f"file name says {stem} but release is {pack.release}", name, 1)
@@ -167,6 +182,16 @@ def bundled_pack_files() -> list[tuple[str, Path]]:
         if is_pack_name(entry.name):
             out.append((f"rules/{entry.name}", Path(str(entry))))
     return sorted(out)
+
+
+def bundled_pack_data() -> dict[str, tuple[str, Any]]:
+    """The pre-parsed packs built into the wheel (:mod:`.packbundle`): file name ->
+    ``(digest, data)``; empty when there are none (an editable install) or they cannot be read."""
+    try:
+        text = resources.files("vllm_upgrade_check.rules").joinpath(packbundle.BUNDLE_NAME).read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    return packbundle.read_bundle(text)
 
 
 @dataclass(frozen=True)
@@ -273,8 +298,10 @@ def entry_point_pack_dirs() -> list[tuple[str, Path]]:
 @lru_cache(maxsize=1)
 def _bundled_packs() -> tuple[tuple[str, Pack], ...]:
     """The packs shipped with the tool, validated once per process (packs are immutable)."""
+    bundle = bundled_pack_data()
     return tuple(
-        (display, load_pack_file(path, display, trusted=True)) for display, path in bundled_pack_files()
+        (display, load_pack_file(path, display, trusted=True, bundle=bundle))
+        for display, path in bundled_pack_files()
     )
 
 
