@@ -472,6 +472,12 @@ def test_a_root_given_twice_or_inside_another_is_scanned_once(tmp_path: Path, re
     again = run_scan(ScanOptions(paths=roots, to_version="99.0.0", from_version="0.25.0"), registry)
     assert len(again.findings) == len(once.findings)
     assert [s.reason.split(" (")[0] for s in again.skipped] == ["inside another scanned root"] * 3
+    # One root is left, so paths are relative to it, as when it is given alone.
+    assert [f.location.path for f in again.findings] == [f.location.path for f in once.findings]
+    (tmp_path / "other").mkdir()
+    two = run_scan(ScanOptions(paths=[*roots, tmp_path / "other"], to_version="99.0.0", from_version="0.25.0"), registry)
+    paths = [f.location.path for f in two.findings if f.location.path]
+    assert paths and all(p.startswith(f"{tmp_path / 'repo'}/") for p in paths)
 
 
 def test_the_code_salt_follows_file_contents_not_install_times() -> None:

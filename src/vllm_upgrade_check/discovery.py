@@ -102,12 +102,30 @@ def _load_gitignore(path: str) -> pathspec.PathSpec | None:
         return None
 
 
+def covered_roots(roots: Sequence[Path]) -> dict[int, int]:
+    """Roots that are another root again (``ex`` and ``./ex``) or lie inside one (``ex/deploy``),
+    by position: each maps to the position of the root that covers it (its files are scanned
+    from there, once). Of equal roots the first given is kept."""
+    real = [os.path.realpath(root) for root in roots]
+    covered: dict[int, int] = {}
+    for index, path in enumerate(real):
+        for other, other_path in enumerate(real):
+            if other == index or other in covered:
+                continue
+            same = path == other_path
+            if (same and other < index) or (not same and path.startswith(other_path.rstrip(os.sep) + os.sep)):
+                covered[index] = other
+                break
+    return covered
+
+
 def root_label(root: Path, roots: Sequence[Path]) -> str:
     """The prefix of ``root``'s files in reports: ``""`` when ``roots`` holds one root (paths
-    are relative to it), else the root as given, as a POSIX path relative to the current
-    directory when it lies under it (``a``, ``../b``, ``/srv/c``; ``""`` for the current
-    directory), so that equal names under two roots stay apart."""
-    if len(roots) <= 1:
+    are relative to it; roots :func:`covered_roots` by another do not count), else the root as
+    given, as a POSIX path relative to the current directory when it lies under it (``a``,
+    ``../b``, ``/srv/c``; ``""`` for the current directory), so that equal names under two
+    roots stay apart."""
+    if len(roots) - len(covered_roots(roots)) <= 1:
         return ""
     path = os.path.abspath(root)
     try:

@@ -5,7 +5,6 @@ Callable from tests without the CLI. Nothing here prints or exits.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from vllm_upgrade_check.checks import UNKNOWN_FLAG_ID, unknown_flag_findings
 from vllm_upgrade_check.discovery import (  # noqa: F401
     MAX_FILE_BYTES,
     SKIP_DIRS,
+    covered_roots,
     labelled,
     read_source,
     root_label,
@@ -123,7 +123,7 @@ def scan_files(
     for root in options.paths:
         if not root.exists():
             raise UsageError(f"no such file or directory: {root}")
-    inside = _roots_inside_others(options.paths)
+    inside = covered_roots(options.paths)
     for index, root in enumerate(options.paths):
         label = root_label(root, options.paths)
         if index in inside:
@@ -146,23 +146,6 @@ def scan_files(
         root_facts.extend(_referenced_configs(root_facts, files, options, skipped, label))
         facts.extend(root_facts)
     return facts, skipped, count
-
-
-def _roots_inside_others(roots: Sequence[Path]) -> dict[int, int]:
-    """Roots that are another root again (``ex`` and ``./ex``) or lie inside one (``ex/deploy``),
-    by position: each maps to the position of the root that covers it. Of equal roots the
-    first given is kept."""
-    real = [os.path.realpath(root) for root in roots]
-    covered: dict[int, int] = {}
-    for index, path in enumerate(real):
-        for other, other_path in enumerate(real):
-            if other == index or other in covered:
-                continue
-            same = path == other_path
-            if (same and other < index) or (not same and path.startswith(other_path.rstrip(os.sep) + os.sep)):
-                covered[index] = other
-                break
-    return covered
 
 
 def _scan_root(
