@@ -204,6 +204,47 @@ def test_deprecation_window_makes_a_stop(registry: Registry, tmp_path: Path) -> 
     assert [h.to_version for h in direct.path] == ["0.28.0"]
 
 
+DROPPED_MODEL_RULE = """
+rules:
+  - id: TST0270-001
+    name: acme-old-removed
+    severity: blocker
+    match: {kind: model, name: acme-old, patterns: ["acme/old-*"]}
+    message: "The AcmeOldForCausalLM architecture was removed in vLLM 0.27.0."
+    fix: {summary: Stay on 0.26.0 for this model.}
+    docs: {why: gone}
+    evidence: [{kind: unverified, ref: test pack}]
+"""
+
+
+def test_a_release_that_dropped_the_served_model_is_not_reachable(tmp_path: Path) -> None:
+    packs = write_packs(tmp_path)
+    pack = packs / "0.27.0.yaml"
+    pack.write_text(pack.read_text() + DROPPED_MODEL_RULE)
+    registry = load_registry([packs], bundled=False)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "serve.sh").write_text("vllm serve acme/old-7b --port 8000\n")
+    plan = plan_for(registry, env(), repo=repo)
+    assert plan.reachable == "0.26.0"
+    assert [h.to_version for h in plan.path] == ["0.26.0"]
+    blocked = {c.release: c.blockers for c in plan.blocked}
+    assert set(blocked) == {"0.27.0", "0.28.0"}
+    for blockers in blocked.values():
+        assert [(b.kind, b.subject) for b in blockers] == [("model", "acme/old-7b")]
+        assert blockers[0].message.startswith("serves acme/old-7b (serve.sh:1); The AcmeOldForCausalLM")
+        assert blockers[0].message.endswith("(TST0270-001)")
+    # Another model: nothing dropped, the newest release is reachable.
+    (repo / "serve.sh").write_text("vllm serve acme/new-7b --port 8000\n")
+    assert plan_for(registry, env(), repo=repo).reachable == "0.28.0"
+    # Kept Python blocks first; the dropped model is listed after it.
+    kept = plan_for(registry, env(python="3.10.12"), keep=("python",), repo=repo)
+    assert kept.reachable == "0.26.0"
+    (repo / "serve.sh").write_text("vllm serve acme/old-7b --port 8000\n")
+    both = plan_for(registry, env(python="3.10.12"), keep=("python",), repo=repo)
+    assert [b.kind for b in both.blocked[0].blockers] == ["python", "model"]
+
+
 def test_release_without_wheel_facts_is_unchecked(tmp_path: Path) -> None:
     packs = write_packs(tmp_path)
     (packs / "0.29.0.yaml").write_text("release: 0.29.0\n")

@@ -8,13 +8,14 @@ Constraints are what the user says must not change (``--keep``): ``driver``, ``p
 distribution name. What the target needs and is not kept is a *change* the plan lists (upgrade
 the driver, move to another Python, let pip upgrade torch); what is kept and would have to
 change is a *blocker*. An installed distribution whose own requirement the target breaks
-(a plugin pinning ``vllm<0.27``) is always a blocker.
+(a plugin pinning ``vllm<0.27``) is always a blocker, and so is a release that dropped a model
+the deployment serves (a ``kind: model`` rule the scan matched).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
@@ -22,7 +23,7 @@ from packaging.version import Version
 
 from vllm_upgrade_check.envrules import DriverTable
 from vllm_upgrade_check.model.facts import Report
-from vllm_upgrade_check.model.pack import Severity, WheelFacts
+from vllm_upgrade_check.model.pack import MatchKind, Severity, WheelFacts
 from vllm_upgrade_check.registry import Registry
 from vllm_upgrade_check.resolve import FutureEnvironment, resolve_future
 from vllm_upgrade_check.scanners.environment import Environment
@@ -53,9 +54,10 @@ class Blocker:
     """One reason a release cannot be installed under the constraints.
 
     Attributes:
-        kind: ``python``, ``driver``, ``keep`` (a kept distribution would change) or
-            ``conflict`` (an installed distribution's requirement would break).
-        subject: what it is about (``python``, ``driver``, ``torch``, ``lmcache``).
+        kind: ``python``, ``driver``, ``keep`` (a kept distribution would change),
+            ``conflict`` (an installed distribution's requirement would break) or ``model``
+            (the release dropped a model the deployment serves).
+        subject: what it is about (``python``, ``driver``, ``torch``, ``lmcache``, a model id).
         message: one sentence naming both sides.
     """
 
@@ -71,7 +73,8 @@ class ReleaseCheck:
     Attributes:
         release: the release.
         checked: ``False`` when its pack has no ``wheel:`` facts (nothing could be checked).
-        blockers: in order: Python, driver, kept distributions, conflicts; the first is shown.
+        blockers: in order: Python, driver, kept distributions, conflicts, served models
+            dropped; the first is shown.
         changes: what must change and may (not kept): driver, Python, distributions pip moves.
         future: the resolved future environment (``None`` when not checked).
     """
@@ -250,6 +253,35 @@ def _stops(
     return sorted(stops)
 
 
+def _with_served_models(checks: list[ReleaseCheck], report: Report) -> list[ReleaseCheck]:
+    """``checks`` with a ``model`` blocker on every release at or after the one that dropped
+    a model the deployment serves (a blocker finding of a ``kind: model`` rule in ``report``):
+    no change to the deployment's files or environment gets that model running there, so
+    such a release is not reachable, like one whose installed plugin pins an older vLLM."""
+    dropped: dict[Version, list[Blocker]] = {}
+    seen: set[tuple[str, str]] = set()
+    for finding in report.findings:
+        rule = finding.rule
+        if rule.match.kind != MatchKind.MODEL or finding.severity != Severity.BLOCKER:
+            continue
+        model = finding.fact.name
+        if (rule.id, model) in seen:
+            continue
+        seen.add((rule.id, model))
+        where = finding.location.path or "the environment"
+        if finding.location.line is not None:
+            where += f":{finding.location.line}"
+        message = f"serves {model} ({where}); {rule.message.rstrip('.')} ({rule.id})"
+        dropped.setdefault(Version(finding.release), []).append(Blocker("model", model, message))
+    if not dropped:
+        return checks
+    out = []
+    for check in checks:
+        added = [b for release, found in sorted(dropped.items()) if release <= Version(check.release) for b in found]
+        out.append(replace(check, blockers=(*check.blockers, *added)) if added and check.checked else check)
+    return out
+
+
 def make_plan(
     registry: Registry,
     host: Host,
@@ -285,11 +317,21 @@ def make_plan(
         notes.append("NVIDIA driver unknown (give --driver VERSION): CUDA driver needs not checked")
     if host.python is None:
         notes.append("Python unknown (give --python-version X.Y): requires-python not checked")
+    scanned: dict[tuple[str | None, str], Report] = {}
+
+    def scan_once(frm: str | None, to: str) -> Report:
+        if (frm, to) not in scanned:
+            scanned[frm, to] = scan(frm, to)
+        return scanned[frm, to]
+
+    if any(c.reachable for c in checks):  # else nothing is reachable anyway: no scan needed
+        newest = max((c for c in checks if c.checked), key=lambda c: Version(c.release))
+        checks = _with_served_models(checks, scan_once(current, newest.release))
     reachable_checks = [c for c in checks if c.reachable]
     reachable = Version(reachable_checks[-1].release) if reachable_checks else None
     path: list[Hop] = []
     if reachable is not None:
-        overall = scan(current, str(reachable))
+        overall = scan_once(current, str(reachable))
         usable = [Version(c.release) for c in reachable_checks if Version(c.release) < reachable]
         by_release = {c.release: c for c in checks}
         previous = current
@@ -301,7 +343,7 @@ def make_plan(
             return fresh
 
         for stop, ids, reason in _stops(overall, start, reachable, usable):
-            hop_report = scan(previous, str(stop))
+            hop_report = scan_once(previous, str(stop))
             path.append(Hop(previous, str(stop), reason, hop_report, new_changes(str(stop)), tuple(ids)))
             previous = str(stop)
         final_reason = (
@@ -309,7 +351,7 @@ def make_plan(
             if str(reachable) == str(registry.newest)
             else "the newest release reachable under the constraints"
         )
-        final = overall if previous == current else scan(previous, str(reachable))
+        final = overall if previous == current else scan_once(previous, str(reachable))
         path.append(Hop(previous, str(reachable), final_reason, final, new_changes(str(reachable))))
     return Plan(
         current=current,

@@ -11,7 +11,7 @@ Schema version 1 (``schema_version: 1``, ``kind: "plan"``)::
                "keep": ["driver", "torch"], "environment": "freeze file reqs.txt"},
       "releases": [{"release": "0.27.0", "checked": true, "reachable": false | null (unchecked),
                     "first_blocker": "wheels built for CUDA 13 need driver >= ..." | null,
-                    "blockers": [{"kind": "python|driver|keep|conflict", "subject": "driver",
+                    "blockers": [{"kind": "python|driver|keep|conflict|model", "subject": "driver",
                                   "message": "..."}],
                     "changes": ["torch 2.11.0 -> 2.13.0 (upgrade; vllm requires torch==2.13.0)"],
                     "conflicts": [{"requirer": "lmcache", "requirer_version": "0.3.1",
