@@ -357,3 +357,46 @@ def test_several_roots_keep_their_paths_apart(tmp_path: Path, monkeypatch: pytes
     (tmp_path / "a" / "r.sh").write_text("vllm serve m --swap-space 4\n")
     single = run_scan(ScanOptions(paths=[Path("a")], from_version="0.12.0", to_version="0.18.0"))
     assert [f.location.path for f in single.findings] == ["r.sh"]
+
+
+@pytest.mark.parametrize(
+    ("written", "bumped"),
+    [
+        ('ARG VLLM_VERSION=0.26.0\nFROM vllm/vllm-openai:v${VLLM_VERSION}\n', "ARG VLLM_VERSION=0.28.0\n"),
+        ('ARG VLLM_VERSION="v0.26.0"\nFROM vllm/vllm-openai:$VLLM_VERSION\n', 'ARG VLLM_VERSION="v0.28.0"\n'),
+        ("ARG TAG=0.26.0\nFROM vllm/vllm-openai:v${TAG}-cu128\n", "ARG TAG=0.28.0\n"),
+    ],
+)
+def test_bump_sets_the_default_of_the_arg_the_image_tag_is_made_of(
+    tmp_path: Path, written: str, bumped: str
+) -> None:
+    (tmp_path / "Dockerfile").write_text(written + 'CMD ["--model", "m"]\n')
+    code, out = _fix(str(tmp_path), "--to", "0.28.0")
+    assert code == 0, out
+    text = (tmp_path / "Dockerfile").read_text()
+    assert text == bumped + written.split("\n", 1)[1] + 'CMD ["--model", "m"]\n'
+
+
+def test_bump_leaves_an_arg_that_does_not_make_the_tag(tmp_path: Path) -> None:
+    # The ARG default is not what the scanner resolved the tag to (the FROM names another ARG).
+    written = "ARG VLLM_VERSION=0.26.0\nARG OTHER=0.25.0\nFROM vllm/vllm-openai:v${OTHER}\n"
+    (tmp_path / "Dockerfile").write_text(written)
+    _fix(str(tmp_path), "--to", "0.28.0")
+    assert (tmp_path / "Dockerfile").read_text() == written.replace("OTHER=0.25.0", "OTHER=0.28.0")
+
+
+@pytest.mark.parametrize("quote", ["", '"', "'"])
+def test_bump_sets_the_helm_tag_beside_the_repository(tmp_path: Path, quote: str) -> None:
+    values = (
+        "servingEngineSpec:\n  modelSpec:\n  - name: llama\n"
+        f"    repository: {quote}vllm/vllm-openai{quote}\n    tag: {quote}v0.26.0{quote}  # pinned\n"
+        "    modelURL: meta-llama/Llama-3.1-8B-Instruct\n"
+        "  other:\n    image:\n      repository: vllm/vllm-openai\n      tag: v0.26.0-cu128\n"
+        "redis:\n  image: {repository: redis, tag: '7.2'}\n"
+    )
+    (tmp_path / "values.yaml").write_text(values)
+    code, out = _fix(str(tmp_path), "--to", "0.28.0")
+    assert code == 0, out
+    assert (tmp_path / "values.yaml").read_text() == values.replace(
+        f"tag: {quote}v0.26.0{quote}", f"tag: {quote}v0.28.0{quote}"
+    ).replace("tag: v0.26.0-cu128", "tag: v0.28.0-cu128")

@@ -501,27 +501,71 @@ def _set_specifier(text: str, fact: Fact, specifier: str) -> tuple[int, int, str
 
 
 def _bump_image(text: str, fact: Fact, target: Version) -> tuple[int, int, str]:
+    """The edit that sets the tag of vLLM image ``fact`` to ``target``, keeping the tag's
+    ``v`` prefix and its suffix (``-cu128``): in the reference itself, in the ``tag:`` beside a
+    Helm ``repository:``, or in the default of the Dockerfile ``ARG`` the tag is made of.
+
+    Raises:
+        CannotFix: the tag is not written where the fact says, or not as a plain value.
+    """
     loc = fact.location
     if loc.line is None or loc.column is None:
         raise CannotFix("no position in the file")
     start = _offset(text, loc.line, loc.column)
     written = text[start : start + len(fact.raw)]
+    _name, tag = split_image(fact.raw)
     if written == fact.raw:
-        name, tag = split_image(fact.raw)
         if not tag or "@" in fact.raw:
             raise CannotFix("the image has no version tag")
-        new_tag = ("v" if tag[:1] in "vV" else "") + str(target) + _tag_suffix(tag)
         tag_start = start + len(fact.raw) - len(tag)
-        return tag_start, start + len(fact.raw), new_tag
-    # FROM image:${ARG}: bump the ARG's default in the same file.
-    m = re.compile(r"[^\s:]+:\$\{?(\w+)\}?").match(text, start)
+        return tag_start, start + len(fact.raw), _bumped_tag(tag, target)
+    if fact.scanner == "helm" and tag:
+        # repository: vllm/vllm-openai + tag: v0.26.0 (the fact stands at the repository).
+        span = _helm_tag_span(text, loc.line, loc.column)
+        if span is not None and text[span[0] : span[1]] == tag:
+            return span[0], span[1], _bumped_tag(tag, target)
+    # FROM image:v${VLLM_VERSION}: bump the ARG's default in the same file.
+    m = re.compile(r"[^\s:]+:([^$\s]*)\$(?:\{(\w+)\}|(\w+))(\S*)").match(text, start)
     if m:
-        arg = re.compile(rf"^[ \t]*ARG[ \t]+{m.group(1)}[ \t]*=[ \t]*(\S+)", re.M | re.I).search(text)
-        if arg and arg.group(1) == fact.value:
-            tag = arg.group(1)
-            new_tag = ("v" if tag[:1] in "vV" else "") + str(target) + _tag_suffix(tag)
-            return arg.start(1), arg.end(1), new_tag
+        prefix, name, suffix = m.group(1), m.group(2) or m.group(3), m.group(4)
+        arg = re.compile(rf"^[ \t]*ARG[ \t]+{name}[ \t]*=[ \t]*([\"']?)([^\s\"']+)\1", re.M | re.I).search(text)
+        if arg and prefix + arg.group(2) + suffix == fact.value:
+            default = arg.group(2)
+            return arg.start(2), arg.end(2), _bumped_tag(default, target)
     raise CannotFix(f"expected {fact.raw!r} at {loc}")
+
+
+def _bumped_tag(tag: str, target: Version) -> str:
+    """``tag`` (``v0.26.0-cu128``, ``0.26.0``) naming ``target`` instead, in the same style."""
+    return ("v" if tag[:1] in "vV" else "") + str(target) + _tag_suffix(tag)
+
+
+def _helm_tag_span(text: str, line: int, column: int) -> tuple[int, int] | None:
+    """Offsets of the plain or quoted ``tag`` value in the YAML mapping whose ``repository``
+    value starts at ``line``:``column`` (1-based; inside the quote of a quoted one), or ``None``."""
+    from yaml import MappingNode, ScalarNode
+
+    from vllm_upgrade_check.yamlnodes import YamlProblem, documents, get, pos
+
+    try:
+        roots = documents(text)
+    except YamlProblem:
+        return None
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, MappingNode):
+            repo = get(node, "repository")
+            if repo is not None and pos(repo).line == line and pos(repo).column in (column, column - 1):
+                tag = get(node, "tag")
+                if not isinstance(tag, ScalarNode) or tag.style not in (None, "", "'", '"'):
+                    return None  # a block scalar, or no tag
+                begin = _offset(text, pos(tag).line, pos(tag).column) + (1 if tag.style in ("'", '"') else 0)
+                return begin, begin + len(tag.value)
+            stack.extend(child for pair in node.value for child in pair)
+        elif isinstance(node.value, list):
+            stack.extend(node.value)
+    return None
 
 
 def _tag_suffix(tag: str) -> str:
