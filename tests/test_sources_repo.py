@@ -153,3 +153,43 @@ def test_unreadable_sources_are_skipped_with_their_line() -> None:
     items = list(SystemdScanner().scan(SourceFile(".env", "VLLM_USE_V1=1\nnot a binding\n")))
     assert [getattr(i, "name", None) for i in items[:1]] == ["VLLM_USE_V1"]
     assert isinstance(items[1], Skipped) and items[1].line == 2
+
+
+def test_dashboards_held_as_json_text_in_kubernetes_objects() -> None:
+    from vllm_upgrade_check.model.facts import Fact, Skipped
+    from vllm_upgrade_check.scanners.base import SourceFile
+    from vllm_upgrade_check.scanners.monitoring import MonitoringScanner
+
+    text = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: dashboards, labels: {grafana_dashboard: "1"}}
+data:
+  notes.txt: "vllm:gpu_cache_usage_perc is not a query here"
+  vllm.json: |
+    {"panels": [
+      {"targets": [{"expr": "rate(vllm:e2e_request_latency_seconds_count[5m])"}]},
+      {"title": "vllm:num_requests_running", "targets": [{"expr": "vllm:gpu_cache_usage_perc"}]}
+    ]}
+  inline.json: '{"panels": [{"targets": [{"expr": "vllm:num_requests_running"}]}]}'
+  broken.json: '{"panels": [{"expr": "vllm:x"'
+  escaped.json: "{\\"panels\\": [{\\"targets\\": [{\\"expr\\": \\"vllm:num_requests_waiting{a=\\\\\\"b\\\\\\"}\\"}]}]}"
+---
+apiVersion: grafana.integreatly.org/v1beta1
+kind: GrafanaDashboard
+metadata: {name: vllm}
+spec:
+  json: >
+    {"panels": [{"targets": [{"expr": "vllm:num_preemptions_total"}]}]}
+"""
+    out = list(MonitoringScanner().scan(SourceFile("k8s/dash.yaml", text)))
+    facts = [(f.name, f.location.line, f.location.column) for f in out if isinstance(f, Fact)]
+    lines = text.split("\n")
+    assert facts == [
+        ("vllm:e2e_request_latency_seconds", 8, lines[7].index("vllm:") + 1),
+        ("vllm:gpu_cache_usage_perc", 9, lines[8].index("vllm:gpu") + 1),
+        ("vllm:num_requests_running", 11, lines[10].index("vllm:") + 1),
+        ("vllm:num_requests_waiting", 13, lines[12].index('"') + 1),  # not written as in JSON: at the value
+        ("vllm:num_preemptions", 20, lines[19].index("vllm:") + 1),
+    ]
+    (skipped,) = [s for s in out if isinstance(s, Skipped)]
+    assert skipped.line == 12 and "broken.json" in skipped.reason

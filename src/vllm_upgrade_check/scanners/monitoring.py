@@ -7,7 +7,8 @@ metric a PromQL expression selects becomes a ``metric`` fact:
   (``spec.groups``); a recording rule's own ``record:`` name is a series the user made, not
   a vLLM metric, and neither are its later uses; ``annotations`` and ``labels`` are text;
 - Grafana dashboard JSON: ``targets[].expr`` of panels (rows and nested panels included)
-  and ``templating.list[].query``;
+  and ``templating.list[].query``, in ``.json`` files and as JSON text inside a ``ConfigMap``
+  (the Grafana sidecar's provisioning) or a grafana-operator ``GrafanaDashboard``;
 - Python string literals that hold ``vllm:`` (scraper code), read with :mod:`ast`, never
   imported; docstrings are left out.
 
@@ -34,7 +35,7 @@ from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped
 from vllm_upgrade_check.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.scanners.manifests import YAML_SUFFIXES
 from vllm_upgrade_check.textpos import line_index
-from vllm_upgrade_check.yamlnodes import YamlProblem, documents, get, items, scalar
+from vllm_upgrade_check.yamlnodes import YamlProblem, documents, get, items, mapping_items, scalar
 
 PREFIX = "vllm:"
 SERIES_SUFFIXES = ("_bucket", "_sum", "_count", "_total", "_created")
@@ -201,21 +202,60 @@ def _dashboard_queries(data: object) -> Iterator[str]:
             yield from _dashboard_queries(item)
 
 
-def grafana_facts(text: str, data: object, path: str) -> Iterator[Fact]:
-    """Metric facts of a parsed Grafana dashboard; positions found by searching each query's
-    JSON-escaped text in order."""
-    cursor = 0
+def grafana_facts(text: str, data: object, path: str, start: int = 0, end: int | None = None) -> Iterator[Fact]:
+    """Metric facts of a parsed Grafana dashboard written in ``text[start:end]`` (the whole
+    text by default); positions found by searching each query's JSON-escaped text in order.
+    A query not written that way (a dashboard inside a quoted YAML string) is placed at
+    ``start``."""
+    end = len(text) if end is None else end
+    cursor = start
     for query in _dashboard_queries(data):
         if PREFIX not in query:
             continue
         written = json.dumps(query)[1:-1]
-        index = text.find(written, cursor)
+        index = text.find(written, cursor, end)
         if index < 0:
-            index = text.find(written)
+            index = text.find(written, start, end)
         if index < 0:
+            yield from _facts_in_span(text, start, start, query, path, "grafana", set())
             continue
         cursor = index + len(written)
         yield from _facts_in_span(text, index, cursor, query, path, "grafana", set())
+
+
+EMBEDDED_DASHBOARD_KINDS = ("ConfigMap", "GrafanaDashboard")
+"""Kubernetes objects that carry a dashboard as JSON text: a ``ConfigMap``'s ``data`` values
+(what the Grafana sidecar of kube-prometheus-stack provisions from) and grafana-operator's
+``GrafanaDashboard`` (``spec.json``)."""
+
+
+def embedded_dashboard_facts(text: str, docs: Sequence[yaml.Node], path: str) -> Iterator[Fact | Skipped]:
+    """Metric facts of the Grafana dashboards held as JSON text in :data:`EMBEDDED_DASHBOARD_KINDS`
+    objects of ``docs``, at their place in the YAML file. A value under a ``*.json`` key that
+    names ``vllm:`` but is not JSON is reported as skipped; other values that are not JSON
+    dashboards are left alone."""
+    for doc in docs:
+        kind = scalar(get(doc, "kind"))
+        if kind == "ConfigMap":
+            values = [(key, node) for key, _key_node, node in mapping_items(get(doc, "data"))]
+        elif kind == "GrafanaDashboard":
+            values = [("json.json", node) for node in [get(get(doc, "spec"), "json")] if node is not None]
+        else:
+            continue
+        for key, node in values:
+            body = scalar(node)
+            if body is None or PREFIX not in body:
+                continue
+            try:
+                data = json.loads(body)
+            except ValueError as exc:
+                if key.endswith(".json"):
+                    yield Skipped(
+                        path, f"JSON error in {key}: {exc}", configures_vllm=True, line=node.start_mark.line + 1
+                    )
+                continue
+            if is_dashboard(data):
+                yield from grafana_facts(text, data, path, node.start_mark.index, node.end_mark.index)
 
 
 def is_dashboard(data: object) -> bool:
@@ -299,10 +339,15 @@ class MonitoringScanner(Scanner):
             if is_dashboard(data):
                 yield from grafana_facts(source.text, data, source.relpath)
             return
-        if "groups" not in source.text:
+        rules = "groups" in source.text
+        dashboards = any(kind in source.text for kind in EMBEDDED_DASHBOARD_KINDS)
+        if not (rules or dashboards):
             return
         try:
             docs = documents(source.text)
         except YamlProblem:
             return  # the manifest scanner reports YAML that cannot be read
-        yield from prometheus_rule_facts(source.text, docs, source.relpath)
+        if rules:
+            yield from prometheus_rule_facts(source.text, docs, source.relpath)
+        if dashboards:
+            yield from embedded_dashboard_facts(source.text, docs, source.relpath)
