@@ -3,7 +3,7 @@
 Used by the atheris drivers (``fuzz_<target>.py``) and by ``tests/test_fuzz_corpus.py``,
 which replays the saved corpus under ``tests/fuzz/corpus/<target>/`` on every test run.
 A target fails (raises) when the code under test raises anything, or returns something
-other than facts and skipped records.
+other than what a scanner yields (facts, skipped records, conditionals, references).
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from vllm_upgrade_check.discovery import _decode
 from vllm_upgrade_check.errors import RulePackError
 from vllm_upgrade_check.model.facts import Fact, Skipped
 from vllm_upgrade_check.model.pack import Pack
-from vllm_upgrade_check.scanners.base import SourceFile
+from vllm_upgrade_check.scanners.base import Conditional, FileReference, Reference, SourceFile
 from vllm_upgrade_check.scanners.dockerfile import DockerfileScanner
 from vllm_upgrade_check.scanners.launch import arg_facts, find_launch, normalise_flag
 from vllm_upgrade_check.scanners.manifests import ManifestScanner
+from vllm_upgrade_check.scanners.monitoring import MonitoringScanner
 from vllm_upgrade_check.scanners.requirements import RequirementsScanner
 from vllm_upgrade_check.scanners.shell import ShellScanner
 from vllm_upgrade_check.shellparse import Token, parse_shell
@@ -26,7 +27,7 @@ from vllm_upgrade_check.yamlnodes import YamlProblem, compose_documents, to_pyth
 
 def _check(items: Iterable[object]) -> None:
     for item in items:
-        assert isinstance(item, Fact | Skipped), f"unexpected item {item!r}"
+        assert isinstance(item, Fact | Skipped | Conditional | Reference | FileReference), f"unexpected item {item!r}"
 
 
 def shell(data: bytes) -> None:
@@ -51,9 +52,11 @@ def flags(data: bytes) -> None:
 
 
 def yaml_manifest(data: bytes) -> None:
-    """YAML: the composer, ``to_python`` (node budget) and the compose/Kubernetes walkers."""
+    """YAML: the composer, ``to_python`` (node budget), the compose/Kubernetes walkers and the
+    monitoring walkers (rule groups, dashboards held as JSON in a ConfigMap)."""
     text = _decode(data)
     _check(ManifestScanner().scan(SourceFile("deploy.yaml", "# vllm\n" + text)))
+    _check(MonitoringScanner().scan(SourceFile("monitoring.yaml", text)))
     try:
         for doc in compose_documents(text):
             to_python(doc, {}, max_nodes=20_000)
