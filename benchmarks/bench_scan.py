@@ -14,7 +14,12 @@ filler sources, a ``node_modules/``, a root and a nested ``.gitignore``), then t
   installed with pip into a separate virtual environment (skipped, with the reason, when it
   cannot be installed or run);
 * ``vllm-upgrade-check --version`` against a bare import of its dependencies;
+* the floor of any Python CLI on this tree: the dependency import, a scan of an empty
+  directory (the fixed start-up) and ``os.walk`` of the tree, each as a multiple of grep;
 * cold and warm CLI scan time at several sizes (``--sizes``), to show how it grows.
+
+The CLI runs from the wheel this checkout builds (unpacked, dependencies from this
+environment), as users install it; ``--installed`` times the installed console script instead.
 
 Usage::
 
@@ -358,6 +363,16 @@ def inprocess_scan(root: Path, repeat: int, **options: object) -> tuple[float, i
     return elapsed, report.files_scanned, len(report.findings)
 
 
+def python_walk(root: Path) -> int:
+    """Files ``os.walk`` lists under ``root`` (skipped directories left out, nothing read or
+    stat'ed): the least a Python scanner spends finding the files."""
+    count = 0
+    for _directory, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in ("node_modules", ".git")]
+        count += len(files)
+    return count
+
+
 def grep_scan(root: Path, literals: list[str], repeat: int) -> float:
     """Best ``grep -rE`` time over the same tree (same directories left out)."""
     pattern = "|".join(lit.replace(".", r"\.") for lit in literals)
@@ -505,6 +520,16 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"\n--version {t_version:.3f} s; import of dependencies {t_imports:.3f} s; "
             f"ratio {t_version / t_imports:.2f}"
+        )
+        empty = work / "empty"
+        empty.mkdir()
+        t_empty, _ = cli_scan(empty, max(args.repeat, 5), ["--no-cache"])
+        t_walk = best_of(args.repeat, lambda: python_walk(root))
+        print(
+            f"where the floor is for a Python CLI: interpreter + dependency import {t_imports:.3f} s "
+            f"({t_imports / t_grep:.1f}x grep); CLI scan of an empty directory {t_empty:.3f} s "
+            f"({t_empty / t_grep:.1f}x grep); os.walk of the tree, nothing read {t_walk:.3f} s "
+            f"({t_walk / t_grep:.1f}x grep)"
         )
 
         print(f"\n{'files':>8}{'cold s':>9}{'warm s':>9}{'grep s':>9}{'cold/grep':>10}{'ms/1k files':>13}{'RSS MiB':>9}")
