@@ -3,6 +3,7 @@ newline/encoding/mode preservation and the scanned-root boundary."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import shutil
@@ -218,7 +219,7 @@ def test_config_yaml_key_removal() -> None:
 
 
 def test_value_not_as_written_is_left_for_a_person() -> None:
-    text = "vllm serve m --max-num-partial-prefills $N\n"
+    text = "vllm serve m --max-num-partial-prefills 8\n"
     fact = Fact(
         FactKind.ARG,
         "max_num_partial_prefills",
@@ -228,6 +229,14 @@ def test_value_not_as_written_is_left_for_a_person() -> None:
     )
     with pytest.raises(CannotFix, match="value as written"):
         edit_for_finding(_finding("VUC0270-001", fact), text, Version("0.28.0"))
+    # One variable reference the scanner resolved to the value is the value as written...
+    for word in ("$N", "${N}", "$(N)"):
+        start, end, new = edit_for_finding(_finding("VUC0270-001", fact), text.replace("8", word), Version("0.28.0"))
+        assert (text.replace("8", word)[:start] + new + text.replace("8", word)[end:]) == "vllm serve m\n"
+    # ...but not one it could not resolve.
+    unresolved = dataclasses.replace(fact, resolved=False)
+    with pytest.raises(CannotFix, match="value as written"):
+        edit_for_finding(_finding("VUC0270-001", unresolved), text.replace("8", "$N"), Version("0.28.0"))
 
 
 def test_overlapping_fixes_apply_in_a_later_pass(tmp_path: Path) -> None:
@@ -400,3 +409,60 @@ def test_bump_sets_the_helm_tag_beside_the_repository(tmp_path: Path, quote: str
     assert (tmp_path / "values.yaml").read_text() == values.replace(
         f"tag: {quote}v0.26.0{quote}", f"tag: {quote}v0.28.0{quote}"
     ).replace("tag: v0.26.0-cu128", "tag: v0.28.0-cu128")
+
+
+@pytest.mark.parametrize(
+    ("written", "fixed"),
+    [
+        # The version is literal; another ARG only makes the suffix: the ARG is left alone.
+        ("ARG CUDA=cu128\nFROM vllm/vllm-openai:v0.26.0-${CUDA}\n", "ARG CUDA=cu128\nFROM vllm/vllm-openai:v0.28.0-${CUDA}\n"),
+        ("ARG SUFFIX=-cu128\nFROM vllm/vllm-openai:v0.26.0${SUFFIX}\n", "ARG SUFFIX=-cu128\nFROM vllm/vllm-openai:v0.28.0${SUFFIX}\n"),
+        # The version in one ARG, the suffix in another.
+        (
+            "ARG VLLM_VERSION=0.26.0\nARG CUDA=cu128\nFROM vllm/vllm-openai:v${VLLM_VERSION}-${CUDA}\n",
+            "ARG VLLM_VERSION=0.28.0\nARG CUDA=cu128\nFROM vllm/vllm-openai:v${VLLM_VERSION}-${CUDA}\n",
+        ),
+        # Docker reads the last definition before the FROM.
+        (
+            "ARG VLLM_VERSION=0.25.0\nARG VLLM_VERSION=0.26.0\nFROM vllm/vllm-openai:v${VLLM_VERSION}\n",
+            "ARG VLLM_VERSION=0.25.0\nARG VLLM_VERSION=0.28.0\nFROM vllm/vllm-openai:v${VLLM_VERSION}\n",
+        ),
+    ],
+)
+def test_bump_edits_the_version_where_it_is_written(tmp_path: Path, written: str, fixed: str) -> None:
+    (tmp_path / "Dockerfile").write_text(written)
+    code, out = _fix(str(tmp_path), "--to", "0.28.0")
+    assert code == 0 and "Not bumped" not in out, out
+    assert (tmp_path / "Dockerfile").read_text() == fixed
+    assert _fix(str(tmp_path), "--to", "0.28.0")[1].startswith("Fixed 0 issue(s)")
+
+
+@pytest.mark.parametrize(
+    ("written", "reason"),
+    [
+        (
+            "ARG V=0.26.0\nFROM vllm/vllm-openai:v${V} AS engine\nFROM myorg/tools:${V}\nRUN pip install mylib==${V}\n",
+            "ARG V is used 3 times in this file",
+        ),
+        ("ARG PATCH=0\nFROM vllm/vllm-openai:v0.26.${PATCH}\n", "split across ARGs"),
+        ("ARG VLLM_VERSION\nFROM vllm/vllm-openai:v${VLLM_VERSION:-0.26.0}\n", None),
+        ("FROM vllm/vllm-openai:v0.26.0@sha256:" + "a" * 64 + "\n", "pinned by digest"),
+    ],
+)
+def test_a_version_the_bump_cannot_set_is_named_and_nothing_changes(
+    tmp_path: Path, written: str, reason: str | None
+) -> None:
+    (tmp_path / "Dockerfile").write_text(written)
+    code, out = _fix(str(tmp_path), "--to", "0.28.0")
+    assert (tmp_path / "Dockerfile").read_text() == written
+    if reason is not None:
+        assert code == 0 and "Not bumped (1):\n  Dockerfile:" in out and reason in out, out
+    diff = runner.invoke(app, ["fix", str(tmp_path), "--to", "0.28.0", "--diff"])
+    assert diff.stdout == "" and (reason is None or reason in diff.stderr)
+
+
+def test_fix_lists_files_it_could_not_parse(tmp_path: Path) -> None:
+    (tmp_path / "serve.sh").write_text("vllm serve m --max-num-partial-prefills 2\n")
+    (tmp_path / "broken.yaml").write_text("services:\n  a:\n    image: vllm/vllm-openai:v0.26.0\n    command: [\n")
+    code, out = _fix(str(tmp_path), "--to", "0.28.0", "--no-bump")
+    assert code == 0 and "Skipped, not fixed (1):\n  broken.yaml" in out, out

@@ -90,3 +90,41 @@ def test_yaml_syntax_error_is_skipped_with_line() -> None:
 
 def test_yaml_without_vllm_is_not_read() -> None:
     assert scan_text(ManifestScanner(), "x.yaml", "a: [\n") == []
+
+
+K8S_VARS = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: v}
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.28.0
+        args: ["--model", "$(MODEL)", "--port", "$(PORT)", "--max-model-len", "$(LEN)", "--served-model-name", "$$(MODEL)"]
+        env:
+        - {name: ORG, value: mosaicml}
+        - {name: MODEL, value: "$(ORG)/mpt-7b"}
+        - {name: PORT, value: "8000"}
+        - name: LEN
+          valueFrom: {configMapKeyRef: {name: c, key: len}}
+"""
+
+
+def test_kubernetes_expands_dollar_paren_references_from_the_container_env() -> None:
+    items = scan_text(ManifestScanner(), "dep.yaml", K8S_VARS)
+    line = K8S_VARS.split("\n")[9]
+    assert args_of(items) == [
+        ("model", "mosaicml/mpt-7b", 10, line.index("--model") + 1),
+        ("port", "8000", 10, line.index("--port") + 1),
+        ("max_model_len", "$(LEN)", 10, line.index("--max-model-len") + 1),  # valueFrom: known at run time
+        ("served_model_name", "$(MODEL)", 10, line.index("--served") + 1),  # $$ is the escape
+    ]
+    (model,) = kinds(items, FactKind.MODEL)
+    assert (model.name, model.location.line, model.location.column) == ("mosaicml/mpt-7b", 10, line.index("$(") + 1)
+
+
+def test_a_reference_kubernetes_cannot_expand_leaves_the_launch_unresolved() -> None:
+    text = K8S_VARS.replace('"--model", "$(MODEL)"', '"$(EXTRA)"')
+    (launch,) = kinds(scan_text(ManifestScanner(), "dep.yaml", text), FactKind.LAUNCH)
+    assert not launch.resolved and launch.value == "$(EXTRA)"

@@ -28,9 +28,10 @@ from packaging.version import Version
 
 from vllm_upgrade_check.discovery import root_label
 from vllm_upgrade_check.errors import VucError
-from vllm_upgrade_check.model.facts import Fact, FactKind, Finding
+from vllm_upgrade_check.model.facts import Fact, FactKind, Finding, Skipped
 from vllm_upgrade_check.model.pack import Applicability, FixAction
 from vllm_upgrade_check.scanners.launch import is_vllm_image, split_image
+from vllm_upgrade_check.textpos import line_index
 from vllm_upgrade_check.versions import version_from_tag
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -97,12 +98,30 @@ class Unfixed:
     reason: str
 
 
+@dataclass(frozen=True)
+class NotBumped:
+    """A vLLM pin or image tag older than the target that the bump could not set, and why.
+
+    Attributes:
+        path: the file (as reported).
+        line: 1-based line of the pin or image.
+        raw: the pin or image as read (``vllm/vllm-openai:v0.26.0``).
+        reason: why it was left alone (an ARG used elsewhere, a tag pinned by digest, ...).
+    """
+
+    path: str
+    line: int | None
+    raw: str
+    reason: str
+
+
 @dataclass
 class FixPlan:
-    """Edits to make and findings that need a person."""
+    """Edits to make, findings that need a person, and versions the bump left alone."""
 
     edits: list[Edit] = field(default_factory=list)
     unfixed: list[Unfixed] = field(default_factory=list)
+    not_bumped: list[NotBumped] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -174,13 +193,10 @@ def resolve_in_roots(roots: Sequence[Path], relpath: str) -> Path:
 
 
 def _offset(text: str, line: int, column: int) -> int:
-    pos = 0
-    for _ in range(line - 1):
-        nl = text.find("\n", pos)
-        if nl < 0:
-            raise CannotFix(f"line {line} is past the end of the file")
-        pos = nl + 1
-    return pos + column - 1
+    try:
+        return line_index(text).offset(line, column)
+    except ValueError as exc:
+        raise CannotFix(str(exc)) from None
 
 
 def _line_start(text: str, pos: int) -> int:
@@ -207,7 +223,7 @@ def _newline(text: str) -> str:
 
 
 def _line_no(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
+    return line_index(text).line_col(pos)[0]
 
 
 def _skip_gap(text: str, pos: int, commas: bool) -> tuple[int, bool]:
@@ -308,6 +324,17 @@ def _whole_lines(text: str, start: int, end: int) -> tuple[int, int, str] | None
     return ls, full_end, ""
 
 
+_REFERENCE_WORD = re.compile(r"\$(?:\(\w+\)|\{\w+\}|\w+)")
+"""A word that is one variable reference: Kubernetes ``$(N)``, shell ``${N}`` or ``$N``."""
+
+
+def _value_written(word: str, fact: Fact) -> bool:
+    """Whether ``word``, written after the flag, is the value the scanner read there: the value
+    itself, or one variable reference the scanner resolved to it (``$(N)`` from the
+    container's ``env``, ``$N`` from the script)."""
+    return word == fact.value or (fact.resolved and _REFERENCE_WORD.fullmatch(word) is not None)
+
+
 def _remove_cli(text: str, fact: Fact) -> tuple[int, int, str]:
     start, end, written = _flag_span(text, fact)
     quoted = written[:1] in "\"'"
@@ -318,11 +345,11 @@ def _remove_cli(text: str, fact: Fact) -> tuple[int, int, str]:
         content_end, full_end = _line_end(text, start)
         after = text[end:content_end].strip()
         if not needs_value or after:
-            if after and _unquote(after) != fact.value:
+            if after and not _value_written(_unquote(after), fact):
                 raise CannotFix(f"value as written ({after!r}) is not {fact.value!r}")
             return ls, full_end, ""
         m = re.match(r"[ \t]*-[ \t]+(.*?)[ \t]*(\r?\n|$)", text[full_end:])
-        if not m or _unquote(m.group(1)) != fact.value:
+        if not m or not _value_written(_unquote(m.group(1)), fact):
             raise CannotFix("the flag's value is not the next list item")
         return ls, full_end + m.end(), ""
     # An exec array / flow sequence element: followed by `,` or `]` (quoted or not).
@@ -332,7 +359,7 @@ def _remove_cli(text: str, fact: Fact) -> tuple[int, int, str]:
     if needs_value:
         vstart, _ = _skip_gap(text, end, array)
         vend = _word_end(text, vstart, array)
-        if _unquote(text[vstart:vend]) != fact.value:
+        if not _value_written(_unquote(text[vstart:vend]), fact):
             raise CannotFix(f"value as written ({text[vstart:vend]!r}) is not {fact.value!r}")
         span_end = vend
     span_start = start
@@ -516,7 +543,7 @@ def _bump_image(text: str, fact: Fact, target: Version) -> tuple[int, int, str]:
     _name, tag = split_image(fact.raw)
     if written == fact.raw:
         if not tag or "@" in fact.raw:
-            raise CannotFix("the image has no version tag")
+            raise CannotFix("the image is pinned by digest; update the digest by hand")
         tag_start = start + len(fact.raw) - len(tag)
         return tag_start, start + len(fact.raw), _bumped_tag(tag, target)
     if fact.scanner == "helm" and tag:
@@ -524,15 +551,74 @@ def _bump_image(text: str, fact: Fact, target: Version) -> tuple[int, int, str]:
         span = _helm_tag_span(text, loc.line, loc.column)
         if span is not None and text[span[0] : span[1]] == tag:
             return span[0], span[1], _bumped_tag(tag, target)
-    # FROM image:v${VLLM_VERSION}: bump the ARG's default in the same file.
-    m = re.compile(r"[^\s:]+:([^$\s]*)\$(?:\{(\w+)\}|(\w+))(\S*)").match(text, start)
-    if m:
-        prefix, name, suffix = m.group(1), m.group(2) or m.group(3), m.group(4)
-        arg = re.compile(rf"^[ \t]*ARG[ \t]+{name}[ \t]*=[ \t]*([\"']?)([^\s\"']+)\1", re.M | re.I).search(text)
-        if arg and prefix + arg.group(2) + suffix == fact.value:
-            default = arg.group(2)
-            return arg.start(2), arg.end(2), _bumped_tag(default, target)
+    line_end = text.find("\n", start)
+    if "$" in text[start : len(text) if line_end < 0 else line_end]:
+        # FROM vllm/vllm-openai:v${VLLM_VERSION}-cu128: the version comes from an ARG default.
+        return _arg_version_edit(text, start, fact, target)
     raise CannotFix(f"expected {fact.raw!r} at {loc}")
+
+
+_VARIABLE = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
+_VERSION_TEXT = re.compile(r"\d+(?:\.\d+)+(?:(?:a|b|rc|\.post|\.dev)\d+)?")
+
+
+def _arg_version_edit(text: str, start: int, fact: Fact, target: Version) -> tuple[int, int, str]:
+    """The edit that bumps a Dockerfile image reference written with variables, such as
+    ``vllm/vllm-openai:v${VLLM_VERSION}-${CUDA}`` at offset ``start``: the version is replaced
+    where it is written, in the reference itself or in the default of the one ``ARG`` that holds
+    it (the last ``ARG NAME=default`` before the reference, as Docker reads it).
+
+    Raises:
+        CannotFix: a variable without a default in the file, a version split across several
+            parts, or an ``ARG`` that is also used elsewhere (bumping it would move those too).
+    """
+    written = re.compile(r"[^\s:]+:(\S+)").match(text, start)
+    if written is None:
+        raise CannotFix("the image reference has no tag")
+    template, template_start = written.group(1), written.start(1)
+    # Parts of the tag as (offset in the resolved tag, resolved text, file offset of that text, ARG name).
+    parts: list[tuple[int, str, int, str | None]] = []
+    resolved, cursor = "", 0
+    for m in _VARIABLE.finditer(template):
+        if m.start() > cursor:
+            parts.append((len(resolved), template[cursor : m.start()], template_start + cursor, None))
+            resolved += template[cursor : m.start()]
+        name = m.group(1) or m.group(2)
+        default = _arg_default(text, name, start)
+        if default is None:
+            raise CannotFix(f"ARG {name} has no default in this file; set the version where the build passes it")
+        parts.append((len(resolved), default[0], default[1], name))
+        resolved += default[0]
+        cursor = m.end()
+    if cursor < len(template):
+        parts.append((len(resolved), template[cursor:], template_start + cursor, None))
+        resolved += template[cursor:]
+    if resolved != fact.value:
+        raise CannotFix(f"the tag reads {resolved!r} here, not {fact.value!r}")
+    version = _VERSION_TEXT.search(resolved)
+    if version is None:
+        raise CannotFix("the tag names no version")
+    for offset, part, file_offset, name in parts:
+        if offset <= version.start() and version.end() <= offset + len(part):
+            if name is not None:
+                uses = sum(1 for m in _VARIABLE.finditer(text) if name in (m.group(1), m.group(2)))
+                if uses > 1:
+                    raise CannotFix(
+                        f"ARG {name} is used {uses} times in this file; bumping it would change the others too"
+                    )
+            begin = file_offset + version.start() - offset
+            return begin, begin + len(version.group()), str(target)
+    raise CannotFix(f"the version {version.group()} is split across ARGs; set it by hand")
+
+
+def _arg_default(text: str, name: str, before: int) -> tuple[str, int] | None:
+    """``(default, file offset of it)`` of the last ``ARG name=default`` before offset ``before``
+    (quotes stripped), or ``None``."""
+    pattern = re.compile(rf"^[ \t]*ARG[ \t]+{re.escape(name)}[ \t]*=[ \t]*([\"']?)([^\s\"']*)\1[ \t]*$", re.M | re.I)
+    found = None
+    for m in pattern.finditer(text, 0, before):
+        found = (m.group(2), m.start(2))
+    return found
 
 
 def _bumped_tag(tag: str, target: Version) -> str:
@@ -697,7 +783,10 @@ def plan_fixes(
             try:
                 text = text_of(rel)
                 got = _upgrade_edit(fact, text, target)
-            except CannotFix:
+            except CannotFix as exc:
+                left = NotBumped(rel, fact.location.line, fact.raw or fact.name, str(exc))
+                if left not in plan.not_bumped:
+                    plan.not_bumped.append(left)
                 continue
             if got is not None:
                 start, end, new = got
@@ -728,16 +817,19 @@ def apply_to_text(text: str, edits: Sequence[Edit], path: str = "") -> str:
     Raises:
         StaleEditError: the text at an edit's offsets is not its ``old`` text.
     """
-    out = text
-    for edit in sorted(edits, key=lambda e: e.start, reverse=True):
-        if out[edit.start : edit.end] != edit.old:
+    pieces: list[str] = []
+    cursor = 0
+    for edit in sorted(edits, key=lambda e: (e.start, e.end)):
+        if edit.start < cursor or text[edit.start : edit.end] != edit.old:
             raise StaleEditError(
                 f"file changed since it was scanned: expected {edit.old!r}; nothing written to it",
                 path or edit.path,
                 edit.line or None,
             )
-        out = out[: edit.start] + edit.new + out[edit.end :]
-    return out
+        pieces += (text[cursor : edit.start], edit.new)
+        cursor = edit.end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
 
 
 def _by_path(edits: Iterable[Edit]) -> dict[str, list[Edit]]:
@@ -836,6 +928,8 @@ class FixResult:
     Attributes:
         applied: edits written, in order.
         unfixed: findings left for a person (from the last scan).
+        not_bumped: vLLM pins and image tags the bump could not set, with the reason.
+        skipped: files the last scan could not read or parse (nothing in them was fixed).
         errors: stale edits and unwritable files (those files were not written).
         from_version: the run-wide "from" version of the first scan, or ``None``.
         target: the target release.
@@ -843,6 +937,8 @@ class FixResult:
 
     applied: list[Edit] = field(default_factory=list)
     unfixed: list[Unfixed] = field(default_factory=list)
+    not_bumped: list[NotBumped] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
     errors: list[VucError] = field(default_factory=list)
     from_version: str | None = None
     target: str = ""
@@ -879,6 +975,7 @@ def fix_paths(
             result.from_version, result.target = report.from_version, report.to_version
         plan = plan_fixes(report.findings, facts, roots, target, unsafe=unsafe, bump=False, overlay=overlay)
         result.unfixed = plan.unfixed
+        result.skipped = list(report.skipped)
         if not plan.edits:
             break
         written, errors = apply_edits(plan.edits, roots, overlay)
@@ -890,6 +987,7 @@ def fix_paths(
         facts = []
         run_scan(options, facts_out=facts)
         plan = plan_fixes([], facts, roots, Version(result.target), bump=True, overlay=overlay)
+        result.not_bumped = plan.not_bumped
         written, errors = apply_edits(plan.edits, roots, overlay)
         result.applied.extend(e for e in plan.edits if e.path in written)
         result.errors.extend(errors)

@@ -1,4 +1,4 @@
-"""Line and column of a character offset in a text, in logarithmic time.
+"""Line and column of a character offset in a text, in logarithmic time, and back.
 
 Counting newlines from the start of the text for every fact makes a file with many facts on
 few lines quadratic (a dashboard of a quarter million queries on one line took minutes);
@@ -26,6 +26,16 @@ class LineIndex:
             starts.append(index + 1)
             index = find("\n", index + 1)
         self.starts = starts
+
+    def offset(self, line: int, column: int) -> int:
+        """Character offset (0-based) of 1-based ``line`` and ``column``.
+
+        Raises:
+            ValueError: ``line`` is not a line of the text.
+        """
+        if not 1 <= line <= len(self.starts):
+            raise ValueError(f"line {line} is past the end of the file")
+        return self.starts[line - 1] + column - 1
 
     def line_col(self, offset: int) -> tuple[int, int]:
         """``(line, column)``, both 1-based, of character ``offset`` (0-based)."""

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from vllm_upgrade_check.cli import app
 from vllm_upgrade_check.cli.common import CONFIG_OPTION, FROM_OPTION, RULES_OPTION, TO_OPTION
 from vllm_upgrade_check.model.pack import FixAction, Severity
+
+if TYPE_CHECKING:
+    from vllm_upgrade_check.fixer import FixResult
 
 
 @app.command()
@@ -35,6 +39,7 @@ def fix(
     if diff:
         text, found = diff_paths(options, unsafe=unsafe_fixes, bump=bump)
         typer.echo(text, nl=False)
+        _left_alone(found, err=True)
         for error in found.errors:
             typer.echo(f"vllm-upgrade-check: error: {error}", err=True)
         raise typer.Exit(2 if found.errors else 0)
@@ -61,6 +66,7 @@ def fix(
             )
     if advisories:
         typer.echo(f"{advisories} info finding(s) to review (changed defaults, advisories): see 'scan'.")
+    _left_alone(result, err=False)
     if any(e.rule_id == UPGRADE_ID for e in result.applied) and result.from_version:
         typer.echo(
             f"vLLM versions were bumped: scan again with --from {result.from_version} to see what remains."
@@ -68,3 +74,18 @@ def fix(
     for error in result.errors:
         typer.echo(f"vllm-upgrade-check: error: {error}", err=True)
     raise typer.Exit(2 if result.errors else 0)
+
+
+def _left_alone(result: FixResult, err: bool) -> None:
+    """Print the versions the bump could not set and the files that could not be read or
+    parsed (nothing in them was fixed)."""
+    if result.not_bumped:
+        typer.echo(f"Not bumped ({len(result.not_bumped)}):", err=err)
+        for item in result.not_bumped:
+            where = f"{item.path}:{item.line}" if item.line is not None else item.path
+            typer.echo(f"  {where}: {item.raw}: {item.reason}", err=err)
+    if result.skipped:
+        typer.echo(f"Skipped, not fixed ({len(result.skipped)}):", err=err)
+        for skip in result.skipped:
+            where = f"{skip.path}:{skip.line}" if skip.line is not None else skip.path
+            typer.echo(f"  {where}: {skip.reason}", err=err)

@@ -9,7 +9,8 @@ two list items. ``sh -c 'TEXT'`` arguments are parsed as shell.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 
 import yaml
@@ -94,6 +95,61 @@ def _argv(text: str, node: yaml.Node | None) -> list[_Item]:
     return [_Item(move(t), node) for t in words]
 
 
+_K8S_REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+"""``$(VAR)`` in a Kubernetes container's ``command``, ``args`` and ``env`` values, and the
+``$$`` escape (Kubernetes docs, "Define a command and arguments for a container")."""
+
+
+def k8s_expand(value: str, env: Mapping[str, str | None]) -> tuple[str, bool]:
+    """``value`` with Kubernetes' ``$(VAR)`` references replaced from the container's ``env``
+    (``$$`` is a literal ``$``), and whether every reference was known. A variable set by
+    ``valueFrom`` (``None`` in ``env``), by ``envFrom`` or not at all is left as written:
+    the kubelet leaves an undefined one as it is, and the others are only known at run time.
+    """
+    known = True
+
+    def substitute(m: re.Match[str]) -> str:
+        nonlocal known
+        if m.group(1) is None:
+            return "$"
+        found = env.get(m.group(1))
+        if found is None:
+            known = False
+            return m.group(0)
+        return found
+
+    return _K8S_REFERENCE.sub(substitute, value), known
+
+
+def container_env(node: yaml.Node | None) -> dict[str, str | None]:
+    """A Kubernetes container's ``env`` as name -> value, each value expanded with the ones
+    before it as the kubelet does; ``None`` for ``valueFrom`` and for values that use an
+    unknown variable."""
+    env: dict[str, str | None] = {}
+    for child in items(node):
+        name = scalar(get(child, "name"))
+        if not name:
+            continue
+        value = scalar(get(child, "value"))
+        if value is None:
+            env[name] = None if get(child, "valueFrom") is not None else ""
+            continue
+        expanded, known = k8s_expand(value, env)
+        env[name] = expanded if known else None
+    return env
+
+
+def _expanded(item: _Item, env: Mapping[str, str | None]) -> _Item:
+    token = item.token
+    if "$" not in token.text:
+        return item
+    text, known = k8s_expand(token.text, env)
+    if text == token.text and known:
+        return item
+    written = token.written or token.text
+    return _Item(Token(text, token.line, token.column, token.resolved and known, written), item.node)
+
+
 def container_facts(
     text: str,
     path: str,
@@ -101,8 +157,11 @@ def container_facts(
     image_node: yaml.Node | None,
     entry_node: yaml.Node | None,
     args_node: yaml.Node | None,
+    env: Mapping[str, str | None] | None = None,
 ) -> Iterator[Fact]:
-    """Facts of one container (compose service or Kubernetes container)."""
+    """Facts of one container (compose service or Kubernetes container). With ``env`` (a
+    Kubernetes container's, :func:`container_env`), ``$(VAR)`` in its command and args is
+    expanded first (:func:`k8s_expand`)."""
     image = scalar(image_node)
     hint = None
     vllm_image = False
@@ -115,6 +174,9 @@ def container_facts(
             hint = image_hint(image, path, p.line)
     entry = _argv(text, entry_node)
     args = _argv(text, args_node)
+    if env is not None:
+        entry = [_expanded(item, env) for item in entry]
+        args = [_expanded(item, env) for item in args]
     argv = entry + args
     if not argv:
         return
@@ -205,8 +267,9 @@ def _containers(node: yaml.Node) -> Iterator[yaml.Node]:
 def kubernetes_facts(text: str, doc: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
     """Facts of a Kubernetes object: every container's image, command/args and env."""
     for container in _containers(doc):
+        env = container_env(get(container, "env"))
         yield from container_facts(
-            text, path, scanner, get(container, "image"), get(container, "command"), get(container, "args")
+            text, path, scanner, get(container, "image"), get(container, "command"), get(container, "args"), env
         )
         yield from _env_facts(get(container, "env"), path, scanner)
 
