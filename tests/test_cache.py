@@ -471,7 +471,11 @@ def test_a_root_given_twice_or_inside_another_is_scanned_once(tmp_path: Path, re
     roots = [tmp_path / "repo" / "deploy", tmp_path / "repo", tmp_path / "repo" / "." / "ops", tmp_path / "repo"]
     again = run_scan(ScanOptions(paths=roots, to_version="99.0.0", from_version="0.25.0"), registry)
     assert len(again.findings) == len(once.findings)
-    assert [s.reason.split(" (")[0] for s in again.skipped] == ["inside another scanned root"] * 3
+    assert [s.reason.split(" (")[0] for s in again.skipped] == [
+        "inside another scanned root",
+        "inside another scanned root",
+        "the same as another scanned root",
+    ]
     # One root is left, so paths are relative to it, as when it is given alone.
     assert [f.location.path for f in again.findings] == [f.location.path for f in once.findings]
     (tmp_path / "other").mkdir()
@@ -504,6 +508,13 @@ def test_an_empty_cache_dir_option_is_a_usage_error(tmp_path: Path) -> None:
     run = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert run.returncode == 2
     assert run.stderr.strip() == "vllm-upgrade-check: error: --cache-dir is empty (give a directory, or --no-cache)"
+    assert not any(tmp_path.iterdir())
+    _register()
+    runner = CliRunner()
+    both = runner.invoke(app, ["scan", str(tmp_path), "--cache-dir", str(tmp_path / "c"), "--no-cache"])
+    assert "exclude each other" in str(both.exception)  # main() turns it into exit 2
+    too_many = runner.invoke(app, ["scan", str(tmp_path), "--jobs", "65"])
+    assert too_many.exit_code == 2 and "--jobs" in too_many.output
     assert not any(tmp_path.iterdir())
 
 

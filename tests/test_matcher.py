@@ -132,3 +132,36 @@ def test_newest_requirement_supersedes_older_pins() -> None:
     assert finding.rule.id == "T-001"
     on_new = Fact(FactKind.REQUIREMENT, "torch", Location("requirements.txt", 1), value="==2.14.0")
     assert run(packs, [on_new], "0.33.0", "0.26.0") == []
+
+
+def test_a_model_served_by_the_transformers_backend_is_not_flagged() -> None:
+    from conftest import kinds, scan_text
+    from vllm_upgrade_check.scanners.python_source import PythonSourceScanner
+    from vllm_upgrade_check.scanners.shell import ShellScanner
+
+    removed = pack(
+        "0.29.0",
+        rule(
+            "T-001",
+            {"kind": "model", "name": "arctic", "patterns": ["snowflake/*"], "unless_args": {"model_impl": "transformers"}},
+        ),
+    )
+    shell = "vllm serve Snowflake/arctic --model-impl transformers\nvllm serve Snowflake/arctic --model-impl vllm\n"
+    python = 'from vllm import LLM\nLLM(model="Snowflake/arctic", model_impl="transformers")\nLLM("Snowflake/arctic")\n'
+    facts = kinds(scan_text(ShellScanner(), "serve.sh", shell), FactKind.MODEL)
+    facts += kinds(scan_text(PythonSourceScanner(), "app.py", python), FactKind.MODEL)
+    assert [sorted(f.args) for f in facts] == [["model_impl=transformers"], ["model_impl=vllm"], ["model_impl=transformers"], []]
+    hits = run([removed], facts, "0.29.0", "0.28.0")
+    assert sorted((h.fact.location.path, h.fact.location.line) for h in hits) == [("app.py", 3), ("serve.sh", 2)]
+
+
+@pytest.mark.parametrize(
+    ("match", "error"),
+    [
+        ({"kind": "engine_arg", "name": "x", "unless_args": {"model_impl": "transformers"}}, "only applies to kind: model"),
+        ({"kind": "model", "name": "x", "patterns": ["a/*"], "unless_args": {"dtype": "half"}}, "not one of model_impl"),
+    ],
+)
+def test_unless_args_is_checked(match: dict, error: str) -> None:
+    with pytest.raises(ValueError, match=error):
+        pack("0.29.0", rule("T-001", match))

@@ -234,6 +234,11 @@ def test_a_release_that_dropped_the_served_model_is_not_reachable(tmp_path: Path
         assert [(b.kind, b.subject) for b in blockers] == [("model", "acme/old-7b")]
         assert blockers[0].message.startswith("serves acme/old-7b (serve.sh:1); The AcmeOldForCausalLM")
         assert blockers[0].message.endswith("(TST0270-001)")
+    doc = plan_dict(plan)
+    blocked_0270 = next(r for r in doc["releases"] if r["release"] == "0.27.0")
+    assert blocked_0270["blockers"][0] | {"message": ""} == {
+        "kind": "model", "subject": "acme/old-7b", "message": "", "path": "serve.sh", "line": 1
+    }
     # Another model: nothing dropped, the newest release is reachable.
     (repo / "serve.sh").write_text("vllm serve acme/new-7b --port 8000\n")
     assert plan_for(registry, env(), repo=repo).reachable == "0.28.0"
@@ -432,3 +437,40 @@ def test_cli_plan_exit_codes(tmp_path: Path) -> None:
     assert blocked.exit_code == 1
     bad = runner.invoke(app, [*base, "--driver", "five-fifty"])
     assert isinstance(bad.exception, UsageError) and "--driver 'five-fifty'" in str(bad.exception)
+    for option, value, fragment in [
+        ("--driver", "580", "not an NVIDIA driver version"),
+        ("--python-version", "2.7", "not a Python 3 version"),
+        ("--python-version", "3", "not a Python 3 version"),
+        ("--from", "9.9.9", "newer than the newest release with a pack (0.28.0)"),
+    ]:
+        bad = runner.invoke(app, [*base, option, value])
+        assert isinstance(bad.exception, UsageError) and fragment in str(bad.exception), (option, value)
+    freeze.write_text("vllm==0.25.0\nhello world\n")
+    bad = runner.invoke(app, base)
+    assert isinstance(bad.exception, UsageError)
+    assert "\n" not in str(bad.exception) and bad.exception.line == 2 and "'hello world'" in str(bad.exception)
+
+
+@pytest.mark.usefixtures("no_bundled")
+def test_cli_plan_reads_the_configuration_file(tmp_path: Path) -> None:
+    packs = write_packs(tmp_path)
+    pack = packs / "0.27.0.yaml"
+    pack.write_text(pack.read_text() + DROPPED_MODEL_RULE)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "serve.sh").write_text("vllm serve acme/old-7b\n")
+    freeze = tmp_path / "freeze.txt"
+    freeze.write_text("torch==2.10.0\n")  # no vllm installed: the configuration's `from` is used
+    base = ["plan", str(repo), "--rules", str(packs), "--freeze", str(freeze), "--python-version", "3.12"]
+    base += ["--driver", DRIVER_580, "--format", "json"]
+    plain = json.loads(runner.invoke(app, base).stdout)
+    assert plain["reachable"] == "0.26.0"
+    config = repo / ".vllm-upgrade-check.toml"
+    config.write_text('from = "0.26.0"\n[[ignore]]\nid = "TST0270-001"\nreason = "validated with the Transformers backend"\n')
+    configured = runner.invoke(app, base)
+    assert configured.exit_code == 0, configured.output
+    doc = json.loads(configured.stdout)
+    assert (doc["current"], doc["current_source"], doc["reachable"]) == ("0.26.0", "--from", "0.28.0")
+    moved = tmp_path / "elsewhere.toml"
+    config.rename(moved)
+    assert json.loads(runner.invoke(app, [*base, "--config", str(moved)]).stdout)["reachable"] == "0.28.0"

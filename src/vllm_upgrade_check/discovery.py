@@ -93,6 +93,26 @@ class _Ignores:
         return _Ignores((*self.specs, ("" if rel_dir == "." else rel_dir, spec)))
 
 
+class PassedOver:
+    """A file :func:`walk` did not yield because no scanner wants its name; kept so that a file
+    another file names by path (a systemd ``EnvironmentFile=``) can still be read. The ignore
+    rules, which cost more than the name check, are applied only when it is asked for.
+
+    Attributes:
+        path: the file.
+        rel: its root-relative POSIX path.
+    """
+
+    __slots__ = ("path", "rel", "_ignores", "_excluded")
+
+    def __init__(self, path: str, rel: str, ignores: _Ignores, excluded: pathspec.PathSpec | None) -> None:
+        self.path, self.rel, self._ignores, self._excluded = path, rel, ignores, excluded
+
+    def ignored(self) -> bool:
+        """Whether a ``.gitignore`` or an ``--exclude`` pattern leaves the file out."""
+        return self._ignores.ignored(self.rel) or (self._excluded is not None and self._excluded.match_file(self.rel))
+
+
 def _load_gitignore(path: str) -> pathspec.PathSpec | None:
     try:
         with open(path, "rb") as handle:
@@ -147,6 +167,7 @@ def walk(
     exclude: Sequence[str] = (),
     skipped: list[Skipped] | None = None,
     keep_name: Callable[[str], bool] | None = None,
+    passed_over: list[PassedOver] | None = None,
 ) -> Iterator[tuple[str, str]]:
     """Yield ``(path, root-relative POSIX path)`` of every regular file under ``root``, sorted.
 
@@ -156,6 +177,8 @@ def walk(
         skipped: if given, receives a :class:`Skipped` per directory that cannot be listed.
         keep_name: if given, only files whose base name it accepts are yielded (checked
             before the ignore rules, which cost more).
+        passed_over: if given, receives the files ``keep_name`` refused (ignore rules not
+            yet applied, see :class:`PassedOver`).
     """
     if not root.is_dir():
         yield str(root), root.name
@@ -205,6 +228,8 @@ def walk(
                 subdirs.append((entry.path, rel, ignores))
             elif is_file:
                 if keep_name is not None and not keep_name(name):
+                    if passed_over is not None:
+                        passed_over.append(PassedOver(entry.path, rel, ignores, excluded))
                     continue
                 if ignores.ignored(rel) or (excluded is not None and excluded.match_file(rel)):
                     continue

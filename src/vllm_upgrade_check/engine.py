@@ -5,6 +5,7 @@ Callable from tests without the CLI. Nothing here prints or exits.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from vllm_upgrade_check.checks import UNKNOWN_FLAG_ID, unknown_flag_findings
 from vllm_upgrade_check.discovery import (  # noqa: F401
     MAX_FILE_BYTES,
     SKIP_DIRS,
+    PassedOver,
     covered_roots,
     labelled,
     read_source,
@@ -128,10 +130,13 @@ def scan_files(
         label = root_label(root, options.paths)
         if index in inside:
             cover = options.paths[inside[index]]
-            reason = f"inside another scanned root ({cover}): its files are scanned once, from there"
+            same = os.path.realpath(root) == os.path.realpath(cover)
+            where = "the same as" if same else "inside"
+            reason = f"{where} another scanned root ({cover}): its files are scanned once, from there"
             skipped.append(Skipped(str(root), reason))
             continue
-        files, results = _scan_root(root, label, options, scanners, skipped, keep_name, verdicts)
+        passed_over: list[PassedOver] = []
+        files, results = _scan_root(root, label, options, scanners, skipped, keep_name, verdicts, passed_over)
         root_facts: list[Fact] = []
         for rel, result in results:
             skipped.extend(result.skipped)
@@ -142,7 +147,8 @@ def scan_files(
                     lines_out[rel] = result.lines
         found = [result for _rel, result in results]
         root_facts.extend(_linked_facts(found))
-        root_facts.extend(_referenced_files(found, files, options, skipped, scanners))
+        others = {labelled(label, root, p.rel): p for p in passed_over}
+        root_facts.extend(_referenced_files(found, files, options, skipped, scanners, others))
         root_facts.extend(_referenced_configs(root_facts, files, options, skipped, label))
         facts.extend(root_facts)
     return facts, skipped, count
@@ -156,6 +162,7 @@ def _scan_root(
     skipped: list[Skipped],
     keep_name: Callable[[str], bool],
     verdicts: dict[str, bool | None],
+    passed_over: list[PassedOver] | None = None,
 ) -> tuple[dict[str, str], list[tuple[str, FileResult]]]:
     """Walk one root and get each file's result: from the cache by stamp, else from a
     :class:`~vllm_upgrade_check.filescan.Dispatcher` while the walk goes on.
@@ -168,7 +175,7 @@ def _scan_root(
     answered: dict[str, FileResult] = {}
     cache = _open_cache(options, root, scanners, label)
     with Dispatcher(scanners, options, cache) as dispatcher:
-        for path, root_rel in walk(root, options.exclude, skipped, keep_name):
+        for path, root_rel in walk(root, options.exclude, skipped, keep_name, passed_over):
             rel = labelled(label, root, root_rel)
             files[rel] = path
             verdict = verdicts.pop(rel.rsplit("/", 1)[-1], None)
@@ -239,9 +246,12 @@ def _referenced_files(
     options: ScanOptions,
     skipped: list[Skipped],
     scanners: Sequence[Scanner],
+    passed_over: Mapping[str, PassedOver] | None = None,
 ) -> list[Fact]:
     """Facts of the files :class:`FileReference` items name (matched by the scanner that
-    asked), each read once per scanner; they take the referring file's version hint."""
+    asked), each read once per scanner; they take the referring file's version hint.
+    ``passed_over`` (report path -> file) holds the files the walk left out by name (a
+    ``.conf`` an ``EnvironmentFile=`` names); those the ignore rules leave out are not read."""
     by_name = {s.name: s for s in scanners}
     done: set[tuple[str, str]] = set()
     out: list[Fact] = []
@@ -250,8 +260,13 @@ def _referenced_files(
             scanner = by_name.get(ref.scanner)
             if scanner is None:
                 continue
-            for rel, path in files.items():
+            candidates = [*files.items()]
+            if passed_over:
+                candidates += [(rel, p.path) for rel, p in passed_over.items() if rel not in files]
+            for rel, path in candidates:
                 if (rel, scanner.name) in done or not scanner.referenced_file_matches(rel, ref.path):
+                    continue
+                if passed_over and rel in passed_over and rel not in files and passed_over[rel].ignored():
                     continue
                 done.add((rel, scanner.name))
                 found = _read_referenced(path, rel, options, skipped, scanner.read_referenced)

@@ -297,6 +297,9 @@ def match_rules(
                     ok = by_model.get(fact.name)
                     if ok is None:
                         ok = by_model[fact.name] = fact_matches(rule.match, fact)
+                    unless = rule.match.unless_args
+                    if unless and fact.args >= {f"{k}={v}" for k, v in unless.items()}:
+                        continue  # e.g. served by the Transformers backend
                     if not ok:
                         continue
                 elif not fact_matches(rule.match, fact):

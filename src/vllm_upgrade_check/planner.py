@@ -59,11 +59,15 @@ class Blocker:
             (the release dropped a model the deployment serves).
         subject: what it is about (``python``, ``driver``, ``torch``, ``lmcache``, a model id).
         message: one sentence naming both sides.
+        path: for a ``model`` blocker, the file that serves the model (``None`` otherwise).
+        line: its 1-based line, when known.
     """
 
     kind: str
     subject: str
     message: str
+    path: str | None = None
+    line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -272,7 +276,8 @@ def _with_served_models(checks: list[ReleaseCheck], report: Report) -> list[Rele
         if finding.location.line is not None:
             where += f":{finding.location.line}"
         message = f"serves {model} ({where}); {rule.message.rstrip('.')} ({rule.id})"
-        dropped.setdefault(Version(finding.release), []).append(Blocker("model", model, message))
+        blocker = Blocker("model", model, message, finding.location.path, finding.location.line)
+        dropped.setdefault(Version(finding.release), []).append(blocker)
     if not dropped:
         return checks
     out = []

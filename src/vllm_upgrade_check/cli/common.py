@@ -101,7 +101,8 @@ JOBS_OPTION = typer.Option(
     "--jobs",
     "-j",
     min=0,
-    help="Worker processes that parse files (0: one per CPU once 400+ files need parsing; 1: none).",
+    max=64,
+    help="Worker processes that parse files (0: one per CPU once 400+ files need parsing; 1: none; at most 64).",
 )
 
 
@@ -110,9 +111,14 @@ def cache_dir(option: str | None, no_cache: bool) -> Path | None:
     default (:func:`vllm_upgrade_check.cache.default_cache_dir`).
 
     Raises:
-        UsageError: ``--cache-dir`` is empty (it would mean the current directory).
+        UsageError: ``--cache-dir`` is empty (it would mean the current directory), or given
+            with ``--no-cache``.
     """
     if no_cache:
+        if option is not None:
+            from vllm_upgrade_check.errors import UsageError
+
+            raise UsageError("--cache-dir and --no-cache exclude each other")
         return None
     if option is not None:
         if not option.strip():

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 from pathlib import Path
 
 import typer
 
 from vllm_upgrade_check.cli import app
-from vllm_upgrade_check.cli.common import FROM_OPTION, RULES_OPTION, print_console, write_output
+from vllm_upgrade_check.cli.common import (
+    CONFIG_OPTION,
+    FROM_OPTION,
+    RULES_OPTION,
+    print_console,
+    write_output,
+)
 from vllm_upgrade_check.model.facts import Report
 
 
@@ -45,14 +52,19 @@ def plan(
     exclude: list[str] = typer.Option(
         [], "--exclude", help="gitignore-style pattern to leave out (repeatable)."
     ),
+    config: Path | None = CONFIG_OPTION,
 ) -> None:
     """Plan the upgrade: newest reachable release, what blocks each later one, the recommended path.
 
     Exit 0 when a release beyond the version in use is reachable (or none is newer), 1 when
     every newer release is blocked, 2 on bad input.
     """
-    from vllm_upgrade_check.engine import ScanOptions, run_scan
+    from dataclasses import replace
+
+    from vllm_upgrade_check.config import config_for, scan_options
+    from vllm_upgrade_check.engine import run_scan
     from vllm_upgrade_check.envrules import load_driver_table
+    from vllm_upgrade_check.errors import UsageError
     from vllm_upgrade_check.planner import Host, make_plan, parse_keep
     from vllm_upgrade_check.registry import load_registry
     from vllm_upgrade_check.scanners import environment as environment_mod
@@ -63,22 +75,28 @@ def plan(
         if freeze is not None
         else environment_mod.read_current_environment()
     )
-    if driver is not None:
-        parse_version(driver, "--driver")
-    if python_version is not None:
-        parse_version(python_version, "--python-version")
-    registry = load_registry(rules)
+    if driver is not None and not re.fullmatch(r"\d{3,4}\.\d{1,3}(?:\.\d{1,3})?", driver.strip()):
+        raise UsageError(f"--driver {driver!r} is not an NVIDIA driver version (expected e.g. 550.54.15)")
+    if python_version is not None and not re.fullmatch(r"3\.\d{1,2}(?:\.\d{1,2})?", python_version.strip()):
+        raise UsageError(f"--python-version {python_version!r} is not a Python 3 version (expected X.Y, e.g. 3.12)")
     roots = paths or [Path(".")]
+    settings = config_for(roots, config)
+    base = scan_options(roots, settings, from_=from_, environment=env, rules=rules, exclude=exclude)
+    registry = load_registry(base.rule_paths)
+    from_ = base.from_version  # --from, else the configuration's `from`
 
     def scan(frm: str | None, to: str) -> Report:
-        options = ScanOptions(
-            paths=roots, to_version=to, from_version=frm, environment=env, rule_paths=rules, exclude=exclude
-        )
-        return run_scan(options, registry)
+        return run_scan(replace(base, to_version=to, from_version=frm), registry)
 
     current: str | None
     if from_ is not None:
-        current, source = str(parse_version(from_, "--from")), "--from"
+        version = parse_version(from_, "--from")
+        if version > registry.newest:
+            raise UsageError(
+                f"--from {from_} is newer than the newest release with a pack ({registry.newest}); "
+                "a newer vllm-upgrade-check may know it"
+            )
+        current, source = str(version), "--from"
     elif env.vllm:
         current, source = env.vllm, f"installed vllm ({env.source})"
     else:
@@ -87,8 +105,6 @@ def plan(
     host = Host(env, python_version or env.python, driver, parse_keep(keep))
     result = make_plan(registry, host, load_driver_table(), scan, current, source)
     if resolve:
-        from dataclasses import replace
-
         from vllm_upgrade_check.resolve import pip_dry_run
 
         notes = list(result.notes)

@@ -50,6 +50,12 @@ class FactKind(str, Enum):
     ``gpu_compute_capability``, ``gpu_memory_gib``, ``glibc``, ``machine``; ``value`` as text."""
 
 
+MODEL_SETTINGS = ("model_impl",)
+"""Engine args a ``model`` fact carries from its launch (``name=value`` in ``Fact.args``):
+those that change which implementation serves the model (``--model-impl
+{auto,vllm,transformers}``, vllm/engine/arg_utils.py)."""
+
+
 @dataclass(frozen=True, order=True, slots=True)
 class Location:
     """Where a fact was seen.
@@ -96,7 +102,8 @@ class Fact:
             ``env`` (the running environment), ``file`` (a dependency file), ...
         aliases: other names the same fact answers to: ``--no-calculate-kv-scales`` has
             name ``no_calculate_kv_scales`` and alias ``calculate_kv_scales``.
-        args: for ``launch`` facts, every arg name the launch sets.
+        args: for ``launch`` facts, every arg name the launch sets; for ``model`` facts,
+            ``name=value`` of the launch's :data:`MODEL_SETTINGS` (``model_impl=transformers``).
         scanner: the scanner that produced it (``shell``, ``dockerfile``, ...).
         version_hint: the vLLM version this particular launch runs, when the same file says
             so (an image tag ``vllm/vllm-openai:v0.24.0``); ``None`` otherwise.

@@ -15,6 +15,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from vllm_upgrade_check.model.facts import MODEL_SETTINGS
+
 RULE_ID_PATTERN = r"^[A-Z][A-Z0-9]*-[0-9]{3,4}$"
 RULE_NAME_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 SCHEMA_VERSION = 1
@@ -129,6 +131,14 @@ class Match(_Strict):
             "a feature moved to); without an environment the rule fires as before."
         ),
     )
+    unless_args: dict[str, str] | None = Field(
+        default=None,
+        description=(
+            "model: not for a launch that sets each of these engine args to this value, e.g. "
+            "{model_impl: transformers} (the Transformers backend does not use vLLM's own "
+            "implementation of a removed architecture)."
+        ),
+    )
 
     @field_validator("specifier")
     @classmethod
@@ -155,6 +165,11 @@ class Match(_Strict):
                 SpecifierSet(spec)
             except InvalidSpecifier as exc:
                 raise ValueError(f"when.{key}: not a valid specifier: {spec!r}") from exc
+        if self.unless_args is not None and kind != MatchKind.MODEL:
+            raise ValueError("unless_args only applies to kind: model")
+        for key in self.unless_args or {}:
+            if key not in MODEL_SETTINGS:
+                raise ValueError(f"unless_args.{key}: not one of {', '.join(MODEL_SETTINGS)}")
         if self.names is not None and kind != MatchKind.IMPORT:
             raise ValueError("names only apply to kind: import")
         if self.specifier is not None and kind not in (MatchKind.DEPENDENCY, MatchKind.PLATFORM):

@@ -12,7 +12,8 @@ Schema version 1 (``schema_version: 1``, ``kind: "plan"``)::
       "releases": [{"release": "0.27.0", "checked": true, "reachable": false | null (unchecked),
                     "first_blocker": "wheels built for CUDA 13 need driver >= ..." | null,
                     "blockers": [{"kind": "python|driver|keep|conflict|model", "subject": "driver",
-                                  "message": "..."}],
+                                  "message": "...",
+                                  "path": "serve.sh", "line": 2}],  (path and line: model only)
                     "changes": ["torch 2.11.0 -> 2.13.0 (upgrade; vllm requires torch==2.13.0)"],
                     "conflicts": [{"requirer": "lmcache", "requirer_version": "0.3.1",
                                    "requirement": "vllm<0.27", "name": "vllm",
@@ -34,7 +35,7 @@ from typing import Any
 
 from vllm_upgrade_check import __version__
 from vllm_upgrade_check.model.pack import Severity
-from vllm_upgrade_check.planner import Plan, ReleaseCheck
+from vllm_upgrade_check.planner import Blocker, Plan, ReleaseCheck
 from vllm_upgrade_check.reporters.json_report import finding_dict
 
 SCHEMA_VERSION = 1
@@ -47,7 +48,7 @@ def _release(check: ReleaseCheck) -> dict[str, Any]:
         "checked": check.checked,
         "reachable": check.reachable if check.checked else None,
         "first_blocker": check.blockers[0].message if check.blockers else None,
-        "blockers": [{"kind": b.kind, "subject": b.subject, "message": b.message} for b in check.blockers],
+        "blockers": [_blocker(b) for b in check.blockers],
         "changes": list(check.changes),
         "conflicts": [
             {
@@ -103,3 +104,10 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
 def render_plan_json(plan: Plan) -> str:
     """Render ``plan`` as indented JSON text (ends with a newline)."""
     return json.dumps(plan_dict(plan), indent=2) + "\n"
+
+
+def _blocker(blocker: Blocker) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": blocker.kind, "subject": blocker.subject, "message": blocker.message}
+    if blocker.path is not None:
+        out["path"], out["line"] = blocker.path, blocker.line
+    return out

@@ -331,7 +331,8 @@ def read_freeze_file(path: Path) -> Environment:
         try:
             req = Requirement(line.split(" #", 1)[0])
         except InvalidRequirement as exc:
-            raise UsageError(f"not a freeze line ({exc})", str(path), number) from None
+            why = str(exc).split("\n", 1)[0]  # packaging adds the line and a caret below
+            raise UsageError(f"not a freeze line: {line.strip()!r} ({why})", str(path), number) from None
         key = canonicalize_name(req.name)
         pins = [s.version for s in req.specifier if s.operator in ("==", "===")]
         version = pins[0] if len(pins) == 1 and "*" not in pins[0] else None

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Location
+from vllm_upgrade_check.model.facts import MODEL_SETTINGS, Fact, FactKind, Location
 from vllm_upgrade_check.shellparse import Token
 from vllm_upgrade_check.versions import version_from_tag
 
@@ -507,7 +507,7 @@ def arg_facts(
             facts.append(_model_fact(token, text, path, scanner, hint))
             names.add("model")
         i += 1
-    yield from facts
+    yield from with_model_settings(facts)
     if start is not None:
         yield Fact(
             FactKind.LAUNCH,
@@ -577,6 +577,18 @@ def json_subkey_facts(
             )
         )
     return facts
+
+
+def with_model_settings(facts: list[Fact]) -> list[Fact]:
+    """``facts`` of one launch, its ``model`` facts carrying the launch's
+    :data:`~vllm_upgrade_check.model.facts.MODEL_SETTINGS` as ``name=value`` in ``args``
+    (``--model-impl transformers`` -> ``model_impl=transformers``)."""
+    settings = frozenset(
+        f"{f.name}={f.value}" for f in facts if f.kind == FactKind.ARG and f.name in MODEL_SETTINGS and f.value
+    )
+    if not settings:
+        return facts
+    return [replace(f, args=f.args | settings) if f.kind == FactKind.MODEL else f for f in facts]
 
 
 def _model_fact(

@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped
 from vllm_upgrade_check.scanners.base import Scanner, SourceFile
-from vllm_upgrade_check.scanners.launch import env_fact
+from vllm_upgrade_check.scanners.launch import env_fact, with_model_settings
 from vllm_upgrade_check.scanners.shell import argv_facts, is_env_name, shell_facts
 from vllm_upgrade_check.shellparse import Token
 
@@ -306,6 +306,7 @@ class _Module:
     # ---- facts -----------------------------------------------------------------
     def engine_call(self, call: ast.Call, what: str, scope: _Scope) -> None:
         origin = "sampling" if what in SAMPLING_CALLS else "python"
+        first_fact = len(self.facts)
         entries = self.keyword_entries(call.keywords, scope, call.lineno) or []
         names: set[str] = set()
         unresolved: list[str] = []
@@ -355,6 +356,7 @@ class _Module:
                     )
                 )
         if origin == "python":
+            self.facts[first_fact:] = with_model_settings(self.facts[first_fact:])
             self.facts.append(
                 Fact(
                     FactKind.LAUNCH,
