@@ -466,3 +466,20 @@ def test_fix_lists_files_it_could_not_parse(tmp_path: Path) -> None:
     (tmp_path / "broken.yaml").write_text("services:\n  a:\n    image: vllm/vllm-openai:v0.26.0\n    command: [\n")
     code, out = _fix(str(tmp_path), "--to", "0.28.0", "--no-bump")
     assert code == 0 and "Skipped, not fixed (1):\n  broken.yaml" in out, out
+
+
+def test_bump_sets_an_anchored_or_block_helm_tag_and_names_a_shared_anchor(tmp_path: Path) -> None:
+    values = (
+        "servingEngineSpec:\n  modelSpec:\n"
+        "  - name: a\n    repository: vllm/vllm-openai\n    tag: &t v0.26.0\n    modelURL: m\n"
+        "  - name: b\n    repository: vllm/vllm-openai\n    tag: >-\n      v0.26.0\n    modelURL: m2\n"
+    )
+    (tmp_path / "values.yaml").write_text(values)
+    code, out = _fix(str(tmp_path), "--to", "0.28.0")
+    assert code == 0 and "Not bumped" not in out, out
+    assert (tmp_path / "values.yaml").read_text() == values.replace("v0.26.0", "v0.28.0")
+    shared = values + "sidecar:\n  image: {repository: myorg/proxy, tag: *t}\n"
+    (tmp_path / "values.yaml").write_text(shared)
+    code, out = _fix(str(tmp_path), "--to", "0.28.0")
+    assert "Not bumped (1):\n  values.yaml:4: vllm/vllm-openai:v0.26.0: the tag is anchor &t" in out, out
+    assert (tmp_path / "values.yaml").read_text() == shared.replace(">-\n      v0.26.0", ">-\n      v0.28.0")

@@ -474,3 +474,13 @@ def test_cli_plan_reads_the_configuration_file(tmp_path: Path) -> None:
     moved = tmp_path / "elsewhere.toml"
     config.rename(moved)
     assert json.loads(runner.invoke(app, [*base, "--config", str(moved)]).stdout)["reachable"] == "0.28.0"
+
+
+def test_a_launch_whose_model_cannot_be_read_is_noted(registry: Registry, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "serve.sh").write_text('vllm serve "$1" --port 8000\n')
+    plan = plan_for(registry, env(), repo=repo)
+    assert plan.reachable == "0.28.0"
+    (note,) = [n for n in plan.notes if n.startswith("launch not fully read")]
+    assert '"$1" at serve.sh:1:1' in note and "not checked against models later releases dropped" in note

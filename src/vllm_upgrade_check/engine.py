@@ -28,7 +28,7 @@ from vllm_upgrade_check.discovery import (  # noqa: F401
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.filescan import Dispatcher, Outcome, Pending, hinted, pinned_version
 from vllm_upgrade_check.matcher import Assumption, VersionContext, match_rules, sort_key
-from vllm_upgrade_check.model.facts import Fact, FactKind, Report, Skipped, VersionBasis
+from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, Fact, FactKind, Report, Skipped, VersionBasis
 from vllm_upgrade_check.model.pack import MatchKind
 from vllm_upgrade_check.registry import Registry, load_registry
 from vllm_upgrade_check.scanners import Scanner, SourceFile, default_scanners
@@ -344,7 +344,7 @@ def unresolved_notes(facts: Sequence[Fact]) -> list[str]:
     for fact in facts:
         if fact.kind == FactKind.LAUNCH and not fact.resolved and fact.value:
             notes.append(
-                f"unresolved: {fact.value} at {fact.location} ({fact.name}); the flags it holds were not checked"
+                f"{UNRESOLVED_NOTE}{fact.value} at {fact.location} ({fact.name}); the flags it holds were not checked"
             )
     return notes
 

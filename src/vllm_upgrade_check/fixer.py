@@ -549,8 +549,9 @@ def _bump_image(text: str, fact: Fact, target: Version) -> tuple[int, int, str]:
     if fact.scanner == "helm" and tag:
         # repository: vllm/vllm-openai + tag: v0.26.0 (the fact stands at the repository).
         span = _helm_tag_span(text, loc.line, loc.column)
-        if span is not None and text[span[0] : span[1]] == tag:
-            return span[0], span[1], _bumped_tag(tag, target)
+        if span is None or text[span[0] : span[1]] != tag:
+            raise CannotFix("the tag beside the repository is not written as one value; set it by hand")
+        return span[0], span[1], _bumped_tag(tag, target)
     line_end = text.find("\n", start)
     if "$" in text[start : len(text) if line_end < 0 else line_end]:
         # FROM vllm/vllm-openai:v${VLLM_VERSION}-cu128: the version comes from an ARG default.
@@ -627,8 +628,10 @@ def _bumped_tag(tag: str, target: Version) -> str:
 
 
 def _helm_tag_span(text: str, line: int, column: int) -> tuple[int, int] | None:
-    """Offsets of the plain or quoted ``tag`` value in the YAML mapping whose ``repository``
-    value starts at ``line``:``column`` (1-based; inside the quote of a quoted one), or ``None``."""
+    """Offsets of the ``tag`` value in the YAML mapping whose ``repository`` value starts at
+    ``line``:``column`` (1-based; inside the quote of a quoted one), or ``None``. The value
+    must be written once, as it reads, inside the tag's node (plain, quoted, anchored, or a
+    one-line block scalar)."""
     from yaml import MappingNode, ScalarNode
 
     from vllm_upgrade_check.yamlnodes import YamlProblem, documents, get, pos
@@ -644,10 +647,16 @@ def _helm_tag_span(text: str, line: int, column: int) -> tuple[int, int] | None:
             repo = get(node, "repository")
             if repo is not None and pos(repo).line == line and pos(repo).column in (column, column - 1):
                 tag = get(node, "tag")
-                if not isinstance(tag, ScalarNode) or tag.style not in (None, "", "'", '"'):
-                    return None  # a block scalar, or no tag
-                begin = _offset(text, pos(tag).line, pos(tag).column) + (1 if tag.style in ("'", '"') else 0)
-                return begin, begin + len(tag.value)
+                if not isinstance(tag, ScalarNode) or not tag.value:
+                    return None
+                begin, end = tag.start_mark.index, tag.end_mark.index
+                found = text.find(tag.value, begin, end)
+                if found < 0 or text.find(tag.value, found + 1, end) >= 0:
+                    return None
+                anchor = re.search(r"&(\S+)", text[begin:found])
+                if anchor and re.search(rf"\*{re.escape(anchor.group(1))}(?![^\s,\]}}])", text):
+                    raise CannotFix(f"the tag is anchor &{anchor.group(1)}, which other values use; set it by hand")
+                return found, found + len(tag.value)
             stack.extend(child for pair in node.value for child in pair)
         elif isinstance(node.value, list):
             stack.extend(node.value)

@@ -22,7 +22,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from vllm_upgrade_check.envrules import DriverTable
-from vllm_upgrade_check.model.facts import Report
+from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, Report
 from vllm_upgrade_check.model.pack import MatchKind, Severity, WheelFacts
 from vllm_upgrade_check.registry import Registry
 from vllm_upgrade_check.resolve import FutureEnvironment, resolve_future
@@ -331,7 +331,13 @@ def make_plan(
 
     if any(c.reachable for c in checks):  # else nothing is reachable anyway: no scan needed
         newest = max((c for c in checks if c.checked), key=lambda c: Version(c.release))
-        checks = _with_served_models(checks, scan_once(current, newest.release))
+        served = scan_once(current, newest.release)
+        checks = _with_served_models(checks, served)
+        unread = [n.removeprefix(UNRESOLVED_NOTE) for n in served.notes if n.startswith(UNRESOLVED_NOTE)]
+        notes.extend(
+            f"launch not fully read: {n}; a model it serves is not checked against models later releases dropped"
+            for n in unread
+        )
     reachable_checks = [c for c in checks if c.reachable]
     reachable = Version(reachable_checks[-1].release) if reachable_checks else None
     path: list[Hop] = []

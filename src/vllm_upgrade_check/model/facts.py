@@ -50,6 +50,9 @@ class FactKind(str, Enum):
     ``gpu_compute_capability``, ``gpu_memory_gib``, ``glibc``, ``machine``; ``value`` as text."""
 
 
+UNRESOLVED_NOTE = "unresolved: "
+"""Start of a report note about a launch holding words the repository does not resolve."""
+
 MODEL_SETTINGS = ("model_impl",)
 """Engine args a ``model`` fact carries from its launch (``name=value`` in ``Fact.args``):
 those that change which implementation serves the model (``--model-impl
