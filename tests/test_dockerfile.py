@@ -47,3 +47,10 @@ def test_shell_form_entrypoint_launch() -> None:
 def test_cmd_on_other_image_is_not_flags() -> None:
     text = 'FROM python:3.12\nCMD ["--swap-space", "4"]\n'
     assert args_of(scan_text(DockerfileScanner(), "Dockerfile", text)) == []
+
+
+def test_from_flags_are_not_the_image() -> None:
+    text = "FROM --platform=linux/amd64 vllm/vllm-openai:v0.26.0 AS engine\nCMD [\"--model\", \"m\"]\n"
+    (image,) = kinds(scan_text(DockerfileScanner(), "Dockerfile", text), FactKind.IMAGE)
+    assert (image.raw, image.location.line, image.location.column) == ("vllm/vllm-openai:v0.26.0", 1, 29)
+    assert kinds(scan_text(DockerfileScanner(), "Dockerfile", "FROM --platform=linux/amd64\n"), FactKind.IMAGE) == []

@@ -422,6 +422,15 @@ def test_bump_sets_the_helm_tag_beside_the_repository(tmp_path: Path, quote: str
             "ARG VLLM_VERSION=0.26.0\nARG CUDA=cu128\nFROM vllm/vllm-openai:v${VLLM_VERSION}-${CUDA}\n",
             "ARG VLLM_VERSION=0.28.0\nARG CUDA=cu128\nFROM vllm/vllm-openai:v${VLLM_VERSION}-${CUDA}\n",
         ),
+        # FROM flags and a registry with a port.
+        (
+            "FROM --platform=linux/amd64 vllm/vllm-openai:v0.26.0 AS engine\n",
+            "FROM --platform=linux/amd64 vllm/vllm-openai:v0.28.0 AS engine\n",
+        ),
+        (
+            "ARG V=0.26.0\nFROM --platform=$BUILDPLATFORM registry.local:5000/vllm/vllm-openai:v${V}\n",
+            "ARG V=0.28.0\nFROM --platform=$BUILDPLATFORM registry.local:5000/vllm/vllm-openai:v${V}\n",
+        ),
         # Docker reads the last definition before the FROM.
         (
             "ARG VLLM_VERSION=0.25.0\nARG VLLM_VERSION=0.26.0\nFROM vllm/vllm-openai:v${VLLM_VERSION}\n",

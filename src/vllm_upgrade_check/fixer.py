@@ -573,10 +573,12 @@ def _arg_version_edit(text: str, start: int, fact: Fact, target: Version) -> tup
         CannotFix: a variable without a default in the file, a version split across several
             parts, or an ``ARG`` that is also used elsewhere (bumping it would move those too).
     """
-    written = re.compile(r"[^\s:]+:(\S+)").match(text, start)
-    if written is None:
+    word = re.compile(r"\S+").match(text, start)
+    reference = word.group() if word else ""
+    colon = reference.rfind(":")
+    if colon < 0 or "/" in reference[colon:]:  # registry:port/name has no tag
         raise CannotFix("the image reference has no tag")
-    template, template_start = written.group(1), written.start(1)
+    template, template_start = reference[colon + 1 :], start + colon + 1
     # Parts of the tag as (offset in the resolved tag, resolved text, file offset of that text, ARG name).
     parts: list[tuple[int, str, int, str | None]] = []
     resolved, cursor = "", 0

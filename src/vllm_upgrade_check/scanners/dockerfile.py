@@ -92,12 +92,14 @@ class DockerfileScanner(Scanner):
             body_offset = keyword_len
             if instruction == "FROM":
                 stage += 1
-                if not item["value"].split():  # a bare FROM: nothing to read, never a crash
+                # FROM [--platform=...] image [AS name]: the image is the first word not a flag.
+                from_words = [w for w in item["value"].split() if not w.startswith("--")]
+                if not from_words:  # a bare FROM: nothing to read, never a crash
                     base_is_vllm, entrypoint_set, hint = False, False, None
                     continue
-                reference = parents[stage] if stage < len(parents) else item["value"].split()[0]
-                column = content.find(item["value"].split()[0]) + 1
-                token = Token(reference, line, max(column, 1), True, item["value"].split()[0])
+                reference = parents[stage] if stage < len(parents) else from_words[0]
+                column = content.find(from_words[0], keyword_len - 1) + 1
+                token = Token(reference, line, max(column, 1), True, from_words[0])
                 base_is_vllm = is_vllm_image(reference)
                 entrypoint_set = False
                 if base_is_vllm:
