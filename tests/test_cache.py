@@ -557,3 +557,4 @@ def test_a_cache_in_use_is_never_pruned(tmp_path: Path, registry: Registry) -> N
     scan(repo, registry, cache_dir=cache)  # all hits
     scan(other, registry, cache_dir=cache)  # writes, and prunes
     assert mine.exists() and not stale.exists()
+

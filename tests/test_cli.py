@@ -190,3 +190,27 @@ def test_an_unknown_flag_with_capitals_is_reported_not_a_crash(tmp_path: Path) -
     assert result.exit_code == 0, result.output
     found = {(f["rule_id"], f["subject"]) for f in json.loads(result.stdout)["findings"]}
     assert ("VUC000-001", "--max-num-seqS") in found and ("VUC000-001", "--Foo") in found
+
+
+def test_output_to_a_directory_or_an_unwritable_place_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vllm_upgrade_check.errors import UsageError
+
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "run.sh").write_text("vllm serve m --port 1\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.chdir(out)
+    for target in (".", "", str(out)):
+        result = runner.invoke(app, ["scan", str(tmp_path / "repo"), "--to", "0.28.0", "--output", target])
+        assert isinstance(result.exception, UsageError) and "it is a directory" in str(result.exception)
+
+    def refuse(src: str, dst: str) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    result = runner.invoke(app, ["scan", str(tmp_path / "repo"), "--to", "0.28.0", "--output", "r.json"])
+    assert isinstance(result.exception, UsageError)
+    assert str(result.exception).endswith("cannot write output: Permission denied")
+    assert list(out.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["out", "repo"]

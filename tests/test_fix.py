@@ -74,8 +74,8 @@ def test_round_trip_scan_fix_scan(case: str, tmp_path: Path) -> None:
     args = _args(case)
     if "--from" not in args:
         args += ["--from", "0.26.0"]
-    code, diff = _fix(str(tmp_path), "--diff", *args)
-    assert code == 0 and diff == "", diff
+    again = runner.invoke(app, ["fix", str(tmp_path), "--diff", *args])
+    assert again.exit_code == 0 and again.stdout == "", again.output
 
 
 def test_diff_writes_nothing(tmp_path: Path) -> None:
@@ -431,6 +431,21 @@ def test_bump_sets_the_helm_tag_beside_the_repository(tmp_path: Path, quote: str
             "ARG V=0.26.0\nFROM --platform=$BUILDPLATFORM registry.local:5000/vllm/vllm-openai:v${V}\n",
             "ARG V=0.28.0\nFROM --platform=$BUILDPLATFORM registry.local:5000/vllm/vllm-openai:v${V}\n",
         ),
+        # ARG names are case-sensitive; several settings on one ARG line; CRLF.
+        (
+            "ARG VLLM_VERSION=0.26.0\nARG vllm_version=0.26.0\nFROM vllm/vllm-openai:v${VLLM_VERSION}\n",
+            "ARG VLLM_VERSION=0.28.0\nARG vllm_version=0.26.0\nFROM vllm/vllm-openai:v${VLLM_VERSION}\n",
+        ),
+        ("ARG A=0.26.0 B=x\nFROM vllm/vllm-openai:v${A}\n", "ARG A=0.28.0 B=x\nFROM vllm/vllm-openai:v${A}\n"),
+        (
+            "ARG VLLM_VERSION=0.26.0\r\nFROM vllm/vllm-openai:v${VLLM_VERSION}\r\n",
+            "ARG VLLM_VERSION=0.28.0\r\nFROM vllm/vllm-openai:v${VLLM_VERSION}\r\n",
+        ),
+        # A FROM sees only the ARGs before the first FROM (a stage's own ARG is not its default).
+        (
+            "ARG V=0.26.0\nFROM python:3.12 AS one\nARG V=0.25.0\nFROM vllm/vllm-openai:v${V}\n",
+            "ARG V=0.28.0\nFROM python:3.12 AS one\nARG V=0.25.0\nFROM vllm/vllm-openai:v${V}\n",
+        ),
         # Docker reads the last definition before the FROM.
         (
             "ARG VLLM_VERSION=0.25.0\nARG VLLM_VERSION=0.26.0\nFROM vllm/vllm-openai:v${VLLM_VERSION}\n",
@@ -439,10 +454,10 @@ def test_bump_sets_the_helm_tag_beside_the_repository(tmp_path: Path, quote: str
     ],
 )
 def test_bump_edits_the_version_where_it_is_written(tmp_path: Path, written: str, fixed: str) -> None:
-    (tmp_path / "Dockerfile").write_text(written)
+    (tmp_path / "Dockerfile").write_bytes(written.encode())
     code, out = _fix(str(tmp_path), "--to", "0.28.0")
     assert code == 0 and "Not bumped" not in out, out
-    assert (tmp_path / "Dockerfile").read_text() == fixed
+    assert (tmp_path / "Dockerfile").read_bytes().decode() == fixed
     assert _fix(str(tmp_path), "--to", "0.28.0")[1].startswith("Fixed 0 issue(s)")
 
 
@@ -454,6 +469,10 @@ def test_bump_edits_the_version_where_it_is_written(tmp_path: Path, written: str
             "ARG V is used 3 times in this file",
         ),
         ("ARG PATCH=0\nFROM vllm/vllm-openai:v0.26.${PATCH}\n", "split across ARGs"),
+        (
+            "ARG V=0.26.0\nFROM vllm/vllm-openai:v${V}\nARG V\nRUN echo ${V:-none} > /v\nLABEL v=\"${V%.*}\"\n",
+            "ARG V is used 3 times in this file",
+        ),
         ("ARG VLLM_VERSION\nFROM vllm/vllm-openai:v${VLLM_VERSION:-0.26.0}\n", None),
         ("FROM vllm/vllm-openai:v0.26.0@sha256:" + "a" * 64 + "\n", "pinned by digest"),
     ],
@@ -492,3 +511,10 @@ def test_bump_sets_an_anchored_or_block_helm_tag_and_names_a_shared_anchor(tmp_p
     code, out = _fix(str(tmp_path), "--to", "0.28.0")
     assert "Not bumped (1):\n  values.yaml:4: vllm/vllm-openai:v0.26.0: the tag is anchor &t" in out, out
     assert (tmp_path / "values.yaml").read_text() == shared.replace(">-\n      v0.26.0", ">-\n      v0.28.0")
+
+
+def test_diff_names_what_needs_a_person_on_stderr(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("vllm serve m --task generate\n")
+    result = runner.invoke(app, ["fix", str(tmp_path), "--to", "0.28.0", "--diff"])
+    assert result.exit_code == 0 and result.stdout == ""
+    assert result.stderr.startswith("Needs a person (1):\n  run.sh:1:14: VUC0130-001 --task")

@@ -146,7 +146,7 @@ def test_a_model_served_by_the_transformers_backend_is_not_flagged() -> None:
             {"kind": "model", "name": "arctic", "patterns": ["snowflake/*"], "unless_args": {"model_impl": "transformers"}},
         ),
     )
-    shell = "vllm serve Snowflake/arctic --model-impl transformers\nvllm serve Snowflake/arctic --model-impl vllm\n"
+    shell = "vllm serve Snowflake/arctic --model-impl transformers\nvllm serve Snowflake/arctic --model-impl transformers --model-impl=vllm\n"
     python = 'from vllm import LLM\nLLM(model="Snowflake/arctic", model_impl="transformers")\nLLM("Snowflake/arctic")\n'
     facts = kinds(scan_text(ShellScanner(), "serve.sh", shell), FactKind.MODEL)
     facts += kinds(scan_text(PythonSourceScanner(), "app.py", python), FactKind.MODEL)

@@ -470,7 +470,7 @@ def test_cli_plan_reads_the_configuration_file(tmp_path: Path) -> None:
     configured = runner.invoke(app, base)
     assert configured.exit_code == 0, configured.output
     doc = json.loads(configured.stdout)
-    assert (doc["current"], doc["current_source"], doc["reachable"]) == ("0.26.0", "--from", "0.28.0")
+    assert (doc["current"], doc["current_source"], doc["reachable"]) == ("0.26.0", f"from in {config}", "0.28.0")
     moved = tmp_path / "elsewhere.toml"
     config.rename(moved)
     assert json.loads(runner.invoke(app, [*base, "--config", str(moved)]).stdout)["reachable"] == "0.28.0"

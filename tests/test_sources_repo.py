@@ -193,3 +193,17 @@ spec:
     ]
     (skipped,) = [s for s in out if isinstance(s, Skipped)]
     assert skipped.line == 12 and "broken.json" in skipped.reason
+
+
+def test_a_dashboard_exported_by_grafana_is_read_at_its_columns() -> None:
+    # Grafana (Go's encoding/json) writes <, > and & in strings as \u003c, \u003e, \u0026.
+    from vllm_upgrade_check.model.facts import Fact
+    from vllm_upgrade_check.scanners.base import SourceFile
+    from vllm_upgrade_check.scanners.monitoring import MonitoringScanner
+
+    text = '{"panels":[{"targets":[{"expr":"vllm:gpu_cache_usage_perc \\u003e 0.9 \\u0026\\u0026 vllm:num_requests_running \\u003c 3"}]}]}\n'
+    facts = [f for f in MonitoringScanner().scan(SourceFile("dash.json", text)) if isinstance(f, Fact)]
+    assert [(f.name, f.location.column) for f in facts] == [
+        ("vllm:gpu_cache_usage_perc", text.index("vllm:gpu") + 1),
+        ("vllm:num_requests_running", text.index("vllm:num") + 1),
+    ]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.suppress import Ignore
+from vllm_upgrade_check.versions import parse_version
 
 if TYPE_CHECKING:  # pragma: no cover
     from vllm_upgrade_check.engine import ScanOptions
@@ -122,6 +123,15 @@ def load_config(path: Path) -> Config:
             raise bad(key, "must be a string")
         return value
 
+    def version_key(key: str) -> str | None:
+        value = text_key(key)
+        if value is not None:
+            try:
+                parse_version(value, key)
+            except UsageError as exc:
+                raise bad(key, exc.message) from None
+        return value
+
     def list_key(key: str) -> tuple[str, ...]:
         value = table.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -160,8 +170,8 @@ def load_config(path: Path) -> Config:
         ignores.append(Ignore(entry["id"].strip(), entry["reason"], entry.get("path"), expires, shown))
     return Config(
         source=path,
-        to_version=text_key("to"),
-        from_version=text_key("from"),
+        to_version=version_key("to"),
+        from_version=version_key("from"),
         fail_on=fail_on,
         exclude=list_key("exclude"),
         rules=tuple(path.parent / r for r in list_key("rules")),

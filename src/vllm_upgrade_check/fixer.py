@@ -604,7 +604,8 @@ def _arg_version_edit(text: str, start: int, fact: Fact, target: Version) -> tup
     for offset, part, file_offset, name in parts:
         if offset <= version.start() and version.end() <= offset + len(part):
             if name is not None:
-                uses = sum(1 for m in _VARIABLE.finditer(text) if name in (m.group(1), m.group(2)))
+                # Every expansion of the name: $V, ${V}, ${V:-x}, ${V%.*}, ...
+                uses = len(re.findall(rf"\$\{{?{re.escape(name)}(?![A-Za-z0-9_])", text))
                 if uses > 1:
                     raise CannotFix(
                         f"ARG {name} is used {uses} times in this file; bumping it would change the others too"
@@ -614,13 +615,23 @@ def _arg_version_edit(text: str, start: int, fact: Fact, target: Version) -> tup
     raise CannotFix(f"the version {version.group()} is split across ARGs; set it by hand")
 
 
+_ARG_LINE = re.compile(r"^[ \t]*(?i:ARG)[ \t]+([^\r\n]*)", re.M)
+_FROM_LINE = re.compile(r"^[ \t]*(?i:FROM)[ \t]", re.M)
+
+
 def _arg_default(text: str, name: str, before: int) -> tuple[str, int] | None:
-    """``(default, file offset of it)`` of the last ``ARG name=default`` before offset ``before``
-    (quotes stripped), or ``None``."""
-    pattern = re.compile(rf"^[ \t]*ARG[ \t]+{re.escape(name)}[ \t]*=[ \t]*([\"']?)([^\s\"']*)\1[ \t]*$", re.M | re.I)
+    """``(default, file offset of it)`` of ``name`` (case-sensitive, as Docker reads it) in the
+    last ``ARG`` that sets it before offset ``before`` (quotes stripped; ``ARG A=1 B=2`` too),
+    or ``None``. Only global ``ARG``s count: those before the first ``FROM``, the only ones a
+    ``FROM`` line can use."""
+    first_from = _FROM_LINE.search(text)
+    limit = min(before, first_from.start()) if first_from else before
+    setting = re.compile(rf"(?:^|[ \t]){re.escape(name)}=([\"']?)([^\s\"'\\]*)\1(?=[ \t\\]|$)")
     found = None
-    for m in pattern.finditer(text, 0, before):
-        found = (m.group(2), m.start(2))
+    for line in _ARG_LINE.finditer(text, 0, limit):
+        m = setting.search(line.group(1))
+        if m:
+            found = (m.group(2), line.start(1) + m.start(2))
     return found
 
 

@@ -151,13 +151,15 @@ def check_prefixes(select: Sequence[str], ignore: Sequence[str], known_ids: Iter
     ``known_ids`` (case-insensitive), so that a mistyped ``--select`` cannot turn the gate off.
 
     Raises:
-        UsageError: naming the first option value that matches no rule id.
+        UsageError: naming the first option value that is empty or matches no rule id.
     """
     from vllm_upgrade_check.errors import UsageError
 
     known = [i.upper() for i in known_ids]
     for option, prefixes in (("--select", select), ("--ignore", ignore)):
         for prefix in prefixes:
+            if not prefix:  # an empty prefix starts every id: --ignore '' would turn the gate off
+                raise UsageError(f"{option} is empty (give a rule id or an id prefix such as VUC027)")
             if not any(rule_id.startswith(prefix.upper()) for rule_id in known):
                 raise UsageError(
                     f"{option} {prefix} matches no rule id (see 'vllm-upgrade-check rules list')"

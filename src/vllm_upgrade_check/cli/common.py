@@ -47,6 +47,9 @@ def write_output(text: str, output: Path | None) -> None:
     import tempfile
 
     target = output.resolve()
+    if target.is_dir():  # also `--output ''`, which names the current directory
+        raise UsageError("cannot write output: it is a directory (give a file name)", str(output))
+    tmp = None
     try:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
         # A file name that is not UTF-8 (a lone surrogate in the text) is written as U+FFFD.
@@ -54,7 +57,9 @@ def write_output(text: str, output: Path | None) -> None:
             handle.write(text)
         os.replace(tmp, target)
     except OSError as exc:
-        raise UsageError(f"cannot write output: {exc}", str(output)) from None
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+        raise UsageError(f"cannot write output: {exc.strerror or exc}", str(output)) from None
 
 
 def print_console(draw: Callable[[Console], None], output: Path | None) -> None:

@@ -39,6 +39,7 @@ def fix(
     if diff:
         text, found = diff_paths(options, unsafe=unsafe_fixes, bump=bump)
         typer.echo(text, nl=False)
+        _needs_a_person(found, err=True)
         _left_alone(found, err=True)
         for error in found.errors:
             typer.echo(f"vllm-upgrade-check: error: {error}", err=True)
@@ -49,23 +50,7 @@ def fix(
     for edit in result.applied:
         label = "vLLM" if edit.rule_id == UPGRADE_ID else edit.rule_id
         typer.echo(f"  {edit.path}:{edit.line}: {label}: {edit.description}")
-    # Info findings (changed defaults, advisories) have nothing to fix: count them, list the rest.
-    actionable = [
-        u
-        for u in result.unfixed
-        if u.finding.severity != Severity.INFO or u.finding.rule.fix.action != FixAction.NONE
-    ]
-    advisories = len(result.unfixed) - len(actionable)
-    if actionable:
-        typer.echo(f"Needs a person ({len(actionable)}):")
-        for item in actionable:
-            f = item.finding
-            where = str(f.location) if f.location.path else "environment"
-            typer.echo(
-                f"  {where}: {f.rule.id} {f.fact.raw or f.fact.name}: {f.rule.fix.summary} [{item.reason}]"
-            )
-    if advisories:
-        typer.echo(f"{advisories} info finding(s) to review (changed defaults, advisories): see 'scan'.")
+    _needs_a_person(result, err=False)
     _left_alone(result, err=False)
     if any(e.rule_id == UPGRADE_ID for e in result.applied) and result.from_version:
         typer.echo(
@@ -76,6 +61,27 @@ def fix(
     raise typer.Exit(2 if result.errors else 0)
 
 
+def _needs_a_person(result: FixResult, err: bool) -> None:
+    """Print the findings no mechanical fix handles; info findings (changed defaults,
+    advisories) have nothing to fix and are only counted."""
+    actionable = [
+        u
+        for u in result.unfixed
+        if u.finding.severity != Severity.INFO or u.finding.rule.fix.action != FixAction.NONE
+    ]
+    advisories = len(result.unfixed) - len(actionable)
+    if actionable:
+        typer.echo(f"Needs a person ({len(actionable)}):", err=err)
+        for item in actionable:
+            f = item.finding
+            where = str(f.location) if f.location.path else "environment"
+            typer.echo(
+                f"  {where}: {f.rule.id} {f.fact.raw or f.fact.name}: {f.rule.fix.summary} [{item.reason}]", err=err
+            )
+    if advisories:
+        typer.echo(f"{advisories} info finding(s) to review (changed defaults, advisories): see 'scan'.", err=err)
+
+
 def _left_alone(result: FixResult, err: bool) -> None:
     """Print the versions the bump could not set and the files that could not be read or
     parsed (nothing in them was fixed)."""
@@ -83,7 +89,7 @@ def _left_alone(result: FixResult, err: bool) -> None:
         typer.echo(f"Not bumped ({len(result.not_bumped)}):", err=err)
         for item in result.not_bumped:
             where = f"{item.path}:{item.line}" if item.line is not None else item.path
-            typer.echo(f"  {where}: {item.raw}: {item.reason}", err=err)
+            typer.echo(f"  {where}: {' '.join(item.raw.split())}: {item.reason}", err=err)
     if result.skipped:
         typer.echo(f"Skipped, not fixed ({len(result.skipped)}):", err=err)
         for skip in result.skipped:

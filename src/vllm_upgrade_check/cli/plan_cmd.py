@@ -83,6 +83,7 @@ def plan(
     settings = config_for(roots, config)
     base = scan_options(roots, settings, from_=from_, environment=env, rules=rules, exclude=exclude)
     registry = load_registry(base.rule_paths)
+    given = "--from" if from_ is not None else f"from in {settings.source}"
     from_ = base.from_version  # --from, else the configuration's `from`
 
     def scan(frm: str | None, to: str) -> Report:
@@ -96,7 +97,7 @@ def plan(
                 f"--from {from_} is newer than the newest release with a pack ({registry.newest}); "
                 "a newer vllm-upgrade-check may know it"
             )
-        current, source = str(version), "--from"
+        current, source = str(version), given
     elif env.vllm:
         current, source = env.vllm, f"installed vllm ({env.source})"
     else:

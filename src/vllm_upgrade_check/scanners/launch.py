@@ -583,11 +583,13 @@ def with_model_settings(facts: list[Fact]) -> list[Fact]:
     """``facts`` of one launch, its ``model`` facts carrying the launch's
     :data:`~vllm_upgrade_check.model.facts.MODEL_SETTINGS` as ``name=value`` in ``args``
     (``--model-impl transformers`` -> ``model_impl=transformers``)."""
-    settings = frozenset(
-        f"{f.name}={f.value}" for f in facts if f.kind == FactKind.ARG and f.name in MODEL_SETTINGS and f.value
-    )
-    if not settings:
+    last: dict[str, str] = {}  # a flag given twice: the last one wins, as in argparse
+    for f in facts:
+        if f.kind == FactKind.ARG and f.name in MODEL_SETTINGS and f.value:
+            last[f.name] = f.value
+    if not last:
         return facts
+    settings = frozenset(f"{name}={value}" for name, value in last.items())
     return [replace(f, args=f.args | settings) if f.kind == FactKind.MODEL else f for f in facts]
 
 

@@ -212,15 +212,27 @@ def grafana_facts(text: str, data: object, path: str, start: int = 0, end: int |
     for query in _dashboard_queries(data):
         if PREFIX not in query:
             continue
-        written = json.dumps(query)[1:-1]
-        index = text.find(written, cursor, end)
-        if index < 0:
-            index = text.find(written, start, end)
-        if index < 0:
+        found = _find_json_string(text, query, cursor, end) or _find_json_string(text, query, start, end)
+        if found is None:
             yield from _facts_in_span(text, start, start, query, path, "grafana", set())
             continue
-        cursor = index + len(written)
+        index, cursor = found
         yield from _facts_in_span(text, index, cursor, query, path, "grafana", set())
+
+
+def _find_json_string(text: str, value: str, start: int, end: int) -> tuple[int, int] | None:
+    """``(start, end)`` of the first place in ``text[start:end]`` where ``value`` is written as
+    a JSON string body: as Python's encoder writes it (ASCII or not) or as Go's, which Grafana
+    exports with (``<``, ``>`` and ``&`` as ``\\u003c``, ``\\u003e``, ``\\u0026``)."""
+    ascii_form = json.dumps(value)[1:-1]
+    forms = {ascii_form, json.dumps(value, ensure_ascii=False)[1:-1]}
+    forms.add(ascii_form.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+    best: tuple[int, int] | None = None
+    for form in forms:
+        index = text.find(form, start, end)
+        if index >= 0 and (best is None or index < best[0]):
+            best = (index, index + len(form))
+    return best
 
 
 EMBEDDED_DASHBOARD_KINDS = ("ConfigMap", "GrafanaDashboard")
