@@ -260,13 +260,12 @@ def _referenced_files(
             scanner = by_name.get(ref.scanner)
             if scanner is None:
                 continue
-            candidates = [*files.items()]
-            if passed_over:
-                candidates += [(rel, p.path) for rel, p in passed_over.items() if rel not in files]
-            for rel, path in candidates:
+            candidates: list[tuple[str, str, PassedOver | None]] = [(r, p, None) for r, p in files.items()]
+            candidates += [(r, p.path, p) for r, p in (passed_over or {}).items() if r not in files]
+            for rel, path, aside in candidates:
                 if (rel, scanner.name) in done or not scanner.referenced_file_matches(rel, ref.path):
                     continue
-                if passed_over and rel in passed_over and rel not in files and passed_over[rel].ignored():
+                if aside is not None and aside.ignored():  # ignore rules apply once a file is named
                     continue
                 done.add((rel, scanner.name))
                 found = _read_referenced(path, rel, options, skipped, scanner.read_referenced)
