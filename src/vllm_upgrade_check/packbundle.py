@@ -54,9 +54,10 @@ def compile_bundle(packs: Iterable[tuple[str, str]]) -> str:
             encoded = json.dumps(data, ensure_ascii=False, sort_keys=True)
         except (yaml.YAMLError, TypeError, ValueError):
             continue
-        if json.loads(encoded) != data:
+        back = json.loads(encoded)
+        if back != data:
             continue
-        entries[name] = {"digest": text_digest(text), "data": json.loads(encoded)}
+        entries[name] = {"digest": text_digest(text), "data": back}
     return json.dumps({"format": FORMAT, "packs": entries}, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
