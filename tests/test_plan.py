@@ -484,3 +484,10 @@ def test_a_launch_whose_model_cannot_be_read_is_noted(registry: Registry, tmp_pa
     assert plan.reachable == "0.28.0"
     (note,) = [n for n in plan.notes if n.startswith("launch not fully read")]
     assert '"$1" at serve.sh:1:1' in note and "not checked against models later releases dropped" in note
+
+
+def test_keeping_a_distribution_that_is_not_installed_is_noted(registry: Registry) -> None:
+    plan = plan_for(registry, env(), keep=("torch", "tourch"))
+    assert [n for n in plan.notes if n.startswith("--keep")] == [
+        "--keep tourch: not installed here, so there is nothing to keep (a typo?)"
+    ]

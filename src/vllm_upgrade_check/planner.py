@@ -318,6 +318,9 @@ def make_plan(
             "no wheel facts in the pack of " + ", ".join(unchecked) + ": Python, driver and "
             "requirements could not be checked, so they are not claimed reachable"
         )
+    installed = {canonicalize_name(name) for name in host.env.distributions}
+    for name in sorted(host.keep - set(PLAN_KEYWORDS) - installed):
+        notes.append(f"--keep {name}: not installed here, so there is nothing to keep (a typo?)")
     if host.driver is None:
         notes.append("NVIDIA driver unknown (give --driver VERSION): CUDA driver needs not checked")
     if host.python is None:
