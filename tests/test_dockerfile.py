@@ -54,3 +54,17 @@ def test_from_flags_are_not_the_image() -> None:
     (image,) = kinds(scan_text(DockerfileScanner(), "Dockerfile", text), FactKind.IMAGE)
     assert (image.raw, image.location.line, image.location.column) == ("vllm/vllm-openai:v0.26.0", 1, 29)
     assert kinds(scan_text(DockerfileScanner(), "Dockerfile", "FROM --platform=linux/amd64\n"), FactKind.IMAGE) == []
+
+
+def test_from_expansions_follow_docker() -> None:
+    cases = [
+        ("ARG V\nFROM vllm/vllm-openai:v${V:-0.26.0}\n", "vllm/vllm-openai:v0.26.0"),
+        ("ARG V=0.27.0\nFROM vllm/vllm-openai:v${V:-0.26.0}\n", "vllm/vllm-openai:v0.27.0"),
+        ('ARG V=""\nFROM vllm/vllm-openai:v${V:-0.26.0}\n', "vllm/vllm-openai:v0.26.0"),
+        ('ARG V=""\nFROM vllm/vllm-openai:v${V-0.26.0}\n', "vllm/vllm-openai:v"),
+        ("ARG A=1 V=0.26.0\nFROM vllm/vllm-openai:v${V}\n", "vllm/vllm-openai:v0.26.0"),
+        ("ARG IMG=vllm/vllm-openai:v0.26.0\nFROM ${IMG}\n", "vllm/vllm-openai:v0.26.0"),
+    ]
+    for text, raw in cases:
+        images = kinds(scan_text(DockerfileScanner(), "Dockerfile", text), FactKind.IMAGE)
+        assert [i.raw for i in images] == [raw], text

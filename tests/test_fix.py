@@ -446,6 +446,25 @@ def test_bump_sets_the_helm_tag_beside_the_repository(tmp_path: Path, quote: str
             "ARG V=0.26.0\nFROM python:3.12 AS one\nARG V=0.25.0\nFROM vllm/vllm-openai:v${V}\n",
             "ARG V=0.28.0\nFROM python:3.12 AS one\nARG V=0.25.0\nFROM vllm/vllm-openai:v${V}\n",
         ),
+        # ${NAME:-word}: the word when the ARG has no value, else the ARG's default.
+        (
+            "ARG VLLM_VERSION\nFROM vllm/vllm-openai:v${VLLM_VERSION:-0.26.0}\n",
+            "ARG VLLM_VERSION\nFROM vllm/vllm-openai:v${VLLM_VERSION:-0.28.0}\n",
+        ),
+        (
+            "ARG VLLM_VERSION=0.26.0\nFROM vllm/vllm-openai:v${VLLM_VERSION:-0.25.0}\n",
+            "ARG VLLM_VERSION=0.28.0\nFROM vllm/vllm-openai:v${VLLM_VERSION:-0.25.0}\n",
+        ),
+        # The whole image in an ARG; an ARG continued over lines; a comment is not a use.
+        ("ARG IMG=vllm/vllm-openai:v0.26.0\nFROM ${IMG}\n", "ARG IMG=vllm/vllm-openai:v0.28.0\nFROM ${IMG}\n"),
+        (
+            "ARG A=1 \\\n    VLLM_VERSION=0.26.0\nFROM vllm/vllm-openai:v${VLLM_VERSION}\n",
+            "ARG A=1 \\\n    VLLM_VERSION=0.28.0\nFROM vllm/vllm-openai:v${VLLM_VERSION}\n",
+        ),
+        (
+            "# build with ${V}\nARG V=0.26.0\nFROM vllm/vllm-openai:v${V}\n",
+            "# build with ${V}\nARG V=0.28.0\nFROM vllm/vllm-openai:v${V}\n",
+        ),
         # Docker reads the last definition before the FROM.
         (
             "ARG VLLM_VERSION=0.25.0\nARG VLLM_VERSION=0.26.0\nFROM vllm/vllm-openai:v${VLLM_VERSION}\n",
@@ -473,7 +492,12 @@ def test_bump_edits_the_version_where_it_is_written(tmp_path: Path, written: str
             "ARG V=0.26.0\nFROM vllm/vllm-openai:v${V}\nARG V\nRUN echo ${V:-none} > /v\nLABEL v=\"${V%.*}\"\n",
             "ARG V is used 3 times in this file",
         ),
-        ("ARG VLLM_VERSION\nFROM vllm/vllm-openai:v${VLLM_VERSION:-0.26.0}\n", None),
+        ("ARG VLLM_VERSION\nFROM vllm/vllm-openai:v${VLLM_VERSION:?set it}\n", None),
+        (
+            "ARG VLLM_VERSION=0.26.0\nFROM vllm/vllm-openai:v${VLLM_VERSION}@sha256:" + "b" * 64 + "\n",
+            "pinned by digest",
+        ),
+        ("ARG V=0.26.0\nFROM vllm/vllm-openai:v${V:+0.27.0}\n", None),
         ("FROM vllm/vllm-openai:v0.26.0@sha256:" + "a" * 64 + "\n", "pinned by digest"),
     ],
 )
@@ -501,6 +525,7 @@ def test_bump_sets_an_anchored_or_block_helm_tag_and_names_a_shared_anchor(tmp_p
         "servingEngineSpec:\n  modelSpec:\n"
         "  - name: a\n    repository: vllm/vllm-openai\n    tag: &t v0.26.0\n    modelURL: m\n"
         "  - name: b\n    repository: vllm/vllm-openai\n    tag: >-\n      v0.26.0\n    modelURL: m2\n"
+        "  - name: c\n    repository: vllm/vllm-openai\n    tag: |\n      v0.26.0\n    modelURL: m3\n"
     )
     (tmp_path / "values.yaml").write_text(values)
     code, out = _fix(str(tmp_path), "--to", "0.28.0")
@@ -510,7 +535,7 @@ def test_bump_sets_an_anchored_or_block_helm_tag_and_names_a_shared_anchor(tmp_p
     (tmp_path / "values.yaml").write_text(shared)
     code, out = _fix(str(tmp_path), "--to", "0.28.0")
     assert "Not bumped (1):\n  values.yaml:4: vllm/vllm-openai:v0.26.0: the tag is anchor &t" in out, out
-    assert (tmp_path / "values.yaml").read_text() == shared.replace(">-\n      v0.26.0", ">-\n      v0.28.0")
+    assert (tmp_path / "values.yaml").read_text() == shared.replace("  v0.26.0\n", "  v0.28.0\n")
 
 
 def test_diff_names_what_needs_a_person_on_stderr(tmp_path: Path) -> None:

@@ -130,10 +130,10 @@ def test_select_or_ignore_matching_no_rule_is_a_usage_error(option: list[str], t
     ], err
 
 
-@pytest.mark.parametrize("option", ["--select", "--ignore"])
-def test_an_empty_select_or_ignore_is_a_usage_error(option: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("option", "value"), [("--select", ""), ("--ignore", ""), ("--ignore", "  ")])
+def test_an_empty_select_or_ignore_is_a_usage_error(option: str, value: str, tmp_path: Path) -> None:
     (tmp_path / "run.sh").write_text("vllm serve m --max-num-partial-prefills 2\n")
-    code, err = _main("scan", "run.sh", "--to", "0.27.0", option, "", cwd=tmp_path)
+    code, err = _main("scan", "run.sh", "--to", "0.27.0", option, value, cwd=tmp_path)
     assert code == 2
     assert err.strip().splitlines() == [
         f"vllm-upgrade-check: error: {option} is empty (give a rule id or an id prefix such as VUC027)"
@@ -265,7 +265,7 @@ def test_pyproject_table_and_ignores(tmp_path: Path) -> None:
         ('fail-on = "sometimes"\n', ".vllm-upgrade-check.toml:1: fail-on: must be one of"),
         ('[[ignore]]\nid = "X-001"\n', "ignore[0].reason: required string"),
         ("to = [\n", "TOML syntax error"),
-        ('fail-on = "warning"\nfrom = "banana"\n', ".vllm-upgrade-check.toml:2: from: from 'banana' is not a valid version"),
+        ('fail-on = "warning"\nfrom = "banana"\n', ".vllm-upgrade-check.toml:2: from: 'banana' is not a valid version"),
     ],
 )
 def test_bad_config_is_one_line_exit_2(text: str, message: str, tmp_path: Path) -> None:

@@ -128,3 +128,8 @@ def test_a_reference_kubernetes_cannot_expand_leaves_the_launch_unresolved() -> 
     text = K8S_VARS.replace('"--model", "$(MODEL)"', '"$(EXTRA)"')
     (launch,) = kinds(scan_text(ManifestScanner(), "dep.yaml", text), FactKind.LAUNCH)
     assert not launch.resolved and launch.value == "$(EXTRA)"
+    # A model named by a variable known only at run time is no model fact, and is noted.
+    text = K8S_VARS.replace('{name: MODEL, value: "$(ORG)/mpt-7b"}', "{name: MODEL, valueFrom: {fieldRef: {fieldPath: x}}}")
+    items = scan_text(ManifestScanner(), "dep.yaml", text)
+    (launch,) = kinds(items, FactKind.LAUNCH)
+    assert kinds(items, FactKind.MODEL) == [] and not launch.resolved and launch.value == "$(MODEL)"

@@ -128,8 +128,8 @@ def load_config(path: Path) -> Config:
         if value is not None:
             try:
                 parse_version(value, key)
-            except UsageError as exc:
-                raise bad(key, exc.message) from None
+            except UsageError:
+                raise bad(key, f"{value!r} is not a valid version (expected e.g. 0.27.0)") from None
         return value
 
     def list_key(key: str) -> tuple[str, ...]:

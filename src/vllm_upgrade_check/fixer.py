@@ -30,6 +30,7 @@ from vllm_upgrade_check.discovery import root_label
 from vllm_upgrade_check.errors import VucError
 from vllm_upgrade_check.model.facts import Fact, FactKind, Finding, Skipped
 from vllm_upgrade_check.model.pack import Applicability, FixAction
+from vllm_upgrade_check.scanners.dockerfile import FROM_VARIABLE
 from vllm_upgrade_check.scanners.launch import is_vllm_image, split_image
 from vllm_upgrade_check.textpos import line_index
 from vllm_upgrade_check.versions import version_from_tag
@@ -533,17 +534,20 @@ def _bump_image(text: str, fact: Fact, target: Version) -> tuple[int, int, str]:
     Helm ``repository:``, or in the default of the Dockerfile ``ARG`` the tag is made of.
 
     Raises:
-        CannotFix: the tag is not written where the fact says, or not as a plain value.
+        CannotFix: the tag is not written where the fact says, not as a plain value, or the
+            image is pinned by digest.
     """
     loc = fact.location
     if loc.line is None or loc.column is None:
         raise CannotFix("no position in the file")
+    if "@" in fact.raw:
+        raise CannotFix("the image is pinned by digest; update the digest by hand")
     start = _offset(text, loc.line, loc.column)
     written = text[start : start + len(fact.raw)]
     _name, tag = split_image(fact.raw)
     if written == fact.raw:
-        if not tag or "@" in fact.raw:
-            raise CannotFix("the image is pinned by digest; update the digest by hand")
+        if not tag:
+            raise CannotFix("the image has no version tag")
         tag_start = start + len(fact.raw) - len(tag)
         return tag_start, start + len(fact.raw), _bumped_tag(tag, target)
     if fact.scanner == "helm" and tag:
@@ -559,53 +563,61 @@ def _bump_image(text: str, fact: Fact, target: Version) -> tuple[int, int, str]:
     raise CannotFix(f"expected {fact.raw!r} at {loc}")
 
 
-_VARIABLE = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
 _VERSION_TEXT = re.compile(r"\d+(?:\.\d+)+(?:(?:a|b|rc|\.post|\.dev)\d+)?")
 
 
 def _arg_version_edit(text: str, start: int, fact: Fact, target: Version) -> tuple[int, int, str]:
     """The edit that bumps a Dockerfile image reference written with variables, such as
-    ``vllm/vllm-openai:v${VLLM_VERSION}-${CUDA}`` at offset ``start``: the version is replaced
-    where it is written, in the reference itself or in the default of the one ``ARG`` that holds
-    it (the last ``ARG NAME=default`` before the reference, as Docker reads it).
+    ``vllm/vllm-openai:v${VLLM_VERSION}-${CUDA}`` or ``${IMAGE}`` at offset ``start``: the
+    version is replaced where it is written, in the reference itself (a ``${NAME:-0.26.0}``
+    default included) or in the default of the one ``ARG`` that holds it (the last global
+    ``ARG NAME=default``, as Docker reads it).
 
     Raises:
-        CannotFix: a variable without a default in the file, a version split across several
-            parts, or an ``ARG`` that is also used elsewhere (bumping it would move those too).
+        CannotFix: a variable without a value in the file, an expansion this does not follow,
+            a version split across several parts, or an ``ARG`` also used elsewhere (bumping
+            it would move those too).
     """
     word = re.compile(r"\S+").match(text, start)
     reference = word.group() if word else ""
-    colon = reference.rfind(":")
-    if colon < 0 or "/" in reference[colon:]:  # registry:port/name has no tag
-        raise CannotFix("the image reference has no tag")
-    template, template_start = reference[colon + 1 :], start + colon + 1
-    # Parts of the tag as (offset in the resolved tag, resolved text, file offset of that text, ARG name).
+    # Parts of the reference as (offset in the resolved reference, resolved text, file offset of
+    # that text, the ARG name when the text is that ARG's default).
     parts: list[tuple[int, str, int, str | None]] = []
     resolved, cursor = "", 0
-    for m in _VARIABLE.finditer(template):
+    for m in FROM_VARIABLE.finditer(reference):
         if m.start() > cursor:
-            parts.append((len(resolved), template[cursor : m.start()], template_start + cursor, None))
-            resolved += template[cursor : m.start()]
-        name = m.group(1) or m.group(2)
+            parts.append((len(resolved), reference[cursor : m.start()], start + cursor, None))
+            resolved += reference[cursor : m.start()]
+        name = m.group(1) or m.group(5)
+        colon, sign, alternative = m.group(2), m.group(3), m.group(4)
         default = _arg_default(text, name, start)
-        if default is None:
+        is_set = default is not None and (default[0] != "" or not colon)
+        if sign == "+":
+            raise CannotFix(f"the reference uses ${{{name}{colon}+...}}; set the version by hand")
+        if sign == "-" and not is_set:
+            parts.append((len(resolved), alternative, start + m.start(4), None))  # the word after :-
+            resolved += alternative
+        elif default is None:
             raise CannotFix(f"ARG {name} has no default in this file; set the version where the build passes it")
-        parts.append((len(resolved), default[0], default[1], name))
-        resolved += default[0]
+        else:
+            parts.append((len(resolved), default[0], default[1], name))
+            resolved += default[0]
         cursor = m.end()
-    if cursor < len(template):
-        parts.append((len(resolved), template[cursor:], template_start + cursor, None))
-        resolved += template[cursor:]
-    if resolved != fact.value:
-        raise CannotFix(f"the tag reads {resolved!r} here, not {fact.value!r}")
-    version = _VERSION_TEXT.search(resolved)
+    if cursor < len(reference):
+        parts.append((len(resolved), reference[cursor:], start + cursor, None))
+        resolved += reference[cursor:]
+    if "${" in resolved:
+        raise CannotFix("the reference uses a parameter expansion this fix does not follow; set the version by hand")
+    if resolved != fact.raw:
+        raise CannotFix(f"the reference reads {resolved!r} here, not {fact.raw!r}")
+    tag_at = resolved.rfind(":") + 1
+    version = _VERSION_TEXT.search(resolved, tag_at) if tag_at > 0 and "/" not in resolved[tag_at:] else None
     if version is None:
         raise CannotFix("the tag names no version")
     for offset, part, file_offset, name in parts:
         if offset <= version.start() and version.end() <= offset + len(part):
             if name is not None:
-                # Every expansion of the name: $V, ${V}, ${V:-x}, ${V%.*}, ...
-                uses = len(re.findall(rf"\$\{{?{re.escape(name)}(?![A-Za-z0-9_])", text))
+                uses = _arg_uses(text, name)
                 if uses > 1:
                     raise CannotFix(
                         f"ARG {name} is used {uses} times in this file; bumping it would change the others too"
@@ -615,18 +627,25 @@ def _arg_version_edit(text: str, start: int, fact: Fact, target: Version) -> tup
     raise CannotFix(f"the version {version.group()} is split across ARGs; set it by hand")
 
 
-_ARG_LINE = re.compile(r"^[ \t]*(?i:ARG)[ \t]+([^\r\n]*)", re.M)
+def _arg_uses(text: str, name: str) -> int:
+    """Expansions of ``name`` in ``text`` (``$V``, ``${V}``, ``${V:-x}``, ``${V%.*}``, ...),
+    comment lines left out."""
+    use = re.compile(rf"\$\{{?{re.escape(name)}(?![A-Za-z0-9_])")
+    return sum(len(use.findall(line)) for line in text.splitlines() if not line.lstrip().startswith("#"))
+
+
+_ARG_LINE = re.compile(r"^[ \t]*(?i:ARG)[ \t]+((?:[^\r\n]*\\\r?\n)*[^\r\n]*)", re.M)
 _FROM_LINE = re.compile(r"^[ \t]*(?i:FROM)[ \t]", re.M)
 
 
 def _arg_default(text: str, name: str, before: int) -> tuple[str, int] | None:
     """``(default, file offset of it)`` of ``name`` (case-sensitive, as Docker reads it) in the
-    last ``ARG`` that sets it before offset ``before`` (quotes stripped; ``ARG A=1 B=2`` too),
-    or ``None``. Only global ``ARG``s count: those before the first ``FROM``, the only ones a
-    ``FROM`` line can use."""
+    last ``ARG`` that sets it before offset ``before`` (quotes stripped; ``ARG A=1 B=2`` and
+    ``\\`` continuations too), or ``None``. Only global ``ARG``s count: those before the first
+    ``FROM``, the only ones a ``FROM`` line can use."""
     first_from = _FROM_LINE.search(text)
     limit = min(before, first_from.start()) if first_from else before
-    setting = re.compile(rf"(?:^|[ \t]){re.escape(name)}=([\"']?)([^\s\"'\\]*)\1(?=[ \t\\]|$)")
+    setting = re.compile(rf"(?:^|\s){re.escape(name)}=([\"']?)([^\s\"'\\]*)\1(?=[\s\\]|$)")
     found = None
     for line in _ARG_LINE.finditer(text, 0, limit):
         m = setting.search(line.group(1))
@@ -660,16 +679,17 @@ def _helm_tag_span(text: str, line: int, column: int) -> tuple[int, int] | None:
             repo = get(node, "repository")
             if repo is not None and pos(repo).line == line and pos(repo).column in (column, column - 1):
                 tag = get(node, "tag")
-                if not isinstance(tag, ScalarNode) or not tag.value:
+                if not isinstance(tag, ScalarNode) or not tag.value.strip():
                     return None
+                value = tag.value.strip()
                 begin, end = tag.start_mark.index, tag.end_mark.index
-                found = text.find(tag.value, begin, end)
-                if found < 0 or text.find(tag.value, found + 1, end) >= 0:
+                found = text.find(value, begin, end)
+                if found < 0 or text.find(value, found + 1, end) >= 0:
                     return None
                 anchor = re.search(r"&(\S+)", text[begin:found])
                 if anchor and re.search(rf"\*{re.escape(anchor.group(1))}(?![^\s,\]}}])", text):
                     raise CannotFix(f"the tag is anchor &{anchor.group(1)}, which other values use; set it by hand")
-                return found, found + len(tag.value)
+                return found, found + len(value)
             stack.extend(child for pair in node.value for child in pair)
         elif isinstance(node.value, list):
             stack.extend(node.value)

@@ -158,7 +158,7 @@ def check_prefixes(select: Sequence[str], ignore: Sequence[str], known_ids: Iter
     known = [i.upper() for i in known_ids]
     for option, prefixes in (("--select", select), ("--ignore", ignore)):
         for prefix in prefixes:
-            if not prefix:  # an empty prefix starts every id: --ignore '' would turn the gate off
+            if not prefix.strip():  # an empty prefix starts every id: --ignore "" would turn the gate off
                 raise UsageError(f"{option} is empty (give a rule id or an id prefix such as VUC027)")
             if not any(rule_id.startswith(prefix.upper()) for rule_id in known):
                 raise UsageError(

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import io
 import json
+import re
+import shlex
 from collections.abc import Iterator
 
 from dockerfile_parse import DockerfileParser
@@ -35,6 +37,56 @@ def is_dockerfile(name: str) -> bool:
         or lower.startswith(("dockerfile.", "containerfile."))
         or lower.endswith(".dockerfile")
     )
+
+
+FROM_VARIABLE = re.compile(r"\$(?:\{(\w+)(?:(:?)([-+])([^}]*))?\}|(\w+))")
+"""``$NAME``, ``${NAME}``, ``${NAME:-word}``/``${NAME-word}`` and ``${NAME:+word}``/``${NAME+word}``:
+the expansions Docker applies to a ``FROM`` line (groups: name, ``:``, ``-``/``+``, word, bare name)."""
+
+
+def expand_from(reference: str, args: dict[str, str | None]) -> str | None:
+    """``reference`` (a ``FROM`` image, as written) with Docker's expansions applied from the
+    global ``ARG``s (``args``: name -> default, ``None`` for an ``ARG`` without one), or ``None``
+    when a variable has no value here (the build passes it) or another expansion is used.
+    dockerfile-parse leaves ``${NAME:-word}`` half-expanded, so ``FROM`` lines are expanded here."""
+    unknown = False
+
+    def substitute(m: re.Match[str]) -> str:
+        nonlocal unknown
+        name = m.group(1) or m.group(5)
+        value = args.get(name)
+        is_set = value is not None and (value != "" or not m.group(2))
+        if m.group(3) == "-":
+            return value if is_set and value is not None else m.group(4)
+        if m.group(3) == "+":
+            return m.group(4) if is_set else ""
+        if value is None:
+            unknown = True
+            return m.group(0)
+        return value
+
+    expanded = FROM_VARIABLE.sub(substitute, reference)
+    return None if unknown or "$" in expanded else expanded
+
+
+def _global_args(structure: list[dict[str, object]]) -> dict[str, str | None]:
+    """The ``ARG``s before the first ``FROM`` (the only ones a ``FROM`` line sees): name ->
+    default (quotes removed), ``None`` without one; a later definition wins."""
+    found: dict[str, str | None] = {}
+    for item in structure:
+        instruction = str(item["instruction"]).upper()
+        if instruction == "FROM":
+            break
+        if instruction != "ARG":
+            continue
+        try:
+            words = shlex.split(str(item["value"]))
+        except ValueError:
+            continue
+        for word in words:
+            name, has_value, value = word.partition("=")
+            found[name] = value if has_value else found.get(name)
+    return found
 
 
 def _exec_tokens(content: str, words: list[str], first_line: int) -> list[Token]:
@@ -98,6 +150,8 @@ class DockerfileScanner(Scanner):
                     base_is_vllm, entrypoint_set, hint = False, False, None
                     continue
                 reference = parents[stage] if stage < len(parents) else from_words[0]
+                if "$" in from_words[0]:
+                    reference = expand_from(from_words[0], _global_args(structure)) or reference
                 column = content.find(from_words[0], keyword_len - 1) + 1
                 token = Token(reference, line, max(column, 1), True, from_words[0])
                 base_is_vllm = is_vllm_image(reference)

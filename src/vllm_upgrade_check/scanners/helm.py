@@ -107,7 +107,7 @@ def _image(mapping: yaml.Node, path: str) -> tuple[list[Fact], tuple[str, str] |
     repo = scalar(repo_node)
     if repo_node is None or not repo:
         return [], None, False
-    tag = scalar(get(holder, "tag"))
+    tag = (scalar(get(holder, "tag")) or "").strip()  # a `tag: |` block scalar ends in a newline
     reference = f"{repo}:{tag}" if tag else repo
     if not is_vllm_image(reference):
         return [], None, False

@@ -474,9 +474,13 @@ def arg_facts(
                 )
                 facts.extend(sub)
                 names.update(f.name for f in sub)
-            if name == "model" and value:
+            value_token = args[i + 1] if step == 2 else token
+            if name == "model" and value and not value_token.resolved:
+                # --model $(MODEL) with MODEL known only at run time: the model is not known.
+                unresolved.append(value_token.written or value)
+            elif name == "model" and value:
                 served = value
-                facts.append(_model_fact(args[i + 1] if step == 2 else token, value, path, scanner, hint))
+                facts.append(_model_fact(value_token, value, path, scanner, hint))
             i += step
             continue
         if text in SHORT_FLAGS or (text.startswith("-") and len(text) > 1 and not _is_number(text)):
