@@ -22,7 +22,7 @@ from vllm_upgrade_check import filescan
 from vllm_upgrade_check.cache import FileResult, decode_result, encode_result
 from vllm_upgrade_check.cli import _register, app
 from vllm_upgrade_check.engine import ScanOptions, run_scan
-from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Report, Skipped
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Report, Skipped, Span, Spans
 from vllm_upgrade_check.registry import Registry, load_registry
 from vllm_upgrade_check.scanners.base import Conditional, FileReference
 
@@ -347,6 +347,15 @@ def test_a_file_result_survives_the_cache_format_field_for_field() -> None:
         hint_source="a/Dockerfile:1 vllm/vllm-openai:v0.26.0",
         resolved=False,
         model="Qwen/Qwen3-8B",
+        spans=Spans(
+            name=Span(3, 5, 3, 9),
+            value=Span(3, 10, 3, 12),
+            cut=Span(3, 4, 3, 12),
+            version=Span(1, 1, 1, 2),
+            syntax="shell",
+            note="why not",
+            sure=False,
+        ),
     )
     defaults = Fact(FactKind.ARG, "x", Location(None))
     for field in dataclasses.fields(Fact):

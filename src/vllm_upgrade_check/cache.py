@@ -167,6 +167,7 @@ _ROW_TYPES: tuple[tuple[type, ...], ...] = (
     _OPT_STR,  # hint source
     (bool,),  # resolved
     _OPT_STR,  # model
+    (list, type(None)),  # spans
 )
 
 
@@ -181,7 +182,7 @@ def _strings(value: Any, what: str) -> list[str]:
 
 
 _ROW_SIGNATURES = frozenset(itertools.product(*_ROW_TYPES))
-"""Every tuple of exact value types a fact row may have (512 of them): one set lookup checks
+"""Every tuple of exact value types a fact row may have (1,024 of them): one set lookup checks
 a whole row, and exact types keep ``True`` out of the integer fields."""
 
 
@@ -192,7 +193,20 @@ def _fact_in(row: Any) -> Fact:
     for value in itertools.chain(row[10], row[11]):  # aliases, args
         if type(value) is not str:
             raise _bad("a fact's aliases or args")
+    if row[17] is not None:
+        _check_spans(row[17])
     return Fact.from_row(row)
+
+
+def _check_spans(row: list[Any]) -> None:
+    """A spans row (:meth:`~vllm_upgrade_check.model.facts.Spans.to_row`), every type checked."""
+    if len(row) != 7 or type(row[4]) is not str or type(row[5]) is not str or type(row[6]) is not bool:
+        raise _bad("a fact's spans")
+    for span in row[:4]:
+        if span is not None and (
+            type(span) is not list or len(span) != 4 or any(type(v) is not int for v in span)
+        ):
+            raise _bad("a fact's span")
 
 
 def encode_result(result: FileResult) -> dict[str, Any]:

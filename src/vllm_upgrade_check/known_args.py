@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
@@ -33,6 +33,32 @@ class KnownArgs:
     releases: tuple[Version, ...]
     flags: dict[str, tuple[str, str, str | None]]
     names: frozenset[str]
+    takes: dict[str, tuple[tuple[Version, Version, str | None], ...]] = field(default_factory=dict)
+
+    def arity(self, flag: str, version: Version | None = None) -> tuple[str | None, bool]:
+        """How many words CLI ``flag`` (``--max-num-seqs``, ``--max_num_seqs``, ``-tp``)
+        takes after it, as argparse reads it, and whether that is certain.
+
+        The arity is ``"0"`` (``store_true``, ``BooleanOptionalAction`` and the like), ``"1"``,
+        ``"?"`` (an optional value), ``"+"``/``"*"`` (every word up to the next flag) or a
+        number, read from each release's argument parser (the ``takes`` of
+        ``data/known_args.json``). With ``version``, the arity of that release (or of the
+        releases around it); without, the arity every release agrees on. ``(None, False)``
+        when no release defines the flag or no parser says; ``(arity, False)`` when the
+        releases disagree and ``version`` does not settle it.
+        """
+        runs = self.takes.get(_dashed(flag))
+        if not runs:
+            return None, False
+        if version is not None:
+            for first, last, takes in runs:
+                if first <= version <= last:
+                    return takes, takes is not None
+        values = {takes for _first, _last, takes in runs}
+        if len(values) == 1:
+            (only,) = values
+            return only, only is not None
+        return runs[-1][2], False
 
     @property
     def newest(self) -> Version | None:
@@ -63,6 +89,24 @@ def _snake(flag: str) -> str:
     return flag.lstrip("-").replace("-", "_")
 
 
+def _dashed(flag: str) -> str:
+    """``--max_num_seqs`` -> ``--max-num-seqs`` (vLLM's parser accepts both); short flags as is."""
+    if flag.startswith("--"):
+        return "--" + flag[2:].replace("_", "-")
+    return flag
+
+
+def _takes_runs(flag: str, entry: dict[str, object]) -> tuple[tuple[Version, Version, str | None], ...]:
+    """The ``(first, last, arity)`` runs of one ``cli_flags`` entry of the data file."""
+    by_release = entry.get("takes_by_release")
+    if isinstance(by_release, list):
+        return tuple((Version(str(a)), Version(str(b)), None if t is None else str(t)) for a, b, t in by_release)
+    if "takes" in entry:
+        takes = entry["takes"]
+        return ((Version(str(entry["first"])), Version(str(entry["last"])), None if takes is None else str(takes)),)
+    return ()
+
+
 @lru_cache(maxsize=1)
 def known_args() -> KnownArgs:
     """Load the bundled data once.
@@ -79,4 +123,9 @@ def known_args() -> KnownArgs:
     }
     names = {_snake(f) for f in flags} | set(data.get("engine_args", {}))
     releases = tuple(sorted(Version(v) for v in data.get("releases", [])))
-    return KnownArgs(releases, flags, frozenset(names))
+    takes = {
+        flag: runs
+        for flag, entry in data.get("cli_flags", {}).items()
+        if (runs := _takes_runs(flag, entry))
+    }
+    return KnownArgs(releases, flags, frozenset(names), takes)

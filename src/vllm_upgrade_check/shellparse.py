@@ -18,25 +18,10 @@ from functools import lru_cache
 import tree_sitter
 import tree_sitter_bash
 
+from vllm_upgrade_check.model.facts import Span
+from vllm_upgrade_check.words import Token, link
 
-@dataclass(frozen=True)
-class Token:
-    """One argv word.
-
-    Attributes:
-        text: the word after quote removal and expansion.
-        line: 1-based line where it is written (for a word from an array or variable, the
-            place the array/variable element is written).
-        column: 1-based column.
-        resolved: ``False`` when it contains an expansion that could not be resolved.
-        written: the text as written in the file.
-    """
-
-    text: str
-    line: int
-    column: int
-    resolved: bool = True
-    written: str = ""
+__all__ = ["Assignment", "Command", "Locator", "ShellScript", "Token", "offset_locator", "parse_shell"]
 
 
 @dataclass(frozen=True)
@@ -143,6 +128,29 @@ class _Walker:
     def pos(self, node: tree_sitter.Node) -> tuple[int, int]:
         return self.locate(node.start_point[0], node.start_point[1])
 
+    def span(self, node: tree_sitter.Node) -> Span:
+        """Where ``node`` is written in the file."""
+        return Span.between(self.pos(node), self.locate(node.end_point[0], node.end_point[1]))
+
+    def words(self, nodes: list[tree_sitter.Node]) -> list[Token]:
+        """The argv tokens of consecutive word nodes of one list (a command's words, an
+        array's elements): the tokens written as one of these words are told where the
+        neighbouring words are, so that a fix can cut them out."""
+        spans = [self.span(n) for n in nodes]
+        out: list[Token] = []
+        for i, node in enumerate(nodes):
+            tokens = self.expand(node)
+            if len(tokens) == 1 and tokens[0].extent == spans[i]:
+                tokens = [
+                    replace(
+                        tokens[0],
+                        prev_end=spans[i - 1].end if i > 0 else None,
+                        next_start=spans[i + 1].start if i + 1 < len(spans) else None,
+                    )
+                ]
+            out.extend(tokens)
+        return out
+
     # -- assignments ---------------------------------------------------------------
     def assignment(self, node: tree_sitter.Node, exported: bool, prefix: bool) -> None:
         name_node = node.child_by_field_name("name")
@@ -154,10 +162,7 @@ class _Walker:
             return
         line, col = self.pos(node)
         if value_node is not None and value_node.type == "array":
-            tokens: list[Token] = []
-            for child in value_node.named_children:
-                if child.type != "comment":
-                    tokens.extend(self.expand(child))
+            tokens = self.words([c for c in value_node.named_children if c.type != "comment"])
             self.vars[name] = tokens
             value = " ".join(t.text for t in tokens)
         elif value_node is not None:
@@ -170,7 +175,8 @@ class _Walker:
         self.script.assignments.append(Assignment(name, value, line, col, exported, prefix))
 
     def _split_value(self, node: tree_sitter.Node, value: str, tokens: list[Token]) -> list[Token]:
-        """Word-split a scalar variable's value, keeping positions within its text."""
+        """Word-split a scalar variable's value, keeping positions within its text. A word
+        found as written inside the value gets its span (and its neighbours within the value)."""
         line, col = self.pos(node)
         resolved = all(t.resolved for t in tokens)
         try:
@@ -180,6 +186,7 @@ class _Walker:
         out: list[Token] = []
         cursor = 0
         raw = self.text(node)
+        exact = True
         for word in words:
             found = raw.find(word, cursor)
             offset = found if found >= 0 else 0
@@ -188,8 +195,10 @@ class _Walker:
             pre = raw[:offset]
             row = pre.count("\n")
             c = (col + offset) if row == 0 else len(pre.rsplit("\n", 1)[1]) + 1
-            out.append(Token(word, line + row, c, resolved, word))
-        return out
+            span = Span(line + row, c, line + row, c + len(word)) if found >= 0 and "\n" not in word else None
+            exact = exact and span is not None
+            out.append(Token(word, line + row, c, resolved, word, span=span))
+        return link(out) if exact and resolved else out
 
     # -- expansion -----------------------------------------------------------------
     def expand(self, node: tree_sitter.Node, split: bool = True) -> list[Token]:
@@ -205,7 +214,7 @@ class _Walker:
             if len(expansions) == 1 and self._is_array_all(expansions[0]) and len(node.named_children) == 1:
                 return self.expand_variable(expansions[0], quoted=True)
         text, resolved = self.flatten(node)
-        return [Token(text, line, col, resolved, written)]
+        return [Token(text, line, col, resolved, written, span=self.span(node))]
 
     def _is_array_all(self, node: tree_sitter.Node) -> bool:
         sub = next((c for c in node.named_children if c.type == "subscript"), None)
@@ -246,12 +255,15 @@ class _Walker:
         if not known:
             if name is not None:
                 self.script.unresolved.add(name)
-            return [Token(written, line, col, False, written)]
+            return [Token(written, line, col, False, written, span=self.span(node))]
         tokens = list(self.vars[name or ""])
         if quoted and not self._is_array_all(node):
-            return [
-                Token(" ".join(t.text for t in tokens), line, col, all(t.resolved for t in tokens), written)
-            ]
+            joined = " ".join(t.text for t in tokens)
+            return [Token(joined, line, col, all(t.resolved for t in tokens), written, span=self.span(node))]
+        if len(tokens) == 1 and not quoted:
+            # `$SWAP` holding one word: the word sits in the definition (where it is edited),
+            # the element a removal takes out is `$SWAP` where it is used.
+            return [replace(tokens[0], element=self.span(node), prev_end=None, next_start=None)]
         return tokens
 
     def _alternative(self, node: tree_sitter.Node | None, line: int, col: int, quoted: bool) -> list[Token]:
@@ -299,6 +311,7 @@ class _Walker:
     # -- commands --------------------------------------------------------------------
     def command(self, node: tree_sitter.Node) -> None:
         argv: list[Token] = []
+        words: list[tree_sitter.Node] = []
         prefix: list[Assignment] = []
         for child in node.named_children:
             if child.type == "variable_assignment":
@@ -306,12 +319,12 @@ class _Walker:
                 self.assignment(child, exported=False, prefix=True)
                 prefix.extend(self.script.assignments[before:])
             elif child.type == "command_name":
-                for inner in child.named_children:
-                    argv.extend(self.expand(inner))
+                words.extend(child.named_children)
             elif child.type.endswith("redirect") or child.type in ("comment", "heredoc_body"):
                 continue
             else:
-                argv.extend(self.expand(child))
+                words.append(child)
+        argv.extend(self.words(words))
         line, col = self.pos(node)
         self.script.commands.append(Command(tuple(argv), tuple(prefix), line, col))
 

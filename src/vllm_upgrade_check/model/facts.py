@@ -89,6 +89,96 @@ class Location:
         return ":".join(parts)
 
 
+@dataclass(frozen=True, order=True, slots=True)
+class Span:
+    """A stretch of a file's text, as a scanner found it.
+
+    From 1-based ``line``/``column`` up to, not including, ``end_line``/``end_column``;
+    columns count characters. Lines are those of the text the scanners read (CRLF read as
+    LF, no BOM), so a span names the same characters in the file as written.
+    """
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    @property
+    def start(self) -> tuple[int, int]:
+        """``(line, column)`` of the first character."""
+        return self.line, self.column
+
+    @property
+    def end(self) -> tuple[int, int]:
+        """``(line, column)`` just past the last character."""
+        return self.end_line, self.end_column
+
+    @staticmethod
+    def between(start: tuple[int, int], end: tuple[int, int]) -> Span:
+        """The span from point ``start`` up to point ``end`` (each ``(line, column)``)."""
+        return Span(start[0], start[1], end[0], end[1])
+
+    def to_row(self) -> list[int]:
+        """``[line, column, end_line, end_column]``."""
+        return [self.line, self.column, self.end_line, self.end_column]
+
+
+@dataclass(frozen=True, slots=True)
+class Spans:
+    """Where a fix may edit a fact, as the scanner that read the fact found it: the fixer
+    turns these into edits and parses nothing itself.
+
+    Attributes:
+        name: the name as written: a flag without ``=value`` and quotes, a keyword, a key,
+            an env var, a metric, a response field, a distribution name.
+        value: the value as written, inside its quotes (a flag's value, a requirement's
+            specifier, an image's tag).
+        cut: what to delete to remove the fact together with the value it owns and one
+            separator (a comma, a blank, a ``\\`` continuation, a YAML list item's whole
+            line); ``None`` when the scanner cannot tell (the removal is left to a person).
+        version: where the version a vLLM pin or image names is written: in the reference,
+            in a Helm ``tag:``, in the default of the Dockerfile ``ARG`` it comes from.
+        syntax: the syntax new text at ``value`` is written in, for quoting it: ``shell``,
+            ``yaml``, ``json``, ``python``, ``toml``, ``requirements`` or ``""`` (as is).
+        note: why the version cannot be set where it is written (``ARG V is used 2 times in
+            this file``), or ``""``.
+        sure: ``False`` when the scanner had to guess what the fact owns (a flag whose arity
+            no release states took the next word): a removal is then an unsafe fix.
+    """
+
+    name: Span | None = None
+    value: Span | None = None
+    cut: Span | None = None
+    version: Span | None = None
+    syntax: str = ""
+    note: str = ""
+    sure: bool = True
+
+    def to_row(self) -> list[Any]:
+        """The spans as one flat JSON-ready list (see :meth:`from_row`)."""
+        return [
+            None if self.name is None else self.name.to_row(),
+            None if self.value is None else self.value.to_row(),
+            None if self.cut is None else self.cut.to_row(),
+            None if self.version is None else self.version.to_row(),
+            self.syntax,
+            self.note,
+            self.sure,
+        ]
+
+    @staticmethod
+    def from_row(row: Sequence[Any]) -> Spans:
+        """The :class:`Spans` :meth:`to_row` gave.
+
+        Raises:
+            ValueError: a row of the wrong shape.
+        """
+        if len(row) != 7:
+            raise ValueError("a spans row has 7 values")
+        spans = [None if r is None else Span(*r) for r in row[:4]]
+        return Spans(spans[0], spans[1], spans[2], spans[3], row[4], row[5], row[6])
+
+
 @dataclass(frozen=True, slots=True)
 class Fact:
     """One thing a scanner saw.
@@ -114,6 +204,8 @@ class Fact:
         resolved: ``False`` when the value came through indirection that could not be
             resolved from the repository itself.
         model: for ``launch`` facts, the model the launch serves, when the scanner knows it.
+        spans: where a fix may edit the fact (see :class:`Spans`); ``None`` when the scanner
+            recorded none (the fact cannot be fixed mechanically).
     """
 
     kind: FactKind
@@ -129,6 +221,7 @@ class Fact:
     hint_source: str | None = None
     resolved: bool = True
     model: str | None = None
+    spans: Spans | None = None
 
     def answers_to(self, name: str) -> bool:
         """Return ``True`` if ``name`` is this fact's name or one of its aliases."""
@@ -136,7 +229,7 @@ class Fact:
 
     def to_row(self) -> tuple[Any, ...]:
         """The fact as one flat tuple of plain values (the kind as its value, the location
-        inlined, ``args`` sorted): what worker processes send back and the scan cache
+        inlined, ``args`` sorted, the spans as :meth:`Spans.to_row`): what worker processes send back and the scan cache
         stores. :meth:`from_row` reads it back."""
         loc = self.location
         return (
@@ -157,6 +250,7 @@ class Fact:
             self.hint_source,
             self.resolved,
             self.model,
+            None if self.spans is None else self.spans.to_row(),
         )
 
     @staticmethod
@@ -195,6 +289,7 @@ class Fact:
         _set(fact, "hint_source", None if hint_source is None else sys.intern(hint_source))
         _set(fact, "resolved", row[15])
         _set(fact, "model", row[16])
+        _set(fact, "spans", None if row[17] is None else Spans.from_row(row[17]))
         return fact
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -203,7 +298,7 @@ class Fact:
         return (Fact.from_row, (self.to_row(),))
 
 
-_ROW_LENGTH = 17
+_ROW_LENGTH = 18
 """Values in :meth:`Fact.to_row`: the fields of :class:`Fact` with :class:`Location`'s inlined."""
 
 _KINDS = {kind.value: kind for kind in FactKind}

@@ -25,9 +25,12 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from vllm_upgrade_check.model.facts import MODEL_SETTINGS, Fact, FactKind, Location
-from vllm_upgrade_check.shellparse import Token
+from packaging.version import InvalidVersion, Version
+
+from vllm_upgrade_check.known_args import known_args
+from vllm_upgrade_check.model.facts import MODEL_SETTINGS, Fact, FactKind, Location, Span, Spans
 from vllm_upgrade_check.versions import version_from_tag
+from vllm_upgrade_check.words import Token, cut
 
 VLLM_IMAGES = frozenset(
     {
@@ -401,6 +404,71 @@ def _loc(path: str | None, token: Token) -> Location:
     return Location(path, token.line, token.column, token.line, end)
 
 
+def _hinted_version(hint: tuple[str, str] | None) -> Version | None:
+    if hint is None:
+        return None
+    try:
+        return Version(hint[0])
+    except InvalidVersion:
+        return None
+
+
+def owned_words(args: Sequence[Token], start: int, takes: str | None) -> list[Token]:
+    """The words from ``args[start]`` on that a flag of arity ``takes`` consumes, as argparse
+    does (see :meth:`~vllm_upgrade_check.known_args.KnownArgs.arity`): none for ``"0"``, the
+    next word unless it is a flag for ``"1"``/``"?"`` (and for an unknown arity, ``None``),
+    every word up to the next flag for ``"+"``/``"*"``, at most N for a number."""
+    if takes == "0":
+        return []
+    values: list[Token] = []
+    for token in args[start:]:
+        if not _is_value(token):
+            break
+        values.append(token)
+    if takes in ("+", "*"):
+        return values
+    if takes is not None and takes.isdigit():
+        return values[: int(takes)]
+    return values[:1]
+
+
+def sub_span(token: Token, start: int, end: int) -> Span | None:
+    """The span of ``token.text[start:end]`` where the token is written, when the word is
+    written as its text (or as its text in one pair of quotes); ``None`` otherwise (escapes,
+    partial quoting, an expansion, a word split over lines)."""
+    span = token.span
+    if span is None or span.line != span.end_line:
+        return None
+    written = token.written or token.text
+    if written == token.text:
+        shift = 0
+    elif len(written) == len(token.text) + 2 and written[0] == written[-1] and written[0] in "\"'":
+        shift = 1
+    else:
+        return None
+    if span.end_column - span.column != len(written):
+        return None
+    return Span(span.line, span.column + shift + start, span.line, span.column + shift + end)
+
+
+def arg_spans(token: Token, flag: str, inline: bool, owned: Sequence[Token], syntax: str, sure: bool) -> Spans:
+    """Where a fix edits the flag ``flag`` written as ``token`` (with ``=value`` when
+    ``inline``) and the value words it ``owned``: the name, the value and what to cut."""
+    if inline:
+        value = sub_span(token, len(flag) + 1, len(token.text))
+    elif len(owned) == 1:
+        value = sub_span(owned[0], 0, len(owned[0].text))
+    else:
+        value = None
+    return Spans(
+        name=sub_span(token, 0, len(flag)),
+        value=value,
+        cut=cut([token, *owned]),
+        syntax=syntax,
+        sure=sure,
+    )
+
+
 def arg_facts(
     args: Sequence[Token],
     path: str | None,
@@ -410,15 +478,19 @@ def arg_facts(
     entry: str = "vllm serve",
     start: Token | None = None,
     hint: tuple[str, str] | None = None,
+    syntax: str = "shell",
 ) -> Iterator[Fact]:
     """Facts for the vLLM argv ``args`` (flags and positionals after the entry point).
 
-    Yields one ``arg`` fact per flag (value attached when given as ``=value`` or as the next
-    word), one ``model`` fact for the served model, and one ``launch`` fact listing every
-    arg name set (for rules on changed defaults). Words that could not be resolved from the
-    repository (``$VLLM_ARGS`` set elsewhere) make the launch fact ``resolved=False`` with
-    those words as its ``value``; no flags are invented for them. ``--*-config`` JSON values
-    add one fact per top-level key (see :func:`json_subkey_facts`).
+    Yields one ``arg`` fact per flag, one ``model`` fact for the served model, and one
+    ``launch`` fact listing every arg name set (for rules on changed defaults). A flag owns
+    the words its arity says (:func:`owned_words`, from each release's parser: a
+    ``store_true`` flag never owns the model after it); its value is ``=value`` or those
+    words. Each ``arg`` fact records where a fix may edit it (:func:`arg_spans`). Words that
+    could not be resolved from the repository (``$VLLM_ARGS`` set elsewhere) make the launch
+    fact ``resolved=False`` with those words as its ``value``; no flags are invented for
+    them. ``--*-config`` JSON values add one fact per top-level key (see
+    :func:`json_subkey_facts`).
 
     Args:
         args: tokens after the entry point.
@@ -429,8 +501,12 @@ def arg_facts(
         entry: the entry point, for the launch fact.
         start: the token the launch starts at (for the launch fact's location).
         hint: ``(version, source)`` when the launch's vLLM version is known (image tag).
+        syntax: the syntax the words are written in (``shell``, ``yaml``, ``json``,
+            ``python``), for quoting what a fix writes.
     """
     version_hint, hint_source = hint if hint else (None, None)
+    known = known_args()
+    version = _hinted_version(hint)
     names: set[str] = set()
     facts: list[Fact] = []
     seen_positional = False
@@ -446,10 +522,14 @@ def arg_facts(
             continue
         if text.startswith("--") and len(text) > 2:
             flag, has_eq, inline = text.partition("=")
-            value: str | None = inline if has_eq else None
-            step = 1
-            if not has_eq and i + 1 < len(args) and _is_value(args[i + 1]):
-                value, step = args[i + 1].text, 2
+            owned: list[Token] = []
+            sure = True
+            if has_eq:
+                value: str | None = inline
+            else:
+                takes, sure = known.arity(flag, version)
+                owned = owned_words(args, i + 1, takes)
+                value = " ".join(t.text for t in owned) if owned else None
             name, aliases = normalise_flag(flag)
             facts.append(
                 Fact(
@@ -464,46 +544,46 @@ def arg_facts(
                     version_hint=version_hint,
                     hint_source=hint_source,
                     resolved=token.resolved,
+                    spans=arg_spans(token, flag, has_eq, owned, syntax, sure),
                 )
             )
             names.add(name)
             names.update(aliases)
+            value_token = owned[0] if len(owned) == 1 else token
             if value is not None and name.endswith("_config"):
-                sub = json_subkey_facts(
-                    name, flag, value, args[i + 1] if step == 2 else token, path, scanner, origin, hint
-                )
+                sub = json_subkey_facts(name, flag, value, value_token, path, scanner, origin, hint)
                 facts.extend(sub)
                 names.update(f.name for f in sub)
-            value_token = args[i + 1] if step == 2 else token
             if name == "model" and value and not value_token.resolved:
                 # --model $(MODEL) with MODEL known only at run time: the model is not known.
                 unresolved.append(value_token.written or value)
             elif name == "model" and value:
                 served = value
                 facts.append(_model_fact(value_token, value, path, scanner, hint))
-            i += step
+            i += 1 + len(owned)
             continue
         if text in SHORT_FLAGS or (text.startswith("-") and len(text) > 1 and not _is_number(text)):
             name = SHORT_FLAGS.get(text, text.lstrip("-").replace("-", "_"))
-            value = None
-            step = 1
-            if i + 1 < len(args) and _is_value(args[i + 1]):
-                value, step = args[i + 1].text, 2
+            takes, sure = known.arity(text, version)
+            if takes is None and text in SHORT_FLAGS:
+                takes, sure = "1", True  # vLLM's short aliases all take a value
+            owned = owned_words(args, i + 1, takes)
             facts.append(
                 Fact(
                     FactKind.ARG,
                     name,
                     _loc(path, token),
                     raw=text,
-                    value=value,
+                    value=" ".join(t.text for t in owned) if owned else None,
                     origin=origin,
                     scanner=scanner,
                     version_hint=version_hint,
                     hint_source=hint_source,
+                    spans=arg_spans(token, text, False, owned, syntax, sure),
                 )
             )
             names.add(name)
-            i += step
+            i += 1 + len(owned)
             continue
         if positional_model and not seen_positional:
             seen_positional = True

@@ -1,0 +1,129 @@
+"""Argv words with the places they are written, and how to cut some of them out.
+
+Every scanner that reads a command line (shell text, a YAML or JSON list, a Python list)
+turns it into :class:`Token` words. Besides its text, a word records where it is written
+(:attr:`Token.span`) and, within the list that holds it, where its neighbours end and
+start (:attr:`Token.prev_end`, :attr:`Token.next_start`). That is all a fix needs to remove
+words without knowing the syntax they are written in: the gap between two words is the
+separator of that syntax (blanks and ``\\`` continuations in shell, a comma in JSON and
+flow lists), and a YAML block item or a Python keyword alone on its lines is an element of
+whole lines (:attr:`Token.element`) that carries its own separator and trailing comment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from vllm_upgrade_check.model.facts import Span
+
+Point = tuple[int, int]
+"""``(line, column)``, both 1-based; columns count characters."""
+
+
+@dataclass(frozen=True)
+class Token:
+    """One argv word.
+
+    Attributes:
+        text: the word after quote removal and expansion.
+        line: 1-based line where it is written (for a word from an array or variable, the
+            place the array/variable element is written).
+        column: 1-based column.
+        resolved: ``False`` when it contains an expansion that could not be resolved.
+        written: the text as written in the file.
+        span: where the word is written, quotes included; ``None`` when not known exactly.
+        element: the removable element the word is, when it is more than the word itself
+            (a YAML block item: its whole lines, dash and trailing comment included).
+        prev_end: where the element before it in the same list ends (``None``: it is the
+            first, or its neighbour is not written as a word of this list).
+        next_start: where the element after it starts (``None``: it is the last).
+    """
+
+    text: str
+    line: int
+    column: int
+    resolved: bool = True
+    written: str = ""
+    span: Span | None = None
+    element: Span | None = None
+    prev_end: Point | None = None
+    next_start: Point | None = None
+
+    @property
+    def extent(self) -> Span | None:
+        """The element a removal takes out: :attr:`element`, else :attr:`span`."""
+        return self.element or self.span
+
+    def moved(self, point: Callable[[Point], Point]) -> Token:
+        """This token with every position mapped through ``point`` (line, column and spans)."""
+        line, column = point((self.line, self.column))
+
+        def span(s: Span | None) -> Span | None:
+            return None if s is None else Span.between(point(s.start), point(s.end))
+
+        return replace(
+            self,
+            line=line,
+            column=column,
+            span=span(self.span),
+            element=span(self.element),
+            prev_end=None if self.prev_end is None else point(self.prev_end),
+            next_start=None if self.next_start is None else point(self.next_start),
+        )
+
+    def unplaced(self) -> Token:
+        """This token without spans or neighbours (its text is not where it is used)."""
+        return replace(self, span=None, element=None, prev_end=None, next_start=None)
+
+
+def link(tokens: Sequence[Token], extents: Sequence[Span | None] | None = None) -> list[Token]:
+    """``tokens``, consecutive elements of one list, each told where its neighbours are.
+
+    Args:
+        tokens: the words in list order.
+        extents: the element each word is written as, when some words stand for more than
+            themselves (``None`` entries and a missing list: each token's own extent).
+    """
+    spans = list(extents) if extents is not None else [t.extent for t in tokens]
+    out = []
+    for i, token in enumerate(tokens):
+        before = spans[i - 1] if i > 0 else None
+        after = spans[i + 1] if i + 1 < len(spans) else None
+        out.append(
+            replace(
+                token,
+                prev_end=None if before is None or spans[i] is None else before.end,
+                next_start=None if after is None or spans[i] is None else after.start,
+            )
+        )
+    return out
+
+
+def contiguous(first: Token, second: Token) -> bool:
+    """Whether ``second`` is the element right after ``first`` in the same list."""
+    a, b = first.extent, second.extent
+    return a is not None and b is not None and first.next_start == b.start and second.prev_end == a.end
+
+
+def cut(words: Sequence[Token]) -> Span | None:
+    """What to delete to remove ``words`` (consecutive elements of one list) with one
+    separator, or ``None`` when they are not written as consecutive elements.
+
+    The separator before them goes with them when there is one (so a comment line above a
+    removed item goes too, and the last item of a list leaves no trailing comma); else the
+    one after them; a list of these words alone loses just them.
+    """
+    if not words or any(w.extent is None for w in words):
+        return None
+    for first, second in zip(words, words[1:], strict=False):
+        if not contiguous(first, second):
+            return None
+    head, tail = words[0], words[-1]
+    start, end = head.extent, tail.extent
+    assert start is not None and end is not None
+    if head.prev_end is not None:
+        return Span.between(head.prev_end, end.end)
+    if tail.next_start is not None:
+        return Span.between(start.start, tail.next_start)
+    return Span.between(start.start, end.end)
