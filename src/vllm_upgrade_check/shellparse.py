@@ -261,9 +261,9 @@ class _Walker:
             joined = " ".join(t.text for t in tokens)
             return [Token(joined, line, col, all(t.resolved for t in tokens), written, span=self.span(node))]
         if len(tokens) == 1 and not quoted:
-            # `$SWAP` holding one word: the word sits in the definition (where it is edited),
-            # the element a removal takes out is `$SWAP` where it is used.
-            return [replace(tokens[0], element=self.span(node), prev_end=None, next_start=None)]
+            # `$SWAP` holding one word: reported where the word is defined, cut out where it
+            # is used (`$SWAP` itself, not the definition other lines may read).
+            return [replace(tokens[0], span=self.span(node), element=None, prev_end=None, next_start=None)]
         return tokens
 
     def _alternative(self, node: tree_sitter.Node | None, line: int, col: int, quoted: bool) -> list[Token]:

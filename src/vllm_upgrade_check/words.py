@@ -32,9 +32,11 @@ class Token:
         column: 1-based column.
         resolved: ``False`` when it contains an expansion that could not be resolved.
         written: the text as written in the file.
-        span: where the word is written, quotes included; ``None`` when not known exactly.
-        element: the removable element the word is, when it is more than the word itself
-            (a YAML block item: its whole lines, dash and trailing comment included).
+        span: where the word is written in its list, quotes included; ``None`` when not
+            known exactly.
+        element: the whole lines of a list element that stands on lines of its own (a YAML
+            block item with its dash and trailing comment, a Python keyword with its comma
+            and comment): a removal takes out those lines and leaves the neighbours alone.
         prev_end: where the element before it in the same list ends (``None``: it is the
             first, or its neighbour is not written as a word of this list).
         next_start: where the element after it starts (``None``: it is the last).
@@ -110,9 +112,10 @@ def cut(words: Sequence[Token]) -> Span | None:
     """What to delete to remove ``words`` (consecutive elements of one list) with one
     separator, or ``None`` when they are not written as consecutive elements.
 
-    The separator before them goes with them when there is one (so a comment line above a
-    removed item goes too, and the last item of a list leaves no trailing comma); else the
-    one after them; a list of these words alone loses just them.
+    Elements of whole lines (:attr:`Token.element`) go with their lines and nothing else.
+    Otherwise the separator before the words goes with them when there is one (so the last
+    element of a list leaves no trailing comma); else the one after them; a list of these
+    words alone loses just them.
     """
     if not words or any(w.extent is None for w in words):
         return None
@@ -122,6 +125,11 @@ def cut(words: Sequence[Token]) -> Span | None:
     head, tail = words[0], words[-1]
     start, end = head.extent, tail.extent
     assert start is not None and end is not None
+    whole = [w.element is not None for w in words]
+    if all(whole):
+        return Span.between(start.start, end.end)
+    if any(whole):
+        return None
     if head.prev_end is not None:
         return Span.between(head.prev_end, end.end)
     if tail.next_start is not None:

@@ -8,12 +8,17 @@ reported; ``<<`` merge keys are honoured.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import yaml
+
+from vllm_upgrade_check.model.facts import Span
+from vllm_upgrade_check.textpos import line_index
+from vllm_upgrade_check.words import Token, link
 
 MAX_NODES = 200_000
 """Upper bound on nodes visited when converting one document (alias expansion included)."""
@@ -210,3 +215,159 @@ def to_python(
         return walk(node, ())
     except RecursionError:
         raise YamlProblem("YAML nested too deeply to read", pos(node).line) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Where nodes are written: spans, list words, scalar character positions
+
+
+def node_span(node: yaml.Node) -> Span:
+    """Where ``node`` is written (its quotes, brackets or block included), 1-based, end exclusive."""
+    start, end = node.start_mark, node.end_mark
+    return Span(start.line + 1, start.column + 1, end.line + 1, end.column + 1)
+
+
+_ITEM_HEAD = re.compile(r"[ \t]*-[ \t]+")
+_LINE_TAIL = re.compile(r"[ \t]*(#.*)?")
+
+
+def own_lines(lines: Sequence[str], start: tuple[int, int], end: tuple[int, int], head: re.Pattern[str]) -> Span | None:
+    """The whole lines from ``start`` to ``end`` (1-based points) when the text before
+    ``start`` on its line matches ``head`` and the text after ``end`` on its line is blank or
+    a comment: from the start of the first line to the start of the line after the last
+    (the end of the text when there is none); ``None`` otherwise."""
+    line, column = start
+    end_line, end_column = end
+    if end_column == 1 and end_line > line:  # a block scalar ends where the next line starts
+        end_line, end_column = end_line - 1, len(lines[end_line - 2]) + 1
+    if not 1 <= line <= len(lines) or not 1 <= end_line <= len(lines):
+        return None
+    if head.fullmatch(lines[line - 1][: column - 1]) is None:
+        return None
+    if _LINE_TAIL.fullmatch(lines[end_line - 1][end_column - 1 :]) is None:
+        return None
+    if end_line < len(lines):
+        return Span(line, 1, end_line + 1, 1)
+    return Span(line, 1, end_line, len(lines[end_line - 1]) + 1)
+
+
+def sequence_words(text: str, node: yaml.Node | None) -> list[Token]:
+    """The scalar items of a YAML sequence as argv words placed where they are written: a
+    block item is an element of whole lines (its dash and trailing comment included), a
+    flow item a word between commas. Other items are left out (the words on either side of
+    one are not linked across it)."""
+    if not isinstance(node, yaml.SequenceNode):
+        return []
+    lines = text.split("\n")
+    runs: list[list[Token]] = [[]]
+    for child in node.value:
+        if not isinstance(child, yaml.ScalarNode):
+            runs.append([])
+            continue
+        span = node_span(child)
+        quoted = 1 if child.style in ("'", '"') else 0
+        element = None if node.flow_style else own_lines(lines, span.start, span.end, _ITEM_HEAD)
+        written = text[child.start_mark.index : child.end_mark.index]
+        runs[-1].append(Token(str(child.value), span.line, span.column + quoted, True, written, span, element))
+    return [token for run in runs for token in link(run)]
+
+
+def scalar_offsets(text: str, node: yaml.ScalarNode) -> list[int] | None:
+    """The offset in ``text`` of each character of the scalar's value, and of the place just
+    past it (one more entry than the value has characters); ``None`` when the value cannot
+    be aligned with its source exactly.
+
+    Quotes, escapes, folded line breaks and block indentation are what YAML adds around
+    the value's characters; everything else must be the character itself.
+    """
+    value = str(node.value)
+    start, end = node.start_mark.index, node.end_mark.index
+    source = text[start:end]
+    style = node.style
+    j = 0
+    if style in ("'", '"'):
+        j = 1
+        source_end = len(source) - 1
+    elif style in ("|", ">"):
+        newline = source.find("\n")
+        if newline < 0:
+            return None
+        j = newline + 1
+        source_end = len(source)
+    else:
+        source_end = len(source)
+    out: list[int] = []
+    skippable = " \t\n"
+    for ch in value:
+        while j < source_end:
+            got = source[j]
+            if got == ch:
+                break
+            if style == '"' and got == "\\" and j + 1 < source_end:
+                escape = source[j + 1]
+                decoded = _ESCAPES.get(escape)
+                if decoded == ch:
+                    break
+                if escape == "\n":  # an escaped line break: nothing
+                    j += 2
+                    continue
+                return None
+            if style == "'" and got == "'" and ch == "'":
+                break
+            if ch == " " and got == "\n":  # a folded line break
+                break
+            if got in skippable:
+                j += 1
+                continue
+            return None
+        if j >= source_end:
+            return None
+        out.append(start + j)
+        if style == '"' and source[j] == "\\":
+            j += 2
+        elif style == "'" and source[j] == "'":
+            j += 2
+        else:
+            j += 1
+    out.append(start + j if style not in ("'", '"') else start + min(j, source_end))
+    return out
+
+
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "/": "/", " ": " ", "0": "\0", "r": "\r", "e": "\x1b"}
+"""YAML double-quoted escapes of one character (``\\x..`` and the like are not aligned)."""
+
+
+def scalar_locator(text: str, node: yaml.ScalarNode) -> Callable[[int, int], tuple[int, int]] | None:
+    """A map from a position in the scalar's value (0-based row, UTF-8 byte column, as
+    tree-sitter gives them) to where that character is written in ``text`` (1-based line and
+    column); ``None`` when :func:`scalar_offsets` cannot align the value."""
+    offsets = scalar_offsets(text, node)
+    if offsets is None:
+        return None
+    value = str(node.value)
+    rows = value.split("\n")
+    row_starts = [0]
+    for row in rows[:-1]:
+        row_starts.append(row_starts[-1] + len(row) + 1)
+    index = line_index(text)
+
+    def locate(row: int, byte_col: int) -> tuple[int, int]:
+        if row >= len(rows):
+            return index.line_col(offsets[-1])
+        line = rows[row]
+        chars = byte_col if line.isascii() else len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+        at = min(row_starts[row] + chars, len(offsets) - 1)
+        return index.line_col(offsets[at])
+
+    return locate
+
+
+def entry_lines(lines: Sequence[str], key_node: yaml.Node, value_node: yaml.Node) -> Span | None:
+    """The whole lines of a block mapping entry ``key: value`` (its trailing comment
+    included) when the key starts its line and nothing else shares them, else ``None``."""
+    start = node_span(key_node).start
+    end = node_span(value_node).end
+    return own_lines(lines, start, end, _INDENT)
+
+
+_INDENT = re.compile(r"[ \t]*")

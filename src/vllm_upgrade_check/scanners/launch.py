@@ -404,6 +404,15 @@ def _loc(path: str | None, token: Token) -> Location:
     return Location(path, token.line, token.column, token.line, end)
 
 
+def _shown(token: Token, syntax: str) -> str:
+    """A word as the user wrote it; a list item (``syntax`` other than shell) without the
+    one pair of quotes of its list's syntax."""
+    written = token.written or token.text
+    if syntax != "shell" and len(written) >= 2 and written[0] == written[-1] and written[0] in "\"'" and written[1:-1] == token.text:
+        return token.text
+    return written
+
+
 def _hinted_version(hint: tuple[str, str] | None) -> Version | None:
     if hint is None:
         return None
@@ -517,7 +526,7 @@ def arg_facts(
         token = args[i]
         text = token.text
         if not token.resolved and not text.startswith("-"):
-            unresolved.append(token.written or token.text)
+            unresolved.append(_shown(token, syntax))
             i += 1
             continue
         if text.startswith("--") and len(text) > 2:
@@ -556,7 +565,7 @@ def arg_facts(
                 names.update(f.name for f in sub)
             if name == "model" and value and not value_token.resolved:
                 # --model $(MODEL) with MODEL known only at run time: the model is not known.
-                unresolved.append(value_token.written or value)
+                unresolved.append(_shown(value_token, syntax))
             elif name == "model" and value:
                 served = value
                 facts.append(_model_fact(value_token, value, path, scanner, hint))
@@ -734,9 +743,14 @@ def image_fact(token: Token, path: str | None, scanner: str) -> Fact:
 
 
 def launch_facts(
-    launch: Launch, path: str | None, scanner: str, hint: tuple[str, str] | None = None
+    launch: Launch,
+    path: str | None,
+    scanner: str,
+    hint: tuple[str, str] | None = None,
+    syntax: str = "shell",
 ) -> Iterator[Fact]:
-    """Every fact of a recognised launch: image, ``-e`` env vars, args, model, the launch."""
+    """Every fact of a recognised launch: image, ``-e`` env vars, args, model, the launch
+    (``syntax``: what the argv is written in, see :func:`arg_facts`)."""
     if launch.image is not None:
         yield image_fact(launch.image, path, scanner)
         tag_hint = image_hint(launch.image.text, path, launch.image.line)
@@ -752,6 +766,7 @@ def launch_facts(
         entry=launch.entry,
         start=launch.start,
         hint=hint,
+        syntax=syntax,
     )
 
 

@@ -38,6 +38,8 @@ from vllm_upgrade_check.yamlnodes import (
     mapping_items,
     pos,
     scalar,
+    scalar_locator,
+    sequence_words,
 )
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -46,22 +48,37 @@ YAML_SUFFIXES = (".yaml", ".yml")
 def scalar_relocator(text: str, node: yaml.Node) -> Relocate:
     """Place tokens parsed from a YAML scalar's value where their text is written in the file.
 
-    Searches each token's written text within the scalar's source span, left to right; a
-    token that cannot be found (escapes, folding) is placed at the scalar's start.
+    Where the value aligns with its source exactly (:func:`~vllm_upgrade_check.yamlnodes.scalar_offsets`)
+    every position is mapped, spans included, so a fix can cut words out of the scalar.
+    Otherwise each token's written text is searched for within the scalar's source span,
+    left to right, and the token is placed there without spans (a token that cannot be
+    found is placed at the scalar's start).
     """
     start, end = node.start_mark.index, node.end_mark.index
     region = text[start:end]
     cursor = [0]
     origin = pos(node)
+    exact = scalar_locator(text, node) if isinstance(node, yaml.ScalarNode) else None
+    if exact is not None:
+        rows = str(node.value).split("\n")
+
+        def point(p: tuple[int, int]) -> tuple[int, int]:
+            # p: 1-based (line, character column) in the value, as parse_shell placed it
+            row = p[0] - 1
+            chars = p[1] - 1
+            line = rows[row] if row < len(rows) else ""
+            return exact(row, len(line[:chars].encode("utf-8")))
+
+        return lambda token: token.moved(point)
 
     def move(token: Token) -> Token:
         needle = token.written or token.text
         index = region.find(needle, cursor[0]) if needle else -1
         if index < 0:
-            return replace(token, line=origin.line, column=origin.column)
+            return replace(token.unplaced(), line=origin.line, column=origin.column)
         cursor[0] = index + len(needle)
         line, column = line_index(text).line_col(start + index)
-        return replace(token, line=line, column=column)
+        return replace(token.unplaced(), line=line, column=column)
 
     return move
 
@@ -77,22 +94,14 @@ def _argv(text: str, node: yaml.Node | None) -> list[_Item]:
     if node is None:
         return []
     if isinstance(node, yaml.SequenceNode):
-        out = []
-        for child in items(node):
-            value = scalar(child)
-            if value is None:
-                continue
-            p = pos(child)
-            quoted = 1 if getattr(child, "style", None) in ("'", '"') else 0
-            out.append(_Item(Token(value, p.line, p.column + quoted, True, value), child))
-        return out
+        scalars = [child for child in items(node) if scalar(child) is not None]
+        return [_Item(token, child) for token, child in zip(sequence_words(text, node), scalars, strict=True)]
     value = scalar(node)
     if value is None:
         return []
     move = scalar_relocator(text, node)
     script = parse_shell(value)
-    words = [t for c in script.commands for t in c.argv]
-    return [_Item(move(t), node) for t in words]
+    return [_Item(move(t), node) for c in script.commands for t in c.argv]
 
 
 _K8S_REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
@@ -187,18 +196,20 @@ def container_facts(
         and "c" in argv[1].token.text
     ):
         script = argv[2]
-        facts, _ = shell_facts(
-            script.token.text, path, scanner, hint=hint, relocate=scalar_relocator(text, script.node)
-        )
+        relocate = scalar_relocator(text, script.node)
+        facts, _ = shell_facts(script.token.text, path, scanner, hint=hint, relocate=relocate)
         yield from facts
         return
     tokens = [i.token for i in argv]
-    facts = argv_facts(tokens, path, scanner, hint)
+    syntax = "yaml" if isinstance(args_node if args else entry_node, yaml.SequenceNode) else "shell"
+    facts = argv_facts(tokens, path, scanner, hint, syntax=syntax)
     if facts:
         yield from facts
     elif vllm_image and not entry:
         repo, _tag = split_image(image or "")
-        yield from arg_facts(tokens, path, scanner, entry=f"image {repo}", start=tokens[0], hint=hint)
+        yield from arg_facts(
+            tokens, path, scanner, entry=f"image {repo}", start=tokens[0], hint=hint, syntax=syntax
+        )
 
 
 def _env_facts(node: yaml.Node | None, path: str, scanner: str) -> Iterator[Fact]:

@@ -90,9 +90,11 @@ def argv_facts(
     hint: tuple[str, str] | None = None,
     prefix_env: Sequence[Token] = (),
     values: dict[str, str] | None = None,
+    syntax: str = "shell",
 ) -> list[Fact]:
     """Facts of one command's argv: a vLLM launch, a ``pip install``, or ``sh -c 'TEXT'``
-    (TEXT parsed as shell, its positions inside the argument)."""
+    (TEXT parsed as shell, its positions inside the argument). ``syntax``: what the argv
+    is written in (``shell``, or ``yaml``/``json``/``python`` for a list)."""
     if (
         len(argv) >= 3
         and argv[0].text.rsplit("/", 1)[-1] in _SHELLS
@@ -110,7 +112,7 @@ def argv_facts(
         env_fact(t.text, (values or {}).get(t.text), path, t.line, t.column, scanner, raw=t.written)
         for t in prefix_env
     ]
-    facts.extend(launch_facts(launch, path, scanner, hint))
+    facts.extend(launch_facts(launch, path, scanner, hint, syntax))
     return facts
 
 
