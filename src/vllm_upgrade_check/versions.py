@@ -33,14 +33,23 @@ def version_from_tag(tag: str) -> Version | None:
 
     Returns ``None`` for tags that name no version (``latest``, ``nightly``, digests).
     """
-    head = tag.split("@", 1)[0].lstrip("vV")
+    found = tag_version_span(tag)
+    return None if found is None else Version(tag[found[0] : found[1]])
+
+
+def tag_version_span(tag: str) -> tuple[int, int] | None:
+    """``(start, end)`` offsets in ``tag`` of the version text :func:`version_from_tag` reads
+    (``v0.26.0-cu128`` -> ``(1, 7)``), or ``None``."""
+    bare = tag.split("@", 1)[0]
+    head = bare.lstrip("vV")
+    offset = len(bare) - len(head)
     for candidate in (head, head.split("-", 1)[0]):
         try:
             version = Version(candidate)
         except InvalidVersion:
             continue
         if version.local is None:
-            return version
+            return offset, offset + len(candidate)
     return None
 
 

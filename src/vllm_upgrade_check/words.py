@@ -135,3 +135,34 @@ def cut(words: Sequence[Token]) -> Span | None:
     if tail.next_start is not None:
         return Span.between(start.start, tail.next_start)
     return Span.between(start.start, end.end)
+
+
+def sub_span(token: Token, start: int, end: int) -> Span | None:
+    """The span of ``token.text[start:end]`` where the token is written, when the word is
+    written as its text (or as its text in one pair of quotes); ``None`` otherwise (escapes,
+    partial quoting, an expansion, a word split over lines)."""
+    span = token.span
+    if span is None or span.line != span.end_line:
+        return None
+    written = token.written or token.text
+    if written == token.text:
+        shift = 0
+    elif len(written) == len(token.text) + 2 and written[0] == written[-1] and written[0] in "\"'":
+        if written[1:-1] != token.text:
+            return None
+        shift = 1
+    else:
+        return None
+    if span.end_column - span.column != len(written):
+        return None
+    return Span(span.line, span.column + shift + start, span.line, span.column + shift + end)
+
+
+def part(token: Token, start: int, end: int) -> Token:
+    """A word for ``token.text[start:end]`` (``docker:IMAGE`` -> ``IMAGE``), placed where it
+    is written when :func:`sub_span` can tell, else at the token without spans."""
+    span = sub_span(token, start, end)
+    text = token.text[start:end]
+    if span is None:
+        return replace(token.unplaced(), text=text, written=text)
+    return Token(text, span.line, span.column, token.resolved, text, span=span)

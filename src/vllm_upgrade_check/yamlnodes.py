@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -18,7 +18,7 @@ import yaml
 
 from vllm_upgrade_check.model.facts import Span
 from vllm_upgrade_check.textpos import line_index
-from vllm_upgrade_check.words import Token, link
+from vllm_upgrade_check.words import Token, cut, link
 
 MAX_NODES = 200_000
 """Upper bound on nodes visited when converting one document (alias expansion included)."""
@@ -251,6 +251,15 @@ def own_lines(lines: Sequence[str], start: tuple[int, int], end: tuple[int, int]
     return Span(line, 1, end_line, len(lines[end_line - 1]) + 1)
 
 
+def scalar_word(text: str, node: yaml.ScalarNode) -> Token:
+    """A scalar as one word placed where it is written (``written`` is its source text,
+    quotes included; the column is that of its first character inside the quotes)."""
+    span = node_span(node)
+    quoted = 1 if node.style in ("'", '"') else 0
+    written = text[node.start_mark.index : node.end_mark.index]
+    return Token(str(node.value), span.line, span.column + quoted, True, written, span)
+
+
 def sequence_words(text: str, node: yaml.Node | None) -> list[Token]:
     """The scalar items of a YAML sequence as argv words placed where they are written: a
     block item is an element of whole lines (its dash and trailing comment included), a
@@ -264,11 +273,10 @@ def sequence_words(text: str, node: yaml.Node | None) -> list[Token]:
         if not isinstance(child, yaml.ScalarNode):
             runs.append([])
             continue
-        span = node_span(child)
-        quoted = 1 if child.style in ("'", '"') else 0
-        element = None if node.flow_style else own_lines(lines, span.start, span.end, _ITEM_HEAD)
-        written = text[child.start_mark.index : child.end_mark.index]
-        runs[-1].append(Token(str(child.value), span.line, span.column + quoted, True, written, span, element))
+        word = scalar_word(text, child)
+        assert word.span is not None
+        element = None if node.flow_style else own_lines(lines, word.span.start, word.span.end, _ITEM_HEAD)
+        runs[-1].append(replace(word, element=element))
     return [token for run in runs for token in link(run)]
 
 
@@ -362,12 +370,51 @@ def scalar_locator(text: str, node: yaml.ScalarNode) -> Callable[[int, int], tup
     return locate
 
 
-def entry_lines(lines: Sequence[str], key_node: yaml.Node, value_node: yaml.Node) -> Span | None:
-    """The whole lines of a block mapping entry ``key: value`` (its trailing comment
-    included) when the key starts its line and nothing else shares them, else ``None``."""
-    start = node_span(key_node).start
-    end = node_span(value_node).end
-    return own_lines(lines, start, end, _INDENT)
-
-
 _INDENT = re.compile(r"[ \t]*")
+
+
+def value_word(text: str, node: yaml.ScalarNode) -> Token:
+    """The scalar's value, blanks around it dropped, as a word placed where that text is
+    written inside the node (after an anchor or a tag, inside quotes, on the line of a
+    one-line block scalar); without spans when it is not written there exactly once."""
+    value = str(node.value).strip()
+    begin, end = node.start_mark.index, node.end_mark.index
+    found = text.find(value, begin, end) if value else -1
+    index = line_index(text)
+    if found < 0 or text.find(value, found + 1, end) >= 0 or "\n" in value:
+        line, column = pos(node).line, pos(node).column
+        return Token(value, line, column, True, value)
+    line, column = index.line_col(found)
+    return Token(value, line, column, True, value, Span(line, column, line, column + len(value)))
+
+
+def anchor_of(text: str, node: yaml.Node) -> str | None:
+    """The anchor written on ``node`` (``&name`` before its value), if any."""
+    head = text[node.start_mark.index : node.end_mark.index]
+    match = re.match(r"&([^\s,\[\]{}]+)", head)
+    return match.group(1) if match else None
+
+
+def alias_used(text: str, anchor: str) -> bool:
+    """Whether ``*anchor`` is used anywhere in ``text``."""
+    return re.search(rf"\*{re.escape(anchor)}(?![^\s,\]}}])", text) is not None
+
+
+def entry_cuts(text: str, node: yaml.Node | None) -> dict[int, Span | None]:
+    """What to delete to remove each entry of a mapping, by ``id`` of its key node: the whole
+    lines of a block mapping entry (trailing comment included; ``None`` when the entry
+    shares a line), or the entry and one comma of a flow mapping (a JSON object)."""
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    lines = text.split("\n")
+    out: dict[int, Span | None] = {}
+    if not node.flow_style:
+        for key_node, value_node in node.value:
+            out[id(key_node)] = own_lines(lines, node_span(key_node).start, node_span(value_node).end, _INDENT)
+        return out
+    entries = [
+        Token("", 0, 0, span=Span.between(node_span(k).start, node_span(v).end)) for k, v in node.value
+    ]
+    for (key_node, _value), token in zip(node.value, link(entries), strict=True):
+        out[id(key_node)] = cut([token])
+    return out

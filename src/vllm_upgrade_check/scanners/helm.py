@@ -20,10 +20,11 @@ the container runs with (vLLM flags, environment).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import yaml
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span
 from vllm_upgrade_check.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.scanners.launch import (
     arg_facts,
@@ -35,16 +36,23 @@ from vllm_upgrade_check.scanners.launch import (
 )
 from vllm_upgrade_check.scanners.manifests import YAML_SUFFIXES, _env_facts, untemplated
 from vllm_upgrade_check.scanners.templates import has_template_actions, neutralise_templates
-from vllm_upgrade_check.scanners.vllm_config import config_arg_fact
-from vllm_upgrade_check.shellparse import Token
+from vllm_upgrade_check.scanners.vllm_config import config_arg_fact, entry_spans
+from vllm_upgrade_check.versions import tag_version_span
+from vllm_upgrade_check.words import Token, sub_span
 from vllm_upgrade_check.yamlnodes import (
     YamlProblem,
+    alias_used,
+    anchor_of,
     documents,
+    entry_cuts,
     get,
     items,
     mapping_items,
     pos,
     scalar,
+    scalar_word,
+    sequence_words,
+    value_word,
 )
 
 VLLM_CONFIG_FLAGS = {
@@ -74,85 +82,104 @@ MODEL_SPEC_FLAGS = {
 _TRUE = frozenset({"true", "yes", "on", "1"})
 
 
-def _token(node: yaml.Node, text: str | None = None) -> Token:
-    p = pos(node)
-    quoted = 1 if getattr(node, "style", None) in ("'", '"') else 0
-    value = scalar(node) if text is None else text
-    return Token(value or "", p.line, p.column + quoted, True, value or "")
-
-
 def _keyed_arg(
-    flag: str, key_node: yaml.Node, key: str, value: str | None, path: str, hint: tuple[str, str] | None
+    text: str,
+    flag: str,
+    key_node: yaml.Node,
+    value_node: yaml.Node,
+    key: str,
+    value: str | None,
+    path: str,
+    hint: tuple[str, str] | None,
+    cuts: dict[int, Span | None],
 ) -> Fact:
     name, aliases = normalise_flag(flag)
     p = pos(key_node)
-    return config_arg_fact(key, value, path, p.line, p.column, "helm", aliases, name=name, hint=hint)
+    # The key is the chart's name for the flag: a rename of the flag is not a rename of it.
+    spans = replace(entry_spans(text, key_node, value_node, cuts), name=None)
+    return config_arg_fact(key, value, path, p.line, p.column, "helm", aliases, name=name, hint=hint, spans=spans)
 
 
-def _list_tokens(node: yaml.Node | None) -> list[Token]:
-    return [_token(child) for child in items(node) if scalar(child) is not None]
-
-
-def _image(mapping: yaml.Node, path: str) -> tuple[list[Fact], tuple[str, str] | None, bool]:
-    """Image facts of ``repository`` + ``tag`` in ``mapping`` (or its ``image`` mapping)."""
+def _image(text: str, mapping: yaml.Node, path: str) -> tuple[list[Fact], tuple[str, str] | None, bool]:
+    """Image facts of ``repository`` + ``tag`` in ``mapping`` (or its ``image`` mapping); the
+    version is bumped in the ``tag:`` beside the repository (an anchor other values share is
+    named and left alone)."""
     holder = get(mapping, "image")
     if isinstance(holder, yaml.ScalarNode):
         reference = scalar(holder) or ""
         if not is_vllm_image(reference):
             return [], None, False
-        return [image_fact(_token(holder), path, "helm")], image_hint(reference, path, pos(holder).line), True
+        token = scalar_word(text, holder)
+        return [image_fact(token, path, "helm", syntax="yaml")], image_hint(reference, path, pos(holder).line), True
     if not isinstance(holder, yaml.MappingNode):
         holder = mapping
     repo_node = get(holder, "repository")
     repo = scalar(repo_node)
-    if repo_node is None or not repo:
+    if not isinstance(repo_node, yaml.ScalarNode) or not repo:
         return [], None, False
-    tag = (scalar(get(holder, "tag")) or "").strip()  # a `tag: |` block scalar ends in a newline
+    tag_node = get(holder, "tag")
+    tag = (scalar(tag_node) or "").strip()  # a `tag: |` block scalar ends in a newline
     reference = f"{repo}:{tag}" if tag else repo
     if not is_vllm_image(reference):
         return [], None, False
-    p = pos(repo_node)
-    quoted = 1 if getattr(repo_node, "style", None) in ("'", '"') else 0
-    token = Token(reference, p.line, p.column + quoted, True, repo)
-    return [image_fact(token, path, "helm")], image_hint(reference, path, p.line), True
+    repo_word = scalar_word(text, repo_node)
+    token = Token(reference, repo_word.line, repo_word.column, True, repo)
+    version, note = None, ""
+    if isinstance(tag_node, yaml.ScalarNode) and tag:
+        anchor = anchor_of(text, tag_node)
+        found = tag_version_span(tag)
+        word = value_word(text, tag_node)
+        if anchor is not None and alias_used(text, anchor):
+            note = f"the tag is anchor &{anchor}, which other values use; set it by hand"
+        elif found is None or word.span is None:
+            note = "the tag beside the repository is not written as one value; set it by hand"
+        else:
+            version = sub_span(word, *found)
+    fact = image_fact(token, path, "helm", version=version, note=note, syntax="yaml")
+    return [fact], image_hint(reference, path, repo_word.line), True
 
 
-def model_spec_facts(spec: yaml.Node, path: str) -> Iterator[Fact]:
+def model_spec_facts(text: str, spec: yaml.Node, path: str) -> Iterator[Fact]:
     """Facts of one production-stack ``servingEngineSpec.modelSpec[]`` entry."""
-    images, hint, _ = _image(spec, path)
+    images, hint, _ = _image(text, spec, path)
     yield from images
     names: set[str] = {"host", "port"}
     facts: list[Fact] = []
     model_node = get(spec, "modelURL")
-    if scalar(model_node) and model_node is not None:
-        t = _token(model_node)
+    if scalar(model_node) and isinstance(model_node, yaml.ScalarNode):
+        t = scalar_word(text, model_node)
         facts.append(
             Fact(FactKind.MODEL, t.text, Location(path, t.line, t.column), t.text, t.text, scanner="helm")
         )
         names.add("model")
+    cuts = entry_cuts(text, spec)
     for key, key_node, value_node in mapping_items(spec):
         if key in MODEL_SPEC_FLAGS:
             flag, takes_value = MODEL_SPEC_FLAGS[key]
             value = scalar(value_node)
             if takes_value and value:
-                facts.append(_keyed_arg(flag, key_node, key, value, path, hint))
+                facts.append(_keyed_arg(text, flag, key_node, value_node, key, value, path, hint, cuts))
             elif not takes_value and (value or "").lower() in _TRUE:
-                facts.append(_keyed_arg(flag, key_node, key, None, path, hint))
+                facts.append(_keyed_arg(text, flag, key_node, value_node, key, None, path, hint, cuts))
     config = get(spec, "vllmConfig")
+    cuts = entry_cuts(text, config)
     for key, key_node, value_node in mapping_items(config):
         value = scalar(value_node)
         if key in VLLM_CONFIG_FLAGS:
-            facts.append(_keyed_arg(VLLM_CONFIG_FLAGS[key], key_node, key, value, path, hint))
+            facts.append(
+                _keyed_arg(text, VLLM_CONFIG_FLAGS[key], key_node, value_node, key, value, path, hint, cuts)
+            )
         elif key in VLLM_CONFIG_SWITCHES:
             flag = VLLM_CONFIG_SWITCHES[key]
             if (value or "").lower() not in _TRUE:
                 flag = "--no-" + flag[2:]
-            facts.append(_keyed_arg(flag, key_node, key, None, path, hint))
+            facts.append(_keyed_arg(text, flag, key_node, value_node, key, None, path, hint, cuts))
         elif key == "v0" and value == "1":
             p = pos(key_node)
             yield env_fact("VLLM_USE_V1", "0", path, p.line, p.column, "helm", origin="helm", raw="v0: 1")
         elif key == "extraArgs":
-            facts.extend(arg_facts(_list_tokens(value_node), path, "helm", positional_model=False, hint=hint))
+            words = sequence_words(text, value_node)
+            facts.extend(arg_facts(words, path, "helm", positional_model=False, hint=hint, syntax="yaml"))
     for fact in facts:
         if fact.kind == FactKind.ARG:
             names.add(fact.name)
@@ -186,23 +213,23 @@ def _mappings(node: yaml.Node) -> Iterator[yaml.Node]:
             stack.extend(items(current))
 
 
-def values_facts(doc: yaml.Node, path: str) -> Iterator[Fact]:
+def values_facts(text: str, doc: yaml.Node, path: str) -> Iterator[Fact]:
     """Facts of one values document: production-stack model specs, then generic vLLM images."""
     specs = items(get(get(doc, "servingEngineSpec"), "modelSpec"))
     spec_ids = {id(s) for s in specs}
     for spec in specs:
-        yield from model_spec_facts(spec, path)
+        yield from model_spec_facts(text, spec, path)
     for mapping in _mappings(doc):
         if id(mapping) in spec_ids:
             continue
-        images, hint, vllm = _image(mapping, path)
+        images, hint, vllm = _image(text, mapping, path)
         if not vllm or (get(mapping, "image") is None and mapping is not doc and _is_image_holder(mapping)):
             continue
         yield from images
         for key in ("args", "extraArgs"):
-            tokens = _list_tokens(get(mapping, key))
+            tokens = sequence_words(text, get(mapping, key))
             if tokens:
-                yield from arg_facts(tokens, path, "helm", positional_model=False, hint=hint)
+                yield from arg_facts(tokens, path, "helm", positional_model=False, hint=hint, syntax="yaml")
         for key in ("env", "extraEnv"):
             yield from _env_facts(get(mapping, key), path, "helm")
 
@@ -243,5 +270,5 @@ class HelmValuesScanner(Scanner):
         for doc in docs:
             if scalar(get(doc, "apiVersion")) is not None and scalar(get(doc, "kind")) is not None:
                 continue
-            facts = values_facts(doc, source.relpath)
+            facts = values_facts(text, doc, source.relpath)
             yield from untemplated(facts) if templated else facts

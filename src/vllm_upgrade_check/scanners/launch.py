@@ -29,8 +29,8 @@ from packaging.version import InvalidVersion, Version
 
 from vllm_upgrade_check.known_args import known_args
 from vllm_upgrade_check.model.facts import MODEL_SETTINGS, Fact, FactKind, Location, Span, Spans
-from vllm_upgrade_check.versions import version_from_tag
-from vllm_upgrade_check.words import Token, cut
+from vllm_upgrade_check.versions import tag_version_span, version_from_tag
+from vllm_upgrade_check.words import Token, cut, sub_span
 
 VLLM_IMAGES = frozenset(
     {
@@ -441,25 +441,6 @@ def owned_words(args: Sequence[Token], start: int, takes: str | None) -> list[To
     return values[:1]
 
 
-def sub_span(token: Token, start: int, end: int) -> Span | None:
-    """The span of ``token.text[start:end]`` where the token is written, when the word is
-    written as its text (or as its text in one pair of quotes); ``None`` otherwise (escapes,
-    partial quoting, an expansion, a word split over lines)."""
-    span = token.span
-    if span is None or span.line != span.end_line:
-        return None
-    written = token.written or token.text
-    if written == token.text:
-        shift = 0
-    elif len(written) == len(token.text) + 2 and written[0] == written[-1] and written[0] in "\"'":
-        shift = 1
-    else:
-        return None
-    if span.end_column - span.column != len(written):
-        return None
-    return Span(span.line, span.column + shift + start, span.line, span.column + shift + end)
-
-
 def arg_spans(token: Token, flag: str, inline: bool, owned: Sequence[Token], syntax: str, sure: bool) -> Spans:
     """Where a fix edits the flag ``flag`` written as ``token`` (with ``=value`` when
     ``inline``) and the value words it ``owned``: the name, the value and what to cut."""
@@ -736,10 +717,33 @@ def env_fact(
     )
 
 
-def image_fact(token: Token, path: str | None, scanner: str) -> Fact:
-    """An ``image`` fact for an image reference token."""
+DIGEST_NOTE = "the image is pinned by digest; update the digest by hand"
+"""Why the tag of an image pinned by ``@sha256:...`` is not bumped."""
+
+
+def image_fact(
+    token: Token,
+    path: str | None,
+    scanner: str,
+    version: Span | None = None,
+    note: str = "",
+    syntax: str = "",
+) -> Fact:
+    """An ``image`` fact for an image reference token.
+
+    Its spans name where the tag's version is written: ``version`` when the caller found it
+    elsewhere (a Helm ``tag:``, a Dockerfile ``ARG`` default), else inside the token when the
+    reference is written as its text; ``note`` says why it cannot be set, if so.
+    """
     repo, tag = split_image(token.text)
-    return Fact(FactKind.IMAGE, repo, _loc(path, token), raw=token.text, value=tag, scanner=scanner)
+    if "@" in token.text:
+        version, note = None, note or DIGEST_NOTE
+    elif version is None and tag is not None and not note:
+        found = tag_version_span(tag)
+        at = len(token.text) - len(tag)
+        version = None if found is None else sub_span(token, at + found[0], at + found[1])
+    spans = Spans(version=version, note=note, syntax=syntax)
+    return Fact(FactKind.IMAGE, repo, _loc(path, token), raw=token.text, value=tag, scanner=scanner, spans=spans)
 
 
 def launch_facts(

@@ -39,6 +39,7 @@ from vllm_upgrade_check.yamlnodes import (
     pos,
     scalar,
     scalar_locator,
+    scalar_word,
     sequence_words,
 )
 
@@ -174,13 +175,12 @@ def container_facts(
     image = scalar(image_node)
     hint = None
     vllm_image = False
-    if image and image_node is not None:
-        p = pos(image_node)
-        token = Token(image, p.line, p.column, True, image)
+    if image and isinstance(image_node, yaml.ScalarNode):
+        token = scalar_word(text, image_node)
         vllm_image = is_vllm_image(image)
         if vllm_image:
-            yield image_fact(token, path, scanner)
-            hint = image_hint(image, path, p.line)
+            yield image_fact(token, path, scanner, syntax="yaml")
+            hint = image_hint(image, path, token.line)
     entry = _argv(text, entry_node)
     args = _argv(text, args_node)
     if env is not None:

@@ -25,12 +25,21 @@ from dataclasses import replace
 import yaml
 
 from vllm_upgrade_check.known_args import known_args
-from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
 from vllm_upgrade_check.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.scanners.launch import json_subkey_facts
 from vllm_upgrade_check.scanners.manifests import YAML_SUFFIXES, is_compose, is_kubernetes
-from vllm_upgrade_check.shellparse import Token
-from vllm_upgrade_check.yamlnodes import YamlProblem, documents, mapping_items, pos, scalar, to_python
+from vllm_upgrade_check.words import Token, sub_span
+from vllm_upgrade_check.yamlnodes import (
+    YamlProblem,
+    documents,
+    entry_cuts,
+    mapping_items,
+    pos,
+    scalar,
+    scalar_word,
+    to_python,
+)
 
 MIN_KEYS = 3
 """Fewest top-level keys for the content heuristic alone."""
@@ -69,6 +78,7 @@ def config_arg_fact(
     entry_aliases: tuple[str, ...] = (),
     name: str | None = None,
     hint: tuple[str, str] | None = None,
+    spans: Spans | None = None,
 ) -> Fact:
     """An ``arg`` fact (origin ``config``) for an engine-arg key of a config file.
 
@@ -80,6 +90,7 @@ def config_arg_fact(
         entry_aliases: other names the fact answers to.
         name: the engine arg, when it is not the key itself (a Helm chart key mapped to a flag).
         hint: ``(version, source)`` of the vLLM version the file runs, if known.
+        spans: where a fix edits the key (:func:`entry_spans`).
     """
     return Fact(
         FactKind.ARG,
@@ -92,11 +103,28 @@ def config_arg_fact(
         scanner=scanner,
         version_hint=hint[0] if hint else None,
         hint_source=hint[1] if hint else None,
+        spans=spans,
+    )
+
+
+def entry_spans(
+    text: str, key_node: yaml.Node, value_node: yaml.Node, cuts: dict[int, Span | None], syntax: str = "yaml"
+) -> Spans:
+    """Where a fix edits the mapping entry ``key: value``: the key, a scalar value (inside
+    its quotes), and the entry's cut from :func:`~vllm_upgrade_check.yamlnodes.entry_cuts`."""
+    key = scalar_word(text, key_node) if isinstance(key_node, yaml.ScalarNode) else None
+    value = scalar_word(text, value_node) if isinstance(value_node, yaml.ScalarNode) else None
+    return Spans(
+        name=None if key is None else sub_span(key, 0, len(key.text)),
+        value=None if value is None else sub_span(value, 0, len(value.text)),
+        cut=cuts.get(id(key_node)),
+        syntax=syntax,
     )
 
 
 def config_facts(text: str, doc: yaml.Node, path: str, scanner: str = "vllm-config") -> Iterator[Fact]:
     """``arg`` facts (origin ``config``) for every top-level key of a config document."""
+    cuts = entry_cuts(text, doc)
     for key, key_node, value_node in mapping_items(doc):
         name = key.replace("-", "_")
         p = pos(key_node)
@@ -106,10 +134,12 @@ def config_facts(text: str, doc: yaml.Node, path: str, scanner: str = "vllm-conf
                 value = json.dumps(to_python(value_node), default=str)
             except (YamlProblem, TypeError, ValueError):
                 value = None
-        yield config_arg_fact(key, value, path, p.line, p.column, scanner)
+        spans = entry_spans(text, key_node, value_node, cuts)
+        yield config_arg_fact(key, value, path, p.line, p.column, scanner, spans=spans)
         if not name.endswith("_config"):
             continue
         if isinstance(value_node, yaml.MappingNode):
+            sub_cuts = entry_cuts(text, value_node)
             for sub, sub_key, sub_value in mapping_items(value_node):
                 sp = pos(sub_key)
                 sub_text = scalar(sub_value)
@@ -119,7 +149,14 @@ def config_facts(text: str, doc: yaml.Node, path: str, scanner: str = "vllm-conf
                     except (YamlProblem, TypeError, ValueError):
                         sub_text = None
                 sub_fact = config_arg_fact(
-                    sub, sub_text, path, sp.line, sp.column, scanner, name=f"{name}.{sub}"
+                    sub,
+                    sub_text,
+                    path,
+                    sp.line,
+                    sp.column,
+                    scanner,
+                    name=f"{name}.{sub}",
+                    spans=entry_spans(text, sub_key, sub_value, sub_cuts),
                 )
                 yield replace(sub_fact, raw=f"{key}.{sub}")
         elif value is not None:
