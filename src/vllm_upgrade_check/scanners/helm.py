@@ -24,7 +24,7 @@ from dataclasses import replace
 
 import yaml
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
 from vllm_upgrade_check.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.scanners.launch import (
     arg_facts,
@@ -34,9 +34,10 @@ from vllm_upgrade_check.scanners.launch import (
     is_vllm_image,
     normalise_flag,
 )
-from vllm_upgrade_check.scanners.manifests import YAML_SUFFIXES, _env_facts, untemplated
+from vllm_upgrade_check.scanners.manifests import YAML_SUFFIXES, untemplated
 from vllm_upgrade_check.scanners.templates import has_template_actions, neutralise_templates
 from vllm_upgrade_check.scanners.vllm_config import config_arg_fact, entry_spans
+from vllm_upgrade_check.scanners.yamlenv import env_facts
 from vllm_upgrade_check.versions import tag_version_span
 from vllm_upgrade_check.words import Token, sub_span
 from vllm_upgrade_check.yamlnodes import (
@@ -176,7 +177,9 @@ def model_spec_facts(text: str, spec: yaml.Node, path: str) -> Iterator[Fact]:
             facts.append(_keyed_arg(text, flag, key_node, value_node, key, None, path, hint, cuts))
         elif key == "v0" and value == "1":
             p = pos(key_node)
-            yield env_fact("VLLM_USE_V1", "0", path, p.line, p.column, "helm", origin="helm", raw="v0: 1")
+            yield env_fact(
+                "VLLM_USE_V1", "0", path, p.line, p.column, "helm", origin="helm", raw="v0: 1", spans=Spans()
+            )
         elif key == "extraArgs":
             words = sequence_words(text, value_node)
             facts.extend(arg_facts(words, path, "helm", positional_model=False, hint=hint, syntax="yaml"))
@@ -185,7 +188,7 @@ def model_spec_facts(text: str, spec: yaml.Node, path: str) -> Iterator[Fact]:
             names.add(fact.name)
             names.update(fact.aliases)
     yield from facts
-    yield from _env_facts(get(spec, "env"), path, "helm")
+    yield from env_facts(text, get(spec, "env"), path, "helm")
     p = pos(spec)
     yield Fact(
         FactKind.LAUNCH,
@@ -231,7 +234,7 @@ def values_facts(text: str, doc: yaml.Node, path: str) -> Iterator[Fact]:
             if tokens:
                 yield from arg_facts(tokens, path, "helm", positional_model=False, hint=hint, syntax="yaml")
         for key in ("env", "extraEnv"):
-            yield from _env_facts(get(mapping, key), path, "helm")
+            yield from env_facts(text, get(mapping, key), path, "helm")
 
 
 def _is_image_holder(mapping: yaml.Node) -> bool:

@@ -19,8 +19,8 @@ import yaml
 
 from vllm_upgrade_check.model.facts import Fact, FactKind
 from vllm_upgrade_check.scanners.launch import arg_facts
-from vllm_upgrade_check.shellparse import Token
-from vllm_upgrade_check.yamlnodes import get, items, pos, scalar
+from vllm_upgrade_check.scanners.yamlenv import env_facts
+from vllm_upgrade_check.yamlnodes import get, items, scalar, sequence_words
 
 KSERVE_OWN_FLAGS = frozenset(
     """model_name model_id model_dir model_revision tokenizer_revision max_length
@@ -50,7 +50,7 @@ def _runs_vllm(model: yaml.Node) -> bool:
     return True
 
 
-def predictor_facts(doc: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
+def predictor_facts(text: str, doc: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
     """``arg`` and ``env_var`` facts of ``spec.predictor.model`` of an ``InferenceService`` run by vLLM.
 
     Args that are KServe's own (:data:`KSERVE_OWN_FLAGS`) are left out, and so is the
@@ -61,20 +61,11 @@ def predictor_facts(doc: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
     model = get(get(get(doc, "spec"), "predictor"), "model")
     if model is None or not _runs_vllm(model):
         return
-    tokens = []
-    for child in items(get(model, "args")):
-        value = scalar(child)
-        if value is None:
-            continue
-        p = pos(child)
-        quoted = 1 if getattr(child, "style", None) in ("'", '"') else 0
-        tokens.append(Token(value, p.line, p.column + quoted, True, value))
-    for fact in arg_facts(tokens, path, scanner, positional_model=False):
+    tokens = sequence_words(text, get(model, "args"))
+    for fact in arg_facts(tokens, path, scanner, positional_model=False, syntax="yaml"):
         if fact.kind == FactKind.ARG and fact.name in KSERVE_OWN_FLAGS:
             if fact.name == "model_id" and fact.value:
                 yield Fact(FactKind.MODEL, fact.value, fact.location, fact.value, fact.value, scanner=scanner)
             continue
         yield fact
-    from vllm_upgrade_check.scanners.manifests import _env_facts  # manifests imports this module
-
-    yield from _env_facts(get(model, "env"), path, scanner)
+    yield from env_facts(text, get(model, "env"), path, scanner)

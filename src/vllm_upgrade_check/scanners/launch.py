@@ -704,8 +704,15 @@ def env_fact(
     scanner: str,
     origin: str = "env",
     raw: str | None = None,
+    spans: Spans | None = None,
 ) -> Fact:
-    """An ``env_var`` fact for ``name`` set to ``value`` at the given position."""
+    """An ``env_var`` fact for ``name`` set to ``value`` at the given position.
+
+    ``spans``: where a fix edits it; by default the name is taken to be written at
+    ``line``/``column`` (a rename checks that it is).
+    """
+    if spans is None:
+        spans = Spans(name=Span(line, column, line, column + len(name)))
     return Fact(
         FactKind.ENV_VAR,
         name,
@@ -714,6 +721,7 @@ def env_fact(
         value=value,
         origin=origin,
         scanner=scanner,
+        spans=spans,
     )
 
 

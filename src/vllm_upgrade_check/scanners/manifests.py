@@ -20,7 +20,6 @@ from vllm_upgrade_check.scanners.base import Conditional, Reference, ScanItem, S
 from vllm_upgrade_check.scanners.kserve import predictor_facts
 from vllm_upgrade_check.scanners.launch import (
     arg_facts,
-    env_fact,
     image_fact,
     image_hint,
     is_vllm_image,
@@ -28,6 +27,7 @@ from vllm_upgrade_check.scanners.launch import (
 )
 from vllm_upgrade_check.scanners.shell import _SHELLS, Relocate, argv_facts, shell_facts
 from vllm_upgrade_check.scanners.templates import has_template_actions, is_templated, neutralise_templates
+from vllm_upgrade_check.scanners.yamlenv import env_facts, key_env_fact
 from vllm_upgrade_check.shellparse import Token, parse_shell
 from vllm_upgrade_check.textpos import line_index
 from vllm_upgrade_check.yamlnodes import (
@@ -212,36 +212,13 @@ def container_facts(
         )
 
 
-def _env_facts(node: yaml.Node | None, path: str, scanner: str) -> Iterator[Fact]:
-    """compose ``environment`` (map or ``K=V`` list) and Kubernetes ``env`` (name/value list)."""
-    if isinstance(node, yaml.MappingNode):
-        for key, key_node, value_node in mapping_items(node):
-            p = pos(key_node)
-            yield env_fact(key, scalar(value_node), path, p.line, p.column, scanner)
-        return
-    for child in items(node):
-        if isinstance(child, yaml.MappingNode):
-            name_node = get(child, "name")
-            name = scalar(name_node)
-            if name and name_node is not None:
-                p = pos(name_node)
-                yield env_fact(name, scalar(get(child, "value")), path, p.line, p.column, scanner)
-        else:
-            value = scalar(child)
-            if value and "=" in value:
-                name, _, val = value.partition("=")
-                p = pos(child)
-                quoted = 1 if getattr(child, "style", None) in ("'", '"') else 0
-                yield env_fact(name, val, path, p.line, p.column + quoted, scanner, raw=value)
-
-
 def compose_facts(text: str, doc: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
     """Facts of a docker-compose document (``services.*``)."""
     for _name, _key, service in mapping_items(get(doc, "services")):
         yield from container_facts(
             text, path, scanner, get(service, "image"), get(service, "entrypoint"), get(service, "command")
         )
-        yield from _env_facts(get(service, "environment"), path, scanner)
+        yield from env_facts(text, get(service, "environment"), path, scanner)
 
 
 MAX_CONTAINERS = 10_000
@@ -282,7 +259,7 @@ def kubernetes_facts(text: str, doc: yaml.Node, path: str, scanner: str) -> Iter
         yield from container_facts(
             text, path, scanner, get(container, "image"), get(container, "command"), get(container, "args"), env
         )
-        yield from _env_facts(get(container, "env"), path, scanner)
+        yield from env_facts(text, get(container, "env"), path, scanner)
 
 
 def is_compose(doc: yaml.Node) -> bool:
@@ -330,11 +307,10 @@ CONFIG_MAP_KEY = "configmap:"
 """Prefix of the :class:`~.base.Conditional` key of a Kubernetes ConfigMap (``configmap:NAME``)."""
 
 
-def config_map_env_facts(config_map: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
+def config_map_env_facts(text: str, config_map: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
     """``env_var`` facts of a ConfigMap's ``data`` keys (each at its key's line)."""
     for key, key_node, value_node in mapping_items(get(config_map, "data")):
-        p = pos(key_node)
-        yield env_fact(key, scalar(value_node), path, p.line, p.column, scanner, origin="configmap")
+        yield key_env_fact(text, key, key_node, scalar(value_node), path, scanner, origin="configmap")
 
 
 class ManifestScanner(Scanner):
@@ -375,9 +351,9 @@ class ManifestScanner(Scanner):
                 facts.extend(compose_facts(text, doc, source.relpath, "compose"))
             elif is_kubernetes(doc):
                 facts.extend(kubernetes_facts(text, doc, source.relpath, "kubernetes"))
-                facts.extend(predictor_facts(doc, source.relpath, "kserve"))
+                facts.extend(predictor_facts(text, doc, source.relpath, "kserve"))
                 for name, node in _config_maps(doc):
-                    env = config_map_env_facts(node, source.relpath, "kubernetes")
+                    env = config_map_env_facts(text, node, source.relpath, "kubernetes")
                     found = tuple(untemplated(env) if templated else env)
                     links.append(Conditional(CONFIG_MAP_KEY + name, found))
                 links.extend(Reference(CONFIG_MAP_KEY + name) for name in _env_from_refs(doc))
