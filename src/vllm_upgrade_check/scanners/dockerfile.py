@@ -11,12 +11,12 @@ from __future__ import annotations
 import io
 import json
 import re
-import shlex
 from collections.abc import Iterator
+from dataclasses import replace
 
 from dockerfile_parse import DockerfileParser
 
-from vllm_upgrade_check.model.facts import Fact, Skipped
+from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span, Spans
 from vllm_upgrade_check.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.scanners.launch import (
     arg_facts,
@@ -26,7 +26,8 @@ from vllm_upgrade_check.scanners.launch import (
     is_vllm_image,
 )
 from vllm_upgrade_check.scanners.shell import argv_facts, shell_facts
-from vllm_upgrade_check.shellparse import Token, offset_locator
+from vllm_upgrade_check.shellparse import Token, offset_locator, parse_shell
+from vllm_upgrade_check.words import link, sub_span
 
 
 def is_dockerfile(name: str) -> bool:
@@ -69,45 +70,129 @@ def expand_from(reference: str, args: dict[str, str | None]) -> str | None:
     return None if unknown or "$" in expanded else expanded
 
 
-def _global_args(structure: list[dict[str, object]]) -> dict[str, str | None]:
-    """The ``ARG``s before the first ``FROM`` (the only ones a ``FROM`` line sees): name ->
-    default (quotes removed), ``None`` without one; a later definition wins."""
-    found: dict[str, str | None] = {}
-    for item in structure:
-        instruction = str(item["instruction"]).upper()
-        if instruction == "FROM":
-            break
-        if instruction != "ARG":
-            continue
-        try:
-            words = shlex.split(str(item["value"]))
-        except ValueError:
-            continue
-        for word in words:
-            name, has_value, value = word.partition("=")
-            found[name] = value if has_value else found.get(name)
-    return found
-
-
 def _exec_tokens(content: str, words: list[str], first_line: int) -> list[Token]:
-    """Place each exec-form word at the line/column where its JSON string is written."""
+    """Place each exec-form word at the line/column where its JSON string is written; words
+    found as written get their spans and are linked as elements of one JSON array."""
     lines = content.split("\n")
     tokens: list[Token] = []
     row, cursor = 0, 0
+    exact = True
     for word in words:
         needle = json.dumps(word)
         found = False
         while row < len(lines):
             index = lines[row].find(needle, cursor)
             if index >= 0:
-                tokens.append(Token(word, first_line + row, index + 2, True, needle))
+                line = first_line + row
+                span = Span(line, index + 1, line, index + 1 + len(needle))
+                tokens.append(Token(word, line, index + 2, True, needle, span=span))
                 cursor = index + len(needle)
                 found = True
                 break
             row, cursor = row + 1, 0
         if not found:
+            exact = False
             tokens.append(Token(word, first_line, 1, True, needle))
-    return tokens
+    return link(tokens) if exact else tokens
+
+
+_VERSION_TEXT = re.compile(r"\d+(?:\.\d+)+(?:(?:a|b|rc|\.post|\.dev)\d+)?")
+
+
+def arg_uses(text: str, name: str) -> int:
+    """Expansions of ``name`` in ``text`` (``$V``, ``${V}``, ``${V:-x}``, ``${V%.*}``, ...),
+    comment lines left out."""
+    use = re.compile(rf"\$\{{?{re.escape(name)}(?![A-Za-z0-9_])")
+    return sum(len(use.findall(line)) for line in text.splitlines() if not line.lstrip().startswith("#"))
+
+
+def from_version(
+    text: str, word: Token, reference: str, defaults: dict[str, Token | None]
+) -> tuple[Span | None, str]:
+    """Where the version of ``FROM`` image ``reference`` (``word`` as written, with
+    variables) is written, as Docker reads it: in the word itself (a ``${NAME:-0.26.0}``
+    default included) or in the default of the one global ``ARG`` that holds it; or
+    ``(None, why)`` when it cannot be set there alone (an ``ARG`` other lines use, a
+    version split across parts, an expansion this does not follow, a variable with no
+    default in the file).
+
+    Args:
+        text: the Dockerfile.
+        word: the ``FROM`` word as written.
+        reference: the image it reads as.
+        defaults: global ``ARG`` name -> its default as a word (``None``: no default).
+    """
+    written = word.written
+    # Parts of the reference as (offset in the reference, text, span of that text or None).
+    parts: list[tuple[int, str, Span | None, str | None]] = []
+    resolved, cursor = "", 0
+
+    def literal(start: int, end: int) -> None:
+        nonlocal resolved
+        piece = Token(written, word.line, word.column, True, written, span=word.span)
+        parts.append((len(resolved), written[start:end], sub_span(piece, start, end), None))
+        resolved += written[start:end]
+
+    for m in FROM_VARIABLE.finditer(written):
+        if m.start() > cursor:
+            literal(cursor, m.start())
+        name = m.group(1) or m.group(5)
+        colon, sign = m.group(2), m.group(3)
+        default = defaults.get(name)
+        is_set = default is not None and (default.text != "" or not colon)
+        if sign == "+":
+            return None, f"the reference uses ${{{name}{colon}+...}}; set the version by hand"
+        if sign == "-" and not is_set:
+            literal(m.start(4), m.end(4))  # the word after :-
+        elif default is None:
+            return None, f"ARG {name} has no default in this file; set the version where the build passes it"
+        else:
+            parts.append((len(resolved), default.text, sub_span(default, 0, len(default.text)), name))
+            resolved += default.text
+        cursor = m.end()
+    if cursor < len(written):
+        literal(cursor, len(written))
+    if resolved != reference:
+        return None, f"the reference reads {resolved!r} here, not {reference!r}"
+    tag_at = resolved.rfind(":") + 1
+    version = _VERSION_TEXT.search(resolved, tag_at) if tag_at > 0 and "/" not in resolved[tag_at:] else None
+    if version is None:
+        return None, "the tag names no version"
+    for offset, piece, span, name in parts:
+        if offset <= version.start() and version.end() <= offset + len(piece):
+            if name is not None and (uses := arg_uses(text, name)) > 1:
+                return None, f"ARG {name} is used {uses} times in this file; bumping it would change the others too"
+            if span is None:
+                return None, "the version is not written as plain text; set it by hand"
+            begin = span.column + version.start() - offset
+            return Span(span.line, begin, span.line, begin + len(version.group())), ""
+    return None, f"the version {version.group()} is split across ARGs; set it by hand"
+
+
+def _defaults(structure: list[dict[str, object]], instruction: str, before_from: bool) -> dict[str, Token | None]:
+    """``ARG`` (or ``ENV``) name -> its value as a word placed where it is written (``None``
+    for an ``ARG`` without a default); with ``before_from``, only those before the first
+    ``FROM`` (the global ``ARG``s a ``FROM`` line sees). A later definition wins."""
+    found: dict[str, Token | None] = {}
+    for item in structure:
+        kind = str(item["instruction"]).upper()
+        if kind == "FROM" and before_from:
+            break
+        if kind != instruction:
+            continue
+        content = str(item["content"])
+        line = int(str(item["startline"])) + 1
+        keyword_len = len(content) - len(content.lstrip()) + len(str(item["instruction"])) + 1
+        body = content.lstrip()[len(str(item["instruction"])) :]
+        variables: dict[str, list[Token]] = {}
+        script = parse_shell(body, offset_locator(body, line, keyword_len), variables)
+        for assignment in script.assignments:
+            words = variables.get(assignment.name) or []
+            found[assignment.name] = words[0] if len(words) == 1 else Token("", line, 1)
+        for name in re.findall(r"(?<![=\w$])([A-Za-z_][A-Za-z0-9_]*)(?=\s|$)", body):
+            if instruction == "ARG" and name not in {a.name for a in script.assignments}:
+                found.setdefault(name, None)
+    return found
 
 
 class DockerfileScanner(Scanner):
@@ -135,6 +220,8 @@ class DockerfileScanner(Scanner):
         hint: tuple[str, str] | None = None
         entrypoint_set = False
         variables: dict[str, list[Token]] = {}
+        global_args = _defaults(structure, "ARG", before_from=True)
+        text = source.text
         for item in structure:
             instruction = item["instruction"].upper()
             line = item["startline"] + 1
@@ -142,6 +229,7 @@ class DockerfileScanner(Scanner):
             keyword_len = len(content) - len(content.lstrip()) + len(item["instruction"]) + 1
             body = content.lstrip()[len(item["instruction"]) :]
             body_offset = keyword_len
+            locate = offset_locator(body, line, body_offset)
             if instruction == "FROM":
                 stage += 1
                 # FROM [--platform=...] image [AS name]: the image is the first word not a flag.
@@ -149,25 +237,31 @@ class DockerfileScanner(Scanner):
                 if not from_words:  # a bare FROM: nothing to read, never a crash
                     base_is_vllm, entrypoint_set, hint = False, False, None
                     continue
-                reference = parents[stage] if stage < len(parents) else from_words[0]
-                if "$" in from_words[0]:
-                    reference = expand_from(from_words[0], _global_args(structure)) or reference
-                column = content.find(from_words[0], keyword_len - 1) + 1
-                token = Token(reference, line, max(column, 1), True, from_words[0])
+                written = from_words[0]
+                reference = parents[stage] if stage < len(parents) else written
+                if "$" in written:
+                    plain = {k: (v.text if v is not None else None) for k, v in global_args.items()}
+                    reference = expand_from(written, plain) or reference
+                token = _word_at(content, written, keyword_len - 1, line, reference)
                 base_is_vllm = is_vllm_image(reference)
                 entrypoint_set = False
                 if base_is_vllm:
-                    yield image_fact(token, path, self.name)
+                    if "$" in written:
+                        version, note = from_version(text, replace(token, text=written), reference, global_args)
+                        yield image_fact(token, path, self.name, version=version, note=note or "")
+                    else:
+                        yield image_fact(token, path, self.name)
                     hint = image_hint(reference, path, line)
                 continue
-            if instruction == "ENV":
-                yield from self._env(body, path, line, body_offset)
+            if instruction in ("ARG", "ENV"):
+                # Their values are the variables later RUN and CMD lines expand.
+                parse_shell(body, locate, variables)
+                if instruction == "ENV":
+                    yield from self._env(body, path, line, body_offset)
                 continue
             if instruction == "RUN":
-                facts, _ = shell_facts(
-                    body, path, self.name, offset_locator(body, line, body_offset), variables, hint
-                )
-                yield from facts
+                facts, _ = shell_facts(body, path, self.name, locate, variables, hint)
+                yield from _with_pin_spans(text, body, facts, variables)
                 continue
             if instruction not in ("CMD", "ENTRYPOINT"):
                 continue
@@ -175,17 +269,21 @@ class DockerfileScanner(Scanner):
             words = _json_array(value)
             if words is not None:
                 argv = _exec_tokens(content, words, line)
-                launched = argv_facts(argv, path, self.name, hint)
+                launched = argv_facts(argv, path, self.name, hint, syntax="json")
                 if launched:
                     yield from launched
                 elif instruction == "CMD" and base_is_vllm and not entrypoint_set:
                     yield from arg_facts(
-                        argv, path, self.name, start=argv[0] if argv else None, entry="image vllm", hint=hint
+                        argv,
+                        path,
+                        self.name,
+                        start=argv[0] if argv else None,
+                        entry="image vllm",
+                        hint=hint,
+                        syntax="json",
                     )
             else:
-                facts, _ = shell_facts(
-                    body, path, self.name, offset_locator(body, line, body_offset), variables, hint
-                )
+                facts, _ = shell_facts(body, path, self.name, locate, variables, hint)
                 yield from facts
             if instruction == "ENTRYPOINT":
                 entrypoint_set = True
@@ -201,6 +299,44 @@ class DockerfileScanner(Scanner):
             yield env_fact(
                 assignment.name, assignment.value, path, assignment.line, assignment.column, self.name
             )
+
+
+def _word_at(content: str, written: str, start: int, first_line: int, reference: str) -> Token:
+    """The token for ``written`` found in instruction ``content`` from offset ``start``,
+    placed (with its span) where it is written; its text is ``reference``."""
+    index = content.find(written, max(start, 0))
+    if index < 0:
+        return Token(reference, first_line, 1, True, written)
+    row = content.count("\n", 0, index)
+    column = index - (content.rfind("\n", 0, index) + 1) + 1
+    line = first_line + row
+    return Token(reference, line, column, True, written, span=Span(line, column, line, column + len(written)))
+
+
+def _with_pin_spans(text: str, body: str, facts: list[Fact], variables: dict[str, list[Token]]) -> list[Fact]:
+    """``facts`` of a ``RUN`` line, a vLLM pin whose version comes from an ``ARG`` or
+    ``ENV`` (``pip install vllm==${VLLM_VERSION}``) told where that version is written."""
+    out = []
+    for fact in facts:
+        if fact.kind != FactKind.REQUIREMENT or fact.name != "vllm" or not (fact.value or "").startswith("=="):
+            out.append(fact)
+            continue
+        pinned = (fact.value or "")[2:]
+        for name in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", body):
+            words = variables.get(name) or []
+            if len(words) == 1 and words[0].text == pinned:
+                uses = arg_uses(text, name)
+                span = sub_span(words[0], 0, len(pinned))
+                note = (
+                    f"{name} is used {uses} times in this file; bumping it would change the others too"
+                    if uses > 1
+                    else ("" if span is not None else "the version is not written as plain text; set it by hand")
+                )
+                spans = replace(fact.spans or Spans(), version=None if note else span, note=note)
+                fact = replace(fact, spans=spans)
+                break
+        out.append(fact)
+    return out
 
 
 def _json_array(value: str) -> list[str] | None:
