@@ -9,13 +9,14 @@ import json
 import re
 import sys
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
 from vllm_upgrade_check.scanners.base import Scanner, SourceFile
-from vllm_upgrade_check.shellparse import Token
+from vllm_upgrade_check.words import Token, sub_span
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -33,26 +34,59 @@ _PIP_VALUE_OPTS = frozenset(
 )
 
 
+_REQUIREMENT_PARTS = re.compile(
+    r"(?P<head>\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*(\[[^\]]*\])?\s*)(?P<spec>[^;@]*?)(?P<tail>\s*(;.*)?)$"
+)
+"""A PEP 508 requirement as written: name and extras, the specifier, the marker."""
+
+
+def specifier_offsets(requirement: str) -> tuple[int, int] | None:
+    """``(start, end)`` of the specifier as written in ``requirement`` (``vllm >= 0.10, < 0.11 ;
+    python_version > '3.9'`` -> the ``>= 0.10, < 0.11`` part; empty for ``vllm``), or ``None``
+    for a URL requirement."""
+    if "@" in requirement.split(";", 1)[0]:
+        return None
+    match = _REQUIREMENT_PARTS.match(requirement)
+    return None if match is None else (match.start("spec"), match.end("spec"))
+
+
 def requirement_fact(
-    text: str, path: str | None, line: int, column: int, scanner: str, origin: str = "file"
+    text: str,
+    path: str | None,
+    line: int,
+    column: int,
+    scanner: str,
+    origin: str = "file",
+    token: Token | None = None,
+    syntax: str = "requirements",
 ) -> Fact | None:
     """A ``requirement`` fact for one PEP 508 string, or ``None`` when it does not parse.
 
     The fact's name is the canonical distribution name and its value the specifier
-    (``""`` when unpinned); the marker, if any, is kept in ``raw``.
+    (``""`` when unpinned); the marker, if any, is kept in ``raw``. Its value span is where
+    the specifier is written: inside ``token`` when the string is a shell word, else from
+    ``line``/``column``, where the string starts.
     """
+    stripped = text.strip()
     try:
-        req = Requirement(text.strip())
+        req = Requirement(stripped)
     except InvalidRequirement:
         return None
+    found = specifier_offsets(stripped)
+    value = None
+    if found is not None and token is not None:
+        value = sub_span(token, found[0], found[1]) if token.text == stripped else None
+    elif found is not None and "\n" not in stripped:
+        value = Span(line, column + found[0], line, column + found[1])
     return Fact(
         FactKind.REQUIREMENT,
         canonicalize_name(req.name),
-        Location(path, line, column, line, column + len(text.strip())),
-        raw=text.strip(),
+        Location(path, line, column, line, column + len(stripped)),
+        raw=stripped,
         value=str(req.specifier),
         origin=origin,
         scanner=scanner,
+        spans=Spans(value=value, syntax=syntax),
     )
 
 
@@ -73,7 +107,9 @@ def pip_install_facts(argv: Sequence[Token], path: str | None, scanner: str) -> 
             i += 2 if text in _PIP_VALUE_OPTS else 1
             continue
         if argv[i].resolved and not text.startswith((".", "/", "git+", "http")):
-            fact = requirement_fact(text, path, argv[i].line, argv[i].column, scanner)
+            fact = requirement_fact(
+                text, path, argv[i].line, argv[i].column, scanner, token=argv[i], syntax="shell"
+            )
             if fact is not None:
                 yield fact
         i += 1
@@ -96,6 +132,8 @@ def requirements_txt_facts(text: str, path: str, scanner: str) -> Iterator[Fact 
         body = body.split(" --", 1)[0].split(";", 1)[0] if " --hash" in body else body
         column = len(lines[start]) - len(lines[start].lstrip()) + 1
         fact = requirement_fact(body, path, start + 1, column, scanner)
+        if fact is not None and not lines[start].lstrip().startswith(body):
+            fact = replace(fact, spans=None)  # continued over lines: not where one span says
         if fact is not None:
             yield fact
 
@@ -125,7 +163,7 @@ def pyproject_facts(text: str, path: str, scanner: str) -> Iterator[Fact | Skipp
             strings.extend(_strings(group))
     for item in strings:
         line, column = _line_of(text, item)
-        fact = requirement_fact(item, path, line, column, scanner)
+        fact = requirement_fact(item, path, line, column, scanner, syntax="toml")
         if fact is not None:
             yield fact
 
@@ -165,7 +203,7 @@ def lock_facts(text: str, path: str, scanner: str) -> Iterator[Fact | Skipped]:
         line, column = _line_of(text, f'"{dist}"')
         fact = requirement_fact(f"{dist}=={version}", path, line, column, scanner)
         if fact is not None:
-            yield fact
+            yield replace(fact, spans=None)  # a lock file is written by its tool, not by hand
 
 
 LOCK_FILES = frozenset({"uv.lock", "poetry.lock", "Pipfile.lock", "pylock.toml", "pdm.lock"})
