@@ -7,8 +7,12 @@ few lines quadratic (a dashboard of a quarter million queries on one line took m
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
+from collections.abc import Sequence
 from functools import lru_cache
+
+from vllm_upgrade_check.model.facts import Span
 
 
 class LineIndex:
@@ -47,3 +51,36 @@ class LineIndex:
 def line_index(text: str) -> LineIndex:
     """The :class:`LineIndex` of ``text``, built once per text."""
     return LineIndex(text)
+
+
+INDENT = re.compile(r"[ \t]*")
+"""Blanks at the start of a line."""
+
+LINE_TAIL = re.compile(r"[ \t]*(#.*)?")
+"""What may follow an element on its last line for it to stand alone there: a comment."""
+
+
+def own_lines(
+    lines: Sequence[str],
+    start: tuple[int, int],
+    end: tuple[int, int],
+    head: re.Pattern[str],
+    tail: re.Pattern[str] = LINE_TAIL,
+) -> Span | None:
+    """The whole lines from ``start`` to ``end`` (1-based points in ``lines``) when the text
+    before ``start`` on its line matches ``head`` and the text after ``end`` on its line
+    matches ``tail``: from the start of the first line to the start of the line after the
+    last (the end of the text when there is none); ``None`` otherwise."""
+    line, column = start
+    end_line, end_column = end
+    if end_column == 1 and end_line > line:  # a block ends where the next line starts
+        end_line, end_column = end_line - 1, len(lines[end_line - 2]) + 1
+    if not 1 <= line <= len(lines) or not 1 <= end_line <= len(lines):
+        return None
+    if head.fullmatch(lines[line - 1][: column - 1]) is None:
+        return None
+    if tail.fullmatch(lines[end_line - 1][end_column - 1 :]) is None:
+        return None
+    if end_line < len(lines):
+        return Span(line, 1, end_line + 1, 1)
+    return Span(line, 1, end_line, len(lines[end_line - 1]) + 1)

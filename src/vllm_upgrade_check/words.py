@@ -53,6 +53,11 @@ class Token:
     next_start: Point | None = None
 
     @property
+    def start(self) -> Point:
+        """``(line, column)`` of the token."""
+        return self.line, self.column
+
+    @property
     def extent(self) -> Span | None:
         """The element a removal takes out: :attr:`element`, else :attr:`span`."""
         return self.element or self.span

@@ -9,7 +9,7 @@ reported; ``<<`` merge keys are honoured.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from vllm_upgrade_check.model.facts import Span
-from vllm_upgrade_check.textpos import line_index
+from vllm_upgrade_check.textpos import INDENT, line_index, own_lines
 from vllm_upgrade_check.words import Token, cut, link
 
 MAX_NODES = 200_000
@@ -228,27 +228,6 @@ def node_span(node: yaml.Node) -> Span:
 
 
 _ITEM_HEAD = re.compile(r"[ \t]*-[ \t]+")
-_LINE_TAIL = re.compile(r"[ \t]*(#.*)?")
-
-
-def own_lines(lines: Sequence[str], start: tuple[int, int], end: tuple[int, int], head: re.Pattern[str]) -> Span | None:
-    """The whole lines from ``start`` to ``end`` (1-based points) when the text before
-    ``start`` on its line matches ``head`` and the text after ``end`` on its line is blank or
-    a comment: from the start of the first line to the start of the line after the last
-    (the end of the text when there is none); ``None`` otherwise."""
-    line, column = start
-    end_line, end_column = end
-    if end_column == 1 and end_line > line:  # a block scalar ends where the next line starts
-        end_line, end_column = end_line - 1, len(lines[end_line - 2]) + 1
-    if not 1 <= line <= len(lines) or not 1 <= end_line <= len(lines):
-        return None
-    if head.fullmatch(lines[line - 1][: column - 1]) is None:
-        return None
-    if _LINE_TAIL.fullmatch(lines[end_line - 1][end_column - 1 :]) is None:
-        return None
-    if end_line < len(lines):
-        return Span(line, 1, end_line + 1, 1)
-    return Span(line, 1, end_line, len(lines[end_line - 1]) + 1)
 
 
 def scalar_word(text: str, node: yaml.ScalarNode) -> Token:
@@ -370,7 +349,6 @@ def scalar_locator(text: str, node: yaml.ScalarNode) -> Callable[[int, int], tup
     return locate
 
 
-_INDENT = re.compile(r"[ \t]*")
 
 
 def value_word(text: str, node: yaml.ScalarNode) -> Token:
@@ -410,7 +388,7 @@ def entry_cuts(text: str, node: yaml.Node | None) -> dict[int, Span | None]:
     out: dict[int, Span | None] = {}
     if not node.flow_style:
         for key_node, value_node in node.value:
-            out[id(key_node)] = own_lines(lines, node_span(key_node).start, node_span(value_node).end, _INDENT)
+            out[id(key_node)] = own_lines(lines, node_span(key_node).start, node_span(value_node).end, INDENT)
         return out
     entries = [
         Token("", 0, 0, span=Span.between(node_span(k).start, node_span(v).end)) for k, v in node.value

@@ -534,7 +534,7 @@ def arg_facts(
                     version_hint=version_hint,
                     hint_source=hint_source,
                     resolved=token.resolved,
-                    spans=arg_spans(token, flag, has_eq, owned, syntax, sure),
+                    spans=arg_spans(token, flag, bool(has_eq), owned, syntax, sure),
                 )
             )
             names.add(name)

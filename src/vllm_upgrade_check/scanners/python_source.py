@@ -33,11 +33,12 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
 from vllm_upgrade_check.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.scanners.launch import env_fact, with_model_settings
 from vllm_upgrade_check.scanners.shell import argv_facts, is_env_name, shell_facts
-from vllm_upgrade_check.shellparse import Token
+from vllm_upgrade_check.textpos import own_lines
+from vllm_upgrade_check.words import Token, cut, link
 
 ENGINE_CALLS = frozenset({"LLM", "EngineArgs", "AsyncEngineArgs"})
 """vLLM classes whose keywords are engine args (``vllm/entrypoints/llm.py``, ``vllm/engine/arg_utils.py``)."""
@@ -62,26 +63,23 @@ _MAX_ITEMS = 10_000
 
 @dataclass(frozen=True)
 class _Entry:
-    """One resolved keyword: name, value text, and where the key is written."""
+    """One resolved keyword: name, value text, where the key is written, and the value node
+    (``None`` when the keyword stands for what cannot be read)."""
 
     name: str
     value: str | None
     node: ast.AST
     resolved: bool = True
+    value_node: ast.AST | None = None
 
 
-def _loc(path: str, node: ast.AST) -> Location:
-    line = getattr(node, "lineno", None)
-    col = getattr(node, "col_offset", None)
-    end_line = getattr(node, "end_lineno", None)
-    end_col = getattr(node, "end_col_offset", None)
-    return Location(
-        path,
-        line,
-        None if col is None else col + 1,
-        end_line,
-        None if end_col is None else end_col + 1,
-    )
+def _position(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+
+
+_ELEMENT_HEAD = re.compile(r"[ \t]*")
+_ELEMENT_TAIL = re.compile(r"[ \t]*,?[ \t]*(#.*)?")
+"""What may follow a list element alone on its lines: its comma, a comment."""
 
 
 def _const_text(node: ast.AST) -> str | None:
@@ -145,6 +143,88 @@ class _Module:
         self.tree = tree
         self.aliases: dict[str, str] = {}
         self.facts: list[Fact] = []
+        self.cuts: dict[int, Span | None] = {}
+
+    # ---- positions -------------------------------------------------------------
+    def char_col(self, lineno: int, byte_col: int) -> int:
+        """The 0-based character column of 0-based UTF-8 byte column ``byte_col`` (what
+        :mod:`ast` gives) on 1-based line ``lineno``."""
+        if not 1 <= lineno <= len(self.lines):
+            return byte_col
+        line = self.lines[lineno - 1]
+        if line.isascii():
+            return byte_col
+        return len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+
+    def span(self, node: ast.AST) -> Span | None:
+        """Where ``node`` is written (characters, 1-based, end exclusive), if :mod:`ast` says."""
+        lineno, end_lineno = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+        if lineno is None or end_lineno is None or col is None or end_col is None:
+            return None
+        return Span(lineno, self.char_col(lineno, col) + 1, end_lineno, self.char_col(end_lineno, end_col) + 1)
+
+    def loc(self, node: ast.AST) -> Location:
+        """The location of ``node`` (columns in characters)."""
+        span = self.span(node)
+        if span is None:
+            line = getattr(node, "lineno", None)
+            return Location(self.path, line)
+        return Location(self.path, span.line, span.column, span.end_line, span.end_column)
+
+    def key_loc(self, node: ast.AST, name: str) -> Location:
+        """Location of a keyword (``name=``) or a string key, pointing at the name itself."""
+        loc = self.loc(node)
+        if isinstance(node, ast.keyword) and loc.column is not None and loc.line is not None:
+            return Location(self.path, loc.line, loc.column, loc.line, loc.column + len(name))
+        if isinstance(node, ast.Constant) and loc.column is not None and loc.line is not None:
+            return Location(self.path, loc.line, loc.column + 1, loc.line, loc.column + 1 + len(name))
+        return loc
+
+    def string_span(self, node: ast.AST | None) -> Span | None:
+        """Where a plain string literal's value is written inside its quotes (one line, no
+        prefix, no escape, no implicit concatenation), else ``None``."""
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            return None
+        span = self.span(node)
+        if span is None or span.line != span.end_line:
+            return None
+        written = self.lines[span.line - 1][span.column - 1 : span.end_column - 1]
+        if len(written) < 2 or written[0] not in "'\"" or written[-1] != written[0] or written[1:-1] != node.value:
+            return None
+        return Span(span.line, span.column + 1, span.line, span.end_column - 1)
+
+    def value_span(self, node: ast.AST | None) -> Span | None:
+        """Where a value is written: inside the quotes of a plain string, else the expression."""
+        if node is None:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return self.string_span(node)
+        return self.span(node)
+
+    def whole_lines(self, span: Span) -> Span | None:
+        """The whole lines ``span`` stands on when nothing else does: only blanks before it,
+        and after it at most a comma and a comment; else ``None``."""
+        return own_lines(self.lines, span.start, span.end, _ELEMENT_HEAD, _ELEMENT_TAIL)
+
+    def elements(self, extents: list[Span | None]) -> list[Token]:
+        """The elements of one comma-separated list (a call's arguments, a list's items, a
+        dict's entries), each written at ``extents``, as linked words: an element alone on
+        its lines is one of whole lines (its comma and comment go with it)."""
+        tokens = [
+            Token("", 0, 0, span=e, element=None if e is None else self.whole_lines(e)) for e in extents
+        ]
+        return link(tokens)
+
+    def remember_cuts(self, keys: list[ast.AST], extents: list[Span | None]) -> None:
+        """Record what removing each element of one list takes out, by its key node."""
+        for key, token in zip(keys, self.elements(extents), strict=True):
+            self.cuts[id(key)] = cut([token])
+
+    def call_cuts(self, call: ast.Call) -> None:
+        """:meth:`remember_cuts` for the arguments and keywords of ``call``, in source order."""
+        nodes: list[ast.AST] = sorted([*call.args, *call.keywords], key=_position)
+        self.remember_cuts(nodes, [self.span(n) for n in nodes])
 
     # ---- names ---------------------------------------------------------------
     def qualified(self, func: ast.AST) -> str | None:
@@ -209,7 +289,10 @@ class _Module:
             return None
         if isinstance(node, ast.Dict):
             out: list[_Entry] = []
-            for key, value in zip(node.keys, node.values, strict=False):
+            pairs = list(zip(node.keys, node.values, strict=False))
+            extents = [self._pair_span(k, v) for k, v in pairs]
+            self.remember_cuts([v if k is None else k for k, v in pairs], extents)
+            for key, value in pairs:
                 if key is None:
                     inner = self.dict_entries(value, scope, before, depth + 1)
                     if inner is None:
@@ -219,9 +302,10 @@ class _Module:
                 name = _const_text(key)
                 if name is None:
                     return None
-                out.append(_Entry(name, self.value_text(value), key))
+                out.append(_Entry(name, self.value_text(value), key, value_node=value))
             return out
         if isinstance(node, ast.Call) and _dotted(node.func) == "dict" and not node.args:
+            self.call_cuts(node)
             return self.keyword_entries(node.keywords, scope, before, depth + 1)
         if isinstance(node, ast.Call) and _dotted(node.func) == "dict" and len(node.args) == 1:
             base = self.dict_entries(node.args[0], scope, before, depth + 1)
@@ -258,7 +342,9 @@ class _Module:
                     if key is None:
                         return None
                     entries = [e for e in entries if e.name != key]
-                    entries.append(_Entry(key, self.value_text(stmt.value), target.slice))
+                    statement = self.span(stmt)
+                    self.cuts[id(target.slice)] = None if statement is None else self.whole_lines(statement)
+                    entries.append(_Entry(key, self.value_text(stmt.value), target.slice, value_node=stmt.value))
                 elif isinstance(target, ast.Name) and target.id == name:
                     return self.dict_entries(stmt.value, scope, stmt.lineno, depth + 1)
         elif (
@@ -296,8 +382,29 @@ class _Module:
                 else:
                     out.extend(inner)
             else:
-                out.append(_Entry(kw.arg, self.value_text(kw.value), kw))
+                out.append(_Entry(kw.arg, self.value_text(kw.value), kw, value_node=kw.value))
         return out
+
+    def _pair_span(self, key: ast.AST | None, value: ast.AST) -> Span | None:
+        """Where a dict entry ``key: value`` (or ``**value``) is written."""
+        end = self.span(value)
+        if key is None:
+            if end is None:
+                return None
+            line = self.lines[end.line - 1]
+            star = line.rfind("**", 0, end.column - 1)
+            return None if star < 0 else Span(end.line, star + 1, end.end_line, end.end_column)
+        start = self.span(key)
+        return None if start is None or end is None else Span.between(start.start, end.end)
+
+    def entry_spans(self, entry: _Entry) -> Spans:
+        """Where a fix edits keyword ``entry``: its name, its value, what removing it cuts."""
+        if isinstance(entry.node, ast.keyword):
+            loc = self.key_loc(entry.node, entry.name)
+            name = None if loc.line is None or loc.column is None else Span(loc.line, loc.column, loc.line, loc.column + len(entry.name))
+        else:
+            name = self.string_span(entry.node)
+        return Spans(name=name, value=self.value_span(entry.value_node), cut=self.cuts.get(id(entry.node)), syntax="python")
 
     def value_text(self, node: ast.AST) -> str:
         text = _const_text(node)
@@ -307,6 +414,7 @@ class _Module:
     def engine_call(self, call: ast.Call, what: str, scope: _Scope) -> None:
         origin = "sampling" if what in SAMPLING_CALLS else "python"
         first_fact = len(self.facts)
+        self.call_cuts(call)
         entries = self.keyword_entries(call.keywords, scope, call.lineno) or []
         names: set[str] = set()
         unresolved: list[str] = []
@@ -320,7 +428,7 @@ class _Module:
                     Fact(
                         FactKind.MODEL,
                         model,
-                        _loc(self.path, first),
+                        self.loc(first),
                         raw=model,
                         value=model,
                         scanner="python",
@@ -336,11 +444,12 @@ class _Module:
                 Fact(
                     FactKind.ARG,
                     entry.name,
-                    _key_loc(self.path, entry.node, entry.name),
+                    self.key_loc(entry.node, entry.name),
                     raw=entry.name,
                     value=entry.value,
                     origin=origin,
                     scanner="python",
+                    spans=self.entry_spans(entry),
                 )
             )
             if origin == "python" and entry.name == "model" and entry.value:
@@ -349,7 +458,7 @@ class _Module:
                     Fact(
                         FactKind.MODEL,
                         entry.value,
-                        _key_loc(self.path, entry.node, entry.name),
+                        self.key_loc(entry.node, entry.name),
                         raw=entry.value,
                         value=entry.value,
                         scanner="python",
@@ -361,7 +470,7 @@ class _Module:
                 Fact(
                     FactKind.LAUNCH,
                     f"{what}(...)",
-                    _loc(self.path, call.func),
+                    self.loc(call.func),
                     raw=self.segment(call.func),
                     value=" ".join(unresolved) or None,
                     origin="python",
@@ -377,17 +486,19 @@ class _Module:
             module = node.module or ""
             if node.level or not (module == "vllm" or module.startswith("vllm.")):
                 return
+            spans = Spans(name=self.module_span(node, module), syntax="python")
             for alias in node.names:
                 self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
                 self.facts.append(
                     Fact(
                         FactKind.IMPORT,
                         module,
-                        _loc(self.path, alias if hasattr(alias, "lineno") else node),
+                        self.loc(alias if hasattr(alias, "lineno") else node),
                         raw=f"from {module} import {alias.name}",
                         value=alias.name,
                         origin="python",
                         scanner="python",
+                        spans=spans,
                     )
                 )
             return
@@ -396,22 +507,36 @@ class _Module:
                 continue
             if alias.asname:
                 self.aliases[alias.asname] = alias.name
+            at = self.span(alias) if hasattr(alias, "lineno") else None
+            name = None if at is None else Span(at.line, at.column, at.line, at.column + len(alias.name))
             self.facts.append(
                 Fact(
                     FactKind.IMPORT,
                     alias.name,
-                    _loc(self.path, alias if hasattr(alias, "lineno") else node),
+                    self.loc(alias if hasattr(alias, "lineno") else node),
                     raw=f"import {alias.name}",
                     origin="python",
                     scanner="python",
+                    spans=Spans(name=name, syntax="python"),
                 )
             )
+
+    def module_span(self, node: ast.ImportFrom, module: str) -> Span | None:
+        """Where the module of ``from MODULE import ...`` is written, when it is written as one word."""
+        span = self.span(node)
+        if span is None:
+            return None
+        line = self.lines[span.line - 1]
+        match = re.compile(rf"from\s+({re.escape(module)})(?![\w.])").search(line, span.column - 1)
+        if match is None:
+            return None
+        return Span(span.line, match.start(1) + 1, span.line, match.end(1) + 1)
 
     def env_from(self, name_node: ast.AST, value: ast.AST | None) -> None:
         name = _const_text(name_node)
         if name is None or not is_env_name(name):
             return
-        loc = _key_loc(self.path, name_node, name)
+        loc = self.key_loc(name_node, name)
         self.facts.append(
             env_fact(
                 name,
@@ -421,6 +546,7 @@ class _Module:
                 loc.column or 0,
                 "python",
                 origin="python",
+                spans=Spans(name=self.string_span(name_node), syntax="python"),
             )
         )
 
@@ -451,30 +577,42 @@ class _Module:
             return
         tokens = ArgvBuilder(self, scope, call.lineno).argv(command)
         if tokens:
-            self.facts.extend(argv_facts(tokens, self.path, "python"))
+            self.facts.extend(argv_facts(tokens, self.path, "python", syntax="python"))
 
     def string_relocator(self, node: ast.AST):  # noqa: ANN201 - a Relocate
-        line = getattr(node, "lineno", 1)
-        col = getattr(node, "col_offset", 0)
+        """Place tokens parsed from a string literal's value where they are written: with
+        their spans when the literal is written as its value (one line, no escapes)."""
+        start = self.loc(node)
+        line, col = start.line or 1, (start.column or 1) - 1
         prefix = self.lines[line - 1][col:] if line - 1 < len(self.lines) else ""
         quote = 3 if prefix[:3] in ('"""', "'''") else (1 if prefix[:1] in ("'", '"') else 0)
+        exact = self.string_span(node) is not None
+
+        def point(p: tuple[int, int]) -> tuple[int, int]:
+            return (line, col + quote + p[1]) if p[0] == 1 else (line + p[0] - 1, p[1])
 
         def move(token: Token) -> Token:
-            if token.line == 1:
-                return replace(token, line=line, column=col + quote + token.column)
-            return replace(token, line=line + token.line - 1)
+            return token.moved(point) if exact else replace(token.unplaced(), line=point(token.start)[0], column=point(token.start)[1])
 
         return move
 
-    def response_field(self, node: ast.AST, name: str) -> None:
+    def response_field(self, node: ast.AST, name: str, written: ast.AST | None = None) -> None:
+        """A ``response_field`` fact for reading ``name`` in ``node``; ``written`` is the string
+        literal that names it (``x["name"]``, ``x.get("name")``), else ``node`` is ``x.name``."""
+        if written is not None:
+            where = self.string_span(written)
+        else:
+            end = self.span(node)
+            where = None if end is None else Span(end.end_line, end.end_column - len(name), end.end_line, end.end_column)
         self.facts.append(
             Fact(
                 FactKind.RESPONSE_FIELD,
                 name,
-                _loc(self.path, node),
+                self.loc(node),
                 raw=self.segment(node),
                 origin="python",
                 scanner="python",
+                spans=Spans(name=where, syntax="python"),
             )
         )
 
@@ -511,7 +649,7 @@ class _Module:
             elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
                 key = _const_text(node.slice)
                 if key in RESPONSE_FIELDS:
-                    self.response_field(node, key)
+                    self.response_field(node, key, node.slice)
 
     def visit_call(self, call: ast.Call, scope: _Scope) -> None:
         qualified = self.qualified(call.func)
@@ -531,24 +669,14 @@ class _Module:
         elif qualified == "getattr" and len(call.args) >= 2:
             key = _const_text(call.args[1])
             if key in RESPONSE_FIELDS:
-                self.response_field(call, key)
+                self.response_field(call, key, call.args[1])
 
     def response_getter(self, call: ast.Call) -> None:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr == "get" and call.args:
             key = _const_text(call.args[0])
             if key in RESPONSE_FIELDS:
-                self.response_field(call, key)
-
-
-def _key_loc(path: str, node: ast.AST, name: str) -> Location:
-    """Location of a keyword (``name=``) or a string key, pointing at the name itself."""
-    loc = _loc(path, node)
-    if isinstance(node, ast.keyword) and loc.column is not None and loc.line is not None:
-        return Location(path, loc.line, loc.column, loc.line, loc.column + len(name))
-    if isinstance(node, ast.Constant) and loc.column is not None and loc.line is not None:
-        return Location(path, loc.line, loc.column + 1, loc.line, loc.column + 1 + len(name))
-    return loc
+                self.response_field(call, key, call.args[0])
 
 
 class ArgvBuilder:
@@ -572,11 +700,17 @@ class ArgvBuilder:
             return [self.unresolved(node)]
         if isinstance(node, (ast.List, ast.Tuple)):
             out: list[Token] = []
-            for element in node.elts:
+            elements = self.m.elements([self.m.span(e) for e in node.elts])
+            for element, placed in zip(node.elts, elements, strict=True):
                 if isinstance(element, ast.Starred):
                     out.extend(self.argv(element.value, env, depth + 1))
-                else:
-                    out.append(self.word(element, env))
+                    continue
+                token = self.word(element, env)
+                if token.span is not None and token.span == placed.span:
+                    token = replace(
+                        token, element=placed.element, prev_end=placed.prev_end, next_start=placed.next_start
+                    )
+                out.append(token)
             return out
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             return self.argv(node.left, env, depth + 1) + self.argv(node.right, env, depth + 1)
@@ -674,9 +808,9 @@ class ArgvBuilder:
         k_name, v_name = (e.id for e in target.elts)  # type: ignore[attr-defined]
         out = []
         for entry in entries:
-            key_loc = _key_loc(self.m.path, entry.node, entry.name)
+            key_loc = self.m.key_loc(entry.node, entry.name)
             value_node = self._value_node(entry)
-            value_loc = _loc(self.m.path, value_node) if value_node is not None else key_loc
+            value_loc = self.m.loc(value_node) if value_node is not None else key_loc
             out.append(
                 {
                     k_name: Token(entry.name, key_loc.line or 0, key_loc.column or 0, True, entry.name),
@@ -733,12 +867,16 @@ class ArgvBuilder:
             return self.unresolved(node)
         if anchor is not None:
             return Token(text, anchor.line, anchor.column, True, anchor.written)
-        loc = _loc(self.m.path, node)
+        loc = self.m.loc(node)
         column = loc.column or 1
         line_text = self.m.lines[(loc.line or 1) - 1] if loc.line else ""
         if isinstance(node, ast.Constant) and line_text[column - 1 : column] in ("'", '"'):
             column += 1
-        return Token(text, loc.line or 0, column, True, text)
+        inside = self.m.string_span(node)
+        if inside is None:
+            return Token(text, loc.line or 0, column, True, text)
+        # A plain string literal: a word written in quotes, cut out as its list's element.
+        return Token(text, loc.line or 0, column, True, self.m.segment(node), span=self.m.span(node))
 
     def evaluate(self, node: ast.AST, env: dict[str, Token]) -> tuple[str | None, Token | None]:
         """``(text, anchor)``: the string value and the token it derives from (for positions)."""
@@ -779,7 +917,7 @@ class ArgvBuilder:
         return None, None
 
     def unresolved(self, node: ast.AST) -> Token:
-        loc = _loc(self.m.path, node)
+        loc = self.m.loc(node)
         text = self.m.segment(node)
         return Token(text, loc.line or 0, loc.column or 0, False, text)
 
