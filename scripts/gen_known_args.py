@@ -6,6 +6,14 @@ Reads every ``<VERSION>.json`` surface (produced by ``vllm_upgrade_check.derive`
 unpacked vLLM wheels) and writes the union of their ``cli_flags`` (as written, ``--max-num-seqs``)
 ``engine_args`` (snake_case) and ``env_vars`` (keys of ``vllm/envs.py``), with the first and last release each was seen in and the
 wheel file that defines it in the newest release. Re-run it when new surfaces are extracted.
+
+Each ``cli_flags`` entry also has ``"takes"``: how many argv words the flag consumes (``"0"``,
+``"1"``, ``"?"``, ``"+"``, ``"*"``, ``"N"``; null when the extractor could not read it) in the
+newest release that has it, and, only when that differs between releases,
+``"takes_by_release": [[first, last, takes], ...]`` (contiguous runs over the releases that have
+the flag).  ``"choices"`` / ``"choices_by_release"`` likewise, for the value words argparse
+accepts (``"choices"`` is left out when the newest release does not restrict them; a run with
+unrestricted values has null).
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ def main(argv: list[str]) -> int:
         return 2
     surfaces.sort(key=lambda vs: vs[0])
     flags: dict[str, dict[str, object]] = {}
+    arity_runs: dict[str, list[tuple[str, object, object]]] = {}
     engine_args: dict[str, dict[str, object]] = {}
     env_vars: dict[str, dict[str, object]] = {}
     for version, surface in surfaces:
@@ -46,6 +55,12 @@ def main(argv: list[str]) -> int:
                 entry = out.setdefault(name, {"first": str(version)})
                 entry["last"] = str(version)
                 entry["ref"] = f"vllm-{version} wheel: {ref[0]}:{ref[1]}" if isinstance(ref, list) else None
+        arity = surface.get("cli_arity", {})
+        for name in surface.get("cli_flags", {}):
+            info = arity.get(name, {})
+            arity_runs.setdefault(name, []).append((str(version), info.get("takes"), info.get("choices")))
+    for name, per_release in arity_runs.items():
+        _add_arity(flags[name], per_release)
     data = {
         "source": "union of cli_flags, engine_args and env_vars (vllm/envs.py) of the vLLM wheel surfaces",
         "releases": [str(v) for v, _s in surfaces],
@@ -56,6 +71,31 @@ def main(argv: list[str]) -> int:
     OUT.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     print(f"{OUT}: {len(flags)} flags, {len(engine_args)} engine args, {len(env_vars)} env vars, {len(surfaces)} releases")
     return 0
+
+
+def _runs(per_release: list[tuple[str, object]]) -> list[list[object]]:
+    """Contiguous ``[first, last, value]`` runs of ``(version, value)`` pairs."""
+    runs: list[list[object]] = []
+    for version, value in per_release:
+        if runs and runs[-1][2] == value:
+            runs[-1][1] = version
+        else:
+            runs.append([version, version, value])
+    return runs
+
+
+def _add_arity(entry: dict[str, object], per_release: list[tuple[str, object, object]]) -> None:
+    """Set ``takes``/``choices`` (newest release) and their ``*_by_release``
+    runs when they vary, on a ``cli_flags`` entry."""
+    takes = _runs([(v, t) for v, t, _c in per_release])
+    entry["takes"] = takes[-1][2]
+    if len(takes) > 1:
+        entry["takes_by_release"] = takes
+    choices = _runs([(v, c) for v, _t, c in per_release])
+    if choices[-1][2] is not None:
+        entry["choices"] = choices[-1][2]
+    if len(choices) > 1:
+        entry["choices_by_release"] = choices
 
 
 if __name__ == "__main__":

@@ -932,3 +932,218 @@ def line_of(release: dict, path: str, needle: str) -> int:
     """1-based line of the first line of ``path`` in ``release`` containing ``needle``."""
     text = textwrap.dedent(release["sources"][path]).lstrip("\n")
     return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+# --------------------------------------------------------------------------
+# Arity variants: the NEW release with a realistic get_kwargs, the OLD one
+# with nargs / choices / custom-action flags
+# --------------------------------------------------------------------------
+
+#: ``_compute_kwargs`` shaped like vLLM 0.33 (dataclass -> JSON, exactly
+#: ``bool | str | None`` -> ``nargs="?"``, bool -> BooleanOptionalAction,
+#: Literal -> choices, collections -> nargs, None appended to choices).
+COMPUTE_KWARGS_033 = '''
+def get_type_hints(type_hint):
+    type_hints = set()
+    origin = get_origin(type_hint)
+    args = get_args(type_hint)
+    if origin is Annotated:
+        type_hints.update(get_type_hints(args[0]))
+    elif origin in {Union, UnionType}:
+        for arg in args:
+            type_hints.update(get_type_hints(arg))
+    else:
+        type_hints.add(type_hint)
+    return type_hints
+
+
+def literal_to_kwargs(type_hints):
+    type_hint = get_type(type_hints, Literal)
+    options = get_args(type_hint)
+    option_type = type(options[0])
+    kwarg = "metavar" if contains_type(type_hints, str) else "choices"
+    return {"type": option_type, kwarg: sorted(options)}
+
+
+def collection_to_kwargs(type_hints, type):
+    type_hint = get_type(type_hints, type)
+    types = get_args(type_hint)
+    elem_type = types[0]
+    if get_origin(elem_type) in {Union, UnionType}:
+        elem_type = str
+    return {
+        "type": elem_type,
+        "nargs": "+" if type is not tuple or Ellipsis in types else len(types),
+    }
+
+
+def _compute_kwargs(cls):
+    kwargs = {}
+    for field in fields(cls):
+        type_hints = get_type_hints(field.type)
+        type_hints = {dict if is_dict_subclass(th) else th for th in type_hints}
+        generator = (th for th in type_hints if is_dataclass(th))
+        dataclass_cls = next(generator, None)
+        name = field.name
+        kwargs[name] = {"default": field.default, "help": ""}
+        if dataclass_cls is not None:
+            kwargs[name]["type"] = lambda val, cls=dataclass_cls: cls(**json.loads(val))
+        elif type_hints == {bool, str, type(None)}:
+            kwargs[name]["type"] = str
+            kwargs[name]["nargs"] = "?"
+            kwargs[name]["const"] = True
+        elif contains_type(type_hints, bool):
+            kwargs[name]["action"] = argparse.BooleanOptionalAction
+        elif contains_type(type_hints, Literal):
+            kwargs[name].update(literal_to_kwargs(type_hints))
+        elif contains_type(type_hints, tuple):
+            kwargs[name].update(collection_to_kwargs(type_hints, tuple))
+        elif contains_type(type_hints, list):
+            kwargs[name].update(collection_to_kwargs(type_hints, list))
+        elif contains_type(type_hints, int):
+            if name == "max_model_len":
+                kwargs[name]["type"] = human_readable_int
+            else:
+                kwargs[name]["type"] = int
+        elif contains_type(type_hints, float):
+            kwargs[name]["type"] = float
+        elif contains_type(type_hints, str) or any(is_not_builtin(th) for th in type_hints):
+            kwargs[name]["type"] = str
+        else:
+            raise ValueError(f"Unsupported type {type_hints} for argument {name}.")
+        if get_origin(kwargs[name].get("type")) is Literal:
+            kwargs[name].update(literal_to_kwargs({kwargs[name]["type"]}))
+        if type(None) in type_hints and not contains_type(type_hints, bool):
+            kwargs[name]["type"] = optional_type(kwargs[name]["type"])
+            if kwargs[name].get("choices"):
+                kwargs[name]["choices"].append(None)
+    return kwargs
+'''
+
+#: The same loop before the ``bool | str | None`` branch (0.9-0.20 shape):
+#: such a field contains bool, so it is a BooleanOptionalAction.
+COMPUTE_KWARGS_NO_OPTIONAL_STR = COMPUTE_KWARGS_033.replace(
+    '''        elif type_hints == {bool, str, type(None)}:
+            kwargs[name]["type"] = str
+            kwargs[name]["nargs"] = "?"
+            kwargs[name]["const"] = True
+''',
+    "",
+)
+
+#: A 0.8.4-shaped get_kwargs nested in add_cli_args: bool fields get no
+#: action (the call site gives one), everything else one value.
+GET_KWARGS_084 = '''
+def get_kwargs(cls):
+    kwargs = {}
+    for field in fields(cls):
+        name = field.name
+        kwargs[name] = {"default": field.default, "help": ""}
+        if field.type is bool:
+            continue
+        if is_optional(field.type):
+            kwargs[name]["type"] = nullable_str
+            continue
+        kwargs[name]["type"] = field.type
+    return kwargs
+'''
+
+_FAKE_COMPUTE_KWARGS = NEW_ARG_UTILS[NEW_ARG_UTILS.index("def _compute_kwargs(cls):") : NEW_ARG_UTILS.index("def get_kwargs(cls):")]
+
+#: Extra NEW-release config fields and flags for the arity tests.
+_ARITY_MODEL_FIELDS = '''    max_model_len: int | None = None
+    served_model_name: str | list[str] | None = None
+    long_lora_scaling_factors: tuple[float, ...] | None = None
+    mm_range: tuple[int, int] = (0, 1)
+    compilation_config: CompilationConfig = None
+    runner: RunnerOption = "auto"
+    tokenizer_mode: TokenizerMode | str = "auto"
+'''
+_ARITY_MODEL_HEAD = '''from dataclasses import dataclass
+from typing import Literal
+
+RunnerType = Literal["generate", "pooling"]
+RunnerOption = Literal["auto", RunnerType]
+TokenizerMode = Literal["auto", "slow"]
+
+
+@dataclass
+class CompilationConfig:
+    level: int = 0
+
+
+'''
+_ARITY_ENGINE_FLAGS = '''        model_group.add_argument("--max-model-len", **model_kwargs["max_model_len"])
+        model_group.add_argument("--served-model-name", **model_kwargs["served_model_name"])
+        model_group.add_argument("--long-lora-scaling-factors", **model_kwargs["long_lora_scaling_factors"])
+        model_group.add_argument("--mm-range", **model_kwargs["mm_range"])
+        model_group.add_argument("--compilation-config", "-cc", **model_kwargs["compilation_config"])
+        model_group.add_argument("--runner", **model_kwargs["runner"])
+        model_group.add_argument("--tokenizer-mode", **model_kwargs["tokenizer_mode"])
+        model_group.add_argument("--log-config-file", action=DeprecatedAction)
+        model_group.add_argument("--skip-x", action=NoValueAction)
+'''
+_ARITY_ACTIONS = '''
+
+class DeprecatedAction(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+
+
+class NoValueAction(argparse.Action):
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+'''
+
+
+def arity_new_release(compute_kwargs: str = COMPUTE_KWARGS_033) -> dict:
+    """NEW_RELEASE with ``compute_kwargs`` as its get_kwargs machinery and
+    extra ModelConfig fields / flags (int, list, tuple, dataclass, nested
+    Literal, custom actions)."""
+    sources = dict(NEW_RELEASE["sources"])
+    arg_utils = NEW_ARG_UTILS.replace(_FAKE_COMPUTE_KWARGS, compute_kwargs.lstrip("\n") + "\n\n")
+    arg_utils = arg_utils.replace(
+        '        model_group.add_argument("--quantization", "-q", **model_kwargs["quantization"])\n',
+        '        model_group.add_argument("--quantization", "-q", **model_kwargs["quantization"])\n'
+        + _ARITY_ENGINE_FLAGS,
+    )
+    sources["vllm/engine/arg_utils.py"] = arg_utils + _ARITY_ACTIONS
+    model = NEW_CONFIG_MODEL.replace("from typing import Optional\n", "from typing import Optional\n" + _ARITY_MODEL_HEAD)
+    sources["vllm/config/model.py"] = model + _ARITY_MODEL_FIELDS
+    return dict(NEW_RELEASE, sources=sources)
+
+
+_ARITY_OLD_FLAGS = '''        parser.add_argument("--load-format", type=str, choices=[f.value for f in LoadFormat])
+        parser.add_argument("--kv-cache-dtype", type=str, choices=["auto", "fp8"])
+        parser.add_argument("--block-size", type=int, choices=[8, 16, 32])
+        parser.add_argument("--quantization", "-q", type=nullable_str, choices=[*QUANTIZATION_METHODS, None])
+        parser.add_argument("--ignore-patterns", action="append", type=str)
+        parser.add_argument("--long-lora-scaling-factors", type=nullable_str, nargs=argparse.ONE_OR_MORE)
+        parser.add_argument("--num-speculative-tokens", nargs=2, type=int)
+        parser.add_argument("--verbose", "-v", action="count")
+        parser.add_argument("--disable-logprobs-during-spec-decoding", action=StoreBoolean, nargs="?", const="True")
+'''
+
+
+def arity_old_release() -> dict:
+    """OLD_RELEASE with literal ``choices=`` (list, enum comprehension,
+    spread of a module list), ``nargs=`` (``"?"``, ``argparse.ONE_OR_MORE``,
+    ``2``), ``append`` and ``count`` flags."""
+    sources = dict(OLD_RELEASE["sources"])
+    arg_utils = OLD_ARG_UTILS.replace(
+        '        parser.add_argument("--max-seq-len-to-capture", type=int)\n',
+        '        parser.add_argument("--max-seq-len-to-capture", type=int)\n' + _ARITY_OLD_FLAGS,
+    )
+    arg_utils = arg_utils.replace(
+        "from vllm.utils import FlexibleArgumentParser\n",
+        "from vllm.utils import FlexibleArgumentParser\n"
+        "from vllm.config import LoadFormat\n"
+        "from vllm.model_executor.layers.quantization import QUANTIZATION_METHODS\n",
+    )
+    sources["vllm/engine/arg_utils.py"] = arg_utils
+    sources["vllm/entrypoints/openai/cli_args.py"] = OLD_CLI_ARGS.replace(
+        '    parser.add_argument("--allow-credentials", action="store_true")\n',
+        '    parser.add_argument("--allow-credentials", action="store_true")\n'
+        '    parser.add_argument("--lora-modules", type=nullable_str, nargs="+", action=LoRAParserAction)\n',
+    ) + "\n\nclass LoRAParserAction(argparse.Action):\n    pass\n"
+    return dict(OLD_RELEASE, sources=sources)
