@@ -355,6 +355,7 @@ def test_a_file_result_survives_the_cache_format_field_for_field() -> None:
             syntax="shell",
             note="why not",
             sure=False,
+            word=Span(3, 4, 3, 20),
         ),
     )
     defaults = Fact(FactKind.ARG, "x", Location(None))

@@ -3,7 +3,6 @@ newline/encoding/mode preservation and the scanned-root boundary."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shlex
 import shutil
@@ -15,16 +14,10 @@ from typer.testing import CliRunner
 
 from vllm_upgrade_check.cli import _register, app
 from vllm_upgrade_check.engine import ScanOptions, run_scan
-from vllm_upgrade_check.fixer import (
-    CannotFix,
-    apply_edits,
-    edit_for_finding,
-    plan_fixes,
-    resolve_in_roots,
-)
-from vllm_upgrade_check.model.facts import Fact, FactKind, Finding, Location, VersionBasis
+from vllm_upgrade_check.fixing import Edit, apply_edits, planned_edits
 from vllm_upgrade_check.registry import load_registry
 from vllm_upgrade_check.scanners import default_scanners
+from vllm_upgrade_check.textfiles import OutsideRoots, resolve_in_roots
 
 _register()
 runner = CliRunner()
@@ -124,21 +117,27 @@ def test_last_line_removal_drops_the_dangling_continuation(tmp_path: Path) -> No
     assert (tmp_path / "serve.sh").read_text() == "vllm serve m \\\n  --port 8000\necho ok\n"
 
 
-def _plan(root: Path):
-    facts: list[Fact] = []
+def _plan(root: Path) -> list[Edit]:
     options = ScanOptions(paths=[root], to_version="0.28.0")
-    report = run_scan(options, facts_out=facts)
-    return plan_fixes(report.findings, facts, [root], Version("0.28.0"))
+    report = run_scan(options)
+    edits = []
+    for finding in report.findings:
+        text = (root / (finding.location.path or "")).read_text()
+        try:
+            edits.extend(planned_edits(finding, text, Version("0.28.0")))
+        except Exception:  # noqa: BLE001 - findings without a mechanical fix
+            continue
+    return edits
 
 
 def test_stale_edit_fails_loudly_and_writes_nothing_to_that_file(tmp_path: Path) -> None:
     (tmp_path / "a.sh").write_text("vllm serve m --max-num-partial-prefills 4\n")
     (tmp_path / "b.sh").write_text("vllm serve m --override-attention-dtype bfloat16 --port 1\n")
-    plan = _plan(tmp_path)
-    assert {e.path for e in plan.edits} == {"a.sh", "b.sh"}
+    edits = _plan(tmp_path)
+    assert {e.path for e in edits} == {"a.sh", "b.sh"}
     changed = "vllm serve m --max-num-partial-prefills 5\n"
     (tmp_path / "a.sh").write_text(changed)
-    written, errors = apply_edits(plan.edits, [tmp_path])
+    written, errors = apply_edits(edits, [tmp_path])
     assert written == ["b.sh"]
     assert len(errors) == 1 and "a.sh" in str(errors[0]) and "changed" in str(errors[0])
     assert (tmp_path / "a.sh").read_text() == changed
@@ -153,7 +152,7 @@ def test_symlink_out_of_root_is_refused(tmp_path: Path) -> None:
     root = tmp_path / "root"
     root.mkdir()
     os.symlink(target, root / "serve.sh")
-    with pytest.raises(CannotFix, match="outside"):
+    with pytest.raises(OutsideRoots, match="outside"):
         resolve_in_roots([root], "serve.sh")
     code, out = _fix(str(root), "--to", "0.28.0")
     assert target.read_text() == "vllm serve m --max-num-partial-prefills 4\n"
@@ -163,80 +162,49 @@ def test_symlink_out_of_root_is_refused(tmp_path: Path) -> None:
 
 def test_paths_outside_the_roots_are_refused(tmp_path: Path) -> None:
     (tmp_path / "x.sh").write_text("x\n")
-    with pytest.raises(CannotFix):
+    with pytest.raises(OutsideRoots):
         resolve_in_roots([tmp_path], "../x.sh")
 
 
-def _finding(rule_id: str, fact: Fact) -> Finding:
-    found = load_registry().rule(rule_id)
-    assert found is not None
-    pack, rule = found
-    return Finding(rule, fact, rule.severity, pack.release, "0.26.0", VersionBasis.OPTION, "--from")
+def _fixed(tmp_path: Path, name: str, text: str, *args: str) -> str:
+    """``text`` as file ``name`` after ``fix`` with ``args``."""
+    (tmp_path / name).write_text(text)
+    code, out = _fix(str(tmp_path), *args)
+    assert code == 0, out
+    return (tmp_path / name).read_text()
 
 
 @pytest.mark.parametrize(
-    ("text", "column", "expected"),
+    ("text", "expected"),
     [
+        ("llm = LLM(model='m', max_num_partial_prefills=4, seed=0)\n", "llm = LLM(model='m', seed=0)\n"),
+        ("llm = LLM(model='m', max_num_partial_prefills=f(1, 2))\n", "llm = LLM(model='m')\n"),
+        ("llm = LLM(\n    model='m',\n    max_num_partial_prefills=4,\n)\n", "llm = LLM(\n    model='m',\n)\n"),
         (
-            "llm = LLM(model='m', max_num_partial_prefills=4, seed=0)\n",
-            22,
-            "llm = LLM(model='m', seed=0)\n",
+            "llm = LLM(\n    model='m',\n    max_num_partial_prefills=4,   # GiB\n    seed=0,\n)\n",
+            "llm = LLM(\n    model='m',\n    seed=0,\n)\n",
         ),
-        ("llm = LLM(model='m', max_num_partial_prefills=f(1, 2))\n", 22, "llm = LLM(model='m')\n"),
-        (
-            "llm = LLM(\n    model='m',\n    max_num_partial_prefills=4,\n)\n",
-            5,
-            "llm = LLM(\n    model='m',\n)\n",
-        ),
+        ("llm = LLM('m', max_num_partial_prefills=4)\n", "llm = LLM('m')\n"),
+        ("llm = LLM(max_num_partial_prefills=4, model='m')\n", "llm = LLM(model='m')\n"),
     ],
 )
-def test_python_kwarg_removal(text: str, column: int, expected: str) -> None:
-    line = text[: text.index("max_num")].count("\n") + 1
-    fact = Fact(
-        FactKind.ARG,
-        "max_num_partial_prefills",
-        Location("app.py", line, column),
-        raw="max_num_partial_prefills",
-        value="4",
-        origin="python",
-    )
-    start, end, new = edit_for_finding(_finding("VUC0270-001", fact), text, Version("0.28.0"))
-    assert text[:start] + new + text[end:] == expected
+def test_python_kwarg_removal(tmp_path: Path, text: str, expected: str) -> None:
+    head = "from vllm import LLM\n"
+    got = _fixed(tmp_path, "app.py", head + text, "--to", "0.28.0", "--from", "0.26.0", "--no-bump")
+    assert got == head + expected
 
 
-def test_config_yaml_key_removal() -> None:
-    text = "model: m\nmax_num_partial_prefills: 4\nport: 8000\n"
-    fact = Fact(
-        FactKind.ARG,
-        "max_num_partial_prefills",
-        Location("config.yaml", 2, 1),
-        raw="max_num_partial_prefills",
-        value="4",
-        origin="config",
-    )
-    start, end, new = edit_for_finding(_finding("VUC0270-001", fact), text, Version("0.28.0"))
-    assert text[:start] + new + text[end:] == "model: m\nport: 8000\n"
+def test_config_yaml_key_removal(tmp_path: Path) -> None:
+    text = "model: m\nmax_num_partial_prefills: 4   # two at a time\nport: 8000\n"
+    got = _fixed(tmp_path, "vllm-config.yaml", text, "--to", "0.28.0", "--from", "0.26.0", "--no-bump")
+    assert got == "model: m\nport: 8000\n"
 
 
-def test_value_not_as_written_is_left_for_a_person() -> None:
-    text = "vllm serve m --max-num-partial-prefills 8\n"
-    fact = Fact(
-        FactKind.ARG,
-        "max_num_partial_prefills",
-        Location("a.sh", 1, 14),
-        raw="--max-num-partial-prefills",
-        value="4",
-    )
-    with pytest.raises(CannotFix, match="value as written"):
-        edit_for_finding(_finding("VUC0270-001", fact), text, Version("0.28.0"))
-    # One variable reference the scanner resolved to the value is the value as written...
-    for word in ("$N", "${N}", "$(N)"):
-        start, end, new = edit_for_finding(_finding("VUC0270-001", fact), text.replace("8", word), Version("0.28.0"))
-        assert (text.replace("8", word)[:start] + new + text.replace("8", word)[end:]) == "vllm serve m\n"
-    # ...but not one it could not resolve.
-    unresolved = dataclasses.replace(fact, resolved=False)
-    with pytest.raises(CannotFix, match="value as written"):
-        edit_for_finding(_finding("VUC0270-001", unresolved), text.replace("8", "$N"), Version("0.28.0"))
+@pytest.mark.parametrize("word", ["8", "$N", "${N}", '"$N"'])
+def test_a_removed_flag_takes_the_value_word_written_after_it(tmp_path: Path, word: str) -> None:
+    text = f"vllm serve m --max-num-partial-prefills {word} --port 1\n"
+    got = _fixed(tmp_path, "a.sh", text, "--to", "0.28.0", "--from", "0.26.0", "--no-bump")
+    assert got == "vllm serve m --port 1\n"
 
 
 def test_overlapping_fixes_apply_in_a_later_pass(tmp_path: Path) -> None:
@@ -287,14 +255,27 @@ def test_new_specifier_is_quoted_in_shell_lines(tmp_path: Path) -> None:
         'FROM python:3.11\nRUN pip install vllm==0.12.0 transformers==4.40.0 "torch==2.0.0"\n'
     )
     (tmp_path / "setup.sh").write_text("pip install vllm==0.12.0 transformers==4.40.0\n")
-    (tmp_path / "requirements.txt").write_text("transformers==4.40.0\n")
     code, out = _fix(str(tmp_path), "--to", "0.33.0")
     assert code == 0, out
     docker = (tmp_path / "Dockerfile").read_text().splitlines()[1]
-    assert docker.startswith("RUN pip install vllm==0.33.0 'transformers<")
+    assert docker.startswith("RUN pip install vllm==0.33.0 'transformers<"), docker
     assert docker.endswith(' "torch==2.14.0"'), docker
     assert (tmp_path / "setup.sh").read_text().startswith("pip install vllm==0.33.0 'transformers<")
-    assert (tmp_path / "requirements.txt").read_text().startswith("transformers<")
+    again = runner.invoke(app, ["scan", str(tmp_path), "--to", "0.33.0", "--from", "0.12.0"])
+    assert again.exit_code == 0, again.output
+
+
+def test_pins_move_only_with_the_vllm_version_of_their_file(tmp_path: Path) -> None:
+    # A torch or transformers pin set for the target beside a vLLM pin of an older release
+    # cannot be installed; it moves with the vLLM pin of its own file, and a pin in a file
+    # without one is left for a person, which keeps every version where it is.
+    (tmp_path / "setup.sh").write_text("pip install vllm==0.12.0 transformers==4.40.0\n")
+    (tmp_path / "requirements.txt").write_text("transformers==4.40.0\n")
+    code, out = _fix(str(tmp_path), "--to", "0.33.0")
+    assert code == 0, out
+    assert (tmp_path / "setup.sh").read_text() == "pip install vllm==0.12.0 transformers==4.40.0\n"
+    assert "requirements.txt:1:1: VUC0320-002" in out and "this file names no vLLM pin or image" in out
+    assert "Not bumped (1):\n  setup.sh:1: vllm==0.12.0: 1 blocker remains for 0.33.0" in out, out
 
 
 def test_diff_shows_every_pass_that_fix_writes(tmp_path: Path) -> None:
@@ -344,7 +325,7 @@ def test_symlink_inside_the_root_is_scanned_once_and_fixed(tmp_path: Path) -> No
     assert code == 0, out
     assert (tmp_path / "real.sh").read_text() == "#!/bin/sh\nvllm serve m\n"
     assert (tmp_path / "inside-link.sh").is_symlink()
-    with pytest.raises(CannotFix, match="symlink"):
+    with pytest.raises(OutsideRoots, match="symlink"):
         resolve_in_roots([tmp_path], "dlink/run.sh")
 
 

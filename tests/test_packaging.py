@@ -29,8 +29,9 @@ def test_wheel_contains_every_pack_and_data_file(tmp_path: Path) -> None:
         assert f"vllm_upgrade_check/rules/{pack.name}" in names
     for data in sorted((ROOT / "rules" / "data").glob("*.yaml")):
         assert f"vllm_upgrade_check/rules/data/{data.name}" in names
-    for data in sorted((ROOT / "src" / "vllm_upgrade_check" / "data").iterdir()):
-        assert f"vllm_upgrade_check/data/{data.name}" in names
+    data_root = ROOT / "src" / "vllm_upgrade_check" / "data"
+    for data in sorted(p for p in data_root.rglob("*") if p.is_file()):
+        assert f"vllm_upgrade_check/data/{data.relative_to(data_root).as_posix()}" in names
     assert "vllm_upgrade_check/py.typed" in names
     # The packs pre-parsed at build time, one entry per pack, for the text the wheel ships.
     with zipfile.ZipFile(wheel) as archive:

@@ -80,12 +80,12 @@ def suppression_lines(text: str) -> list[str]:
 
 
 def _lines(path: str, lines_of: dict[str, list[str] | None], roots: Sequence[Path]) -> list[str] | None:
-    from vllm_upgrade_check.fixer import CannotFix, read_text, resolve_in_roots
+    from vllm_upgrade_check.textfiles import OutsideRoots, read_text, resolve_in_roots
 
     if path not in lines_of:
         try:
             lines_of[path] = read_text(resolve_in_roots(roots, path)).text.split("\n")
-        except (CannotFix, OSError):
+        except (OutsideRoots, OSError):
             lines_of[path] = None
     return lines_of[path]
 

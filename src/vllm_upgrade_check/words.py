@@ -12,6 +12,9 @@ whole lines (:attr:`Token.element`) that carries its own separator and trailing 
 
 from __future__ import annotations
 
+import json
+import re
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -171,3 +174,45 @@ def part(token: Token, start: int, end: int) -> Token:
     if span is None:
         return replace(token.unplaced(), text=text, written=text)
     return Token(text, span.line, span.column, token.resolved, text, span=span)
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+"""Text that every supported syntax reads as itself when written bare."""
+
+_YAML_PLAIN = re.compile(r"[A-Za-z_./][A-Za-z0-9_@%+=,./-]*")
+"""Bare text YAML reads as the same string (no leading digit: ``4`` would be a number)."""
+
+
+def render(value: str, syntax: str, quote: str) -> str | None:
+    """``value`` as text to write where a word of ``syntax`` stands, inside the ``quote``
+    already around it (``"``, ``'`` or ``""`` for none), so that it reads back as ``value``;
+    ``None`` when that cannot be written there (a quote character the enclosing quotes do
+    not allow).
+
+    Args:
+        value: the new text.
+        syntax: ``shell``, ``yaml``, ``json``, ``python``, ``toml``, ``requirements`` or ``""``.
+        quote: the quote character around the place written to.
+    """
+    if syntax in ("", "requirements"):
+        return value if not quote or quote not in value else None
+    if syntax == "shell":
+        if quote == "'":
+            return None if "'" in value else value
+        if quote == '"':
+            return re.sub(r'(["\\$`])', r"\\\1", value)
+        return value if _PLAIN.fullmatch(value) else shlex.quote(value)
+    if syntax == "yaml":
+        if quote == "'":
+            return value.replace("'", "''")
+        if quote == '"':
+            return json.dumps(value)[1:-1]
+        return value if _YAML_PLAIN.fullmatch(value) else json.dumps(value)
+    if syntax in ("json", "toml"):
+        return json.dumps(value)[1:-1] if quote == '"' else (None if quote else json.dumps(value))
+    if syntax == "python":
+        if quote:
+            body = value.replace("\\", "\\\\")
+            return None if quote in body or "\n" in body else body
+        return repr(value)
+    return None

@@ -12,7 +12,7 @@ from vllm_upgrade_check.cli.common import CONFIG_OPTION, FROM_OPTION, RULES_OPTI
 from vllm_upgrade_check.model.pack import FixAction, Severity
 
 if TYPE_CHECKING:
-    from vllm_upgrade_check.fixer import FixResult
+    from vllm_upgrade_check.fixing import FixResult
 
 
 @app.command()
@@ -32,7 +32,7 @@ def fix(
     """Fix what can be fixed mechanically; list what needs a person. Exit 2 on a stale edit."""
 
     from vllm_upgrade_check.config import config_for, scan_options
-    from vllm_upgrade_check.fixer import UPGRADE_ID, diff_paths, fix_paths
+    from vllm_upgrade_check.fixing import UPGRADE_ID, diff_paths, fix_paths
 
     settings = config_for(paths or [], config)
     options = scan_options(paths or [], settings, to=to, from_=from_, rules=rules, exclude=exclude)
@@ -52,10 +52,6 @@ def fix(
         typer.echo(f"  {edit.path}:{edit.line}: {label}: {edit.description}")
     _needs_a_person(result, err=False)
     _left_alone(result, err=False)
-    if any(e.rule_id == UPGRADE_ID for e in result.applied) and result.from_version:
-        typer.echo(
-            f"vLLM versions were bumped: scan again with --from {result.from_version} to see what remains."
-        )
     for error in result.errors:
         typer.echo(f"vllm-upgrade-check: error: {error}", err=True)
     raise typer.Exit(2 if result.errors else 0)
@@ -74,7 +70,9 @@ def _needs_a_person(result: FixResult, err: bool) -> None:
         typer.echo(f"Needs a person ({len(actionable)}):", err=err)
         for item in actionable:
             f = item.finding
-            where = str(f.location) if f.location.path else "environment"
+            loc = f.location
+            line = item.line if item.line is not None else loc.line
+            where = ":".join(str(p) for p in (loc.path, line, loc.column) if p is not None) if loc.path else "environment"
             typer.echo(
                 f"  {where}: {f.rule.id} {f.fact.raw or f.fact.name}: {f.rule.fix.summary} [{item.reason}]", err=err
             )
@@ -83,8 +81,12 @@ def _needs_a_person(result: FixResult, err: bool) -> None:
 
 
 def _left_alone(result: FixResult, err: bool) -> None:
-    """Print the versions the bump could not set and the files that could not be read or
-    parsed (nothing in them was fixed)."""
+    """Print the files whose fixed text failed the check, the versions the bump did not set
+    and the files that could not be read or parsed (nothing in them was fixed)."""
+    if result.not_written:
+        typer.echo(f"Not written ({len(result.not_written)}):", err=err)
+        for refused in result.not_written:
+            typer.echo(f"  {refused.path}: {refused.reason} [{', '.join(refused.rules)}]", err=err)
     if result.not_bumped:
         typer.echo(f"Not bumped ({len(result.not_bumped)}):", err=err)
         for item in result.not_bumped:

@@ -142,6 +142,8 @@ class Spans:
             ``yaml``, ``json``, ``python``, ``toml``, ``requirements`` or ``""`` (as is).
         note: why the version cannot be set where it is written (``ARG V is used 2 times in
             this file``), or ``""``.
+        word: the whole word ``value`` is part of, when new text must be quoted as one word
+            with it (a requirement in a shell line: ``'torch>=2.13'``, not ``torch'>=2.13'``).
         sure: ``False`` when the scanner had to guess what the fact owns (a flag whose arity
             no release states took the next word): a removal is then an unsafe fix.
     """
@@ -153,6 +155,7 @@ class Spans:
     syntax: str = ""
     note: str = ""
     sure: bool = True
+    word: Span | None = None
 
     def to_row(self) -> list[Any]:
         """The spans as one flat JSON-ready list (see :meth:`from_row`)."""
@@ -164,6 +167,7 @@ class Spans:
             self.syntax,
             self.note,
             self.sure,
+            None if self.word is None else self.word.to_row(),
         ]
 
     @staticmethod
@@ -173,10 +177,10 @@ class Spans:
         Raises:
             ValueError: a row of the wrong shape.
         """
-        if len(row) != 7:
-            raise ValueError("a spans row has 7 values")
-        spans = [None if r is None else Span(*r) for r in row[:4]]
-        return Spans(spans[0], spans[1], spans[2], spans[3], row[4], row[5], row[6])
+        if len(row) != 8:
+            raise ValueError("a spans row has 8 values")
+        spans = [None if r is None else Span(*r) for r in (*row[:4], row[7])]
+        return Spans(spans[0], spans[1], spans[2], spans[3], row[4], row[5], row[6], spans[4])
 
 
 @dataclass(frozen=True, slots=True)

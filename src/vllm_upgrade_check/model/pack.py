@@ -194,6 +194,11 @@ class FixAction(str, Enum):
     """Replace the requirement's specifier with ``replacement`` (e.g. ``==2.13.0``)."""
     BUMP_IMAGE = "bump_image"
     """Set the image tag to the target release."""
+    MOVE_TO_CONFIG = "move_to_config"
+    """Move a flag's value into a key of a JSON config flag: ``replacement`` names the flag's
+    engine arg and the key (``structured_outputs_config.backend``), so that
+    ``--guided-decoding-backend xgrammar`` becomes
+    ``--structured-outputs-config '{"backend": "xgrammar"}'``."""
 
 
 class Fix(_Strict):
@@ -212,9 +217,18 @@ class Fix(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Fix:
-        if self.action in (FixAction.RENAME, FixAction.REPLACE_VALUE, FixAction.SET_SPECIFIER):
+        if self.action in (
+            FixAction.RENAME,
+            FixAction.REPLACE_VALUE,
+            FixAction.SET_SPECIFIER,
+            FixAction.MOVE_TO_CONFIG,
+        ):
             if not self.replacement:
                 raise ValueError(f"fix action {self.action.value} needs a replacement")
+        if self.action == FixAction.MOVE_TO_CONFIG and not re.fullmatch(
+            r"[a-z0-9_]+_config\.[a-z0-9_]+", self.replacement or ""
+        ):
+            raise ValueError("move_to_config needs a replacement like structured_outputs_config.backend")
         if self.action == FixAction.NONE and self.applicability != Applicability.DISPLAY_ONLY:
             raise ValueError("a fix with action none is display-only")
         return self

@@ -6,24 +6,25 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from vllm_upgrade_check.fixer import MECHANICAL, CannotFix, edit_for_finding, read_text, resolve_in_roots
+from vllm_upgrade_check.fixing import MECHANICAL, CannotFix, Edit, planned_edits
 from vllm_upgrade_check.model.facts import Finding, Report
 from vllm_upgrade_check.model.pack import Applicability
+from vllm_upgrade_check.textfiles import OutsideRoots, read_text, resolve_in_roots
 
 
-def mechanical_fix(finding: Finding, report: Report) -> tuple[int, int, str, str] | None:
-    """``(start offset, end offset, old text, new text)`` of ``finding``'s mechanical fix in its
-    file as it is now, or ``None`` when there is none (display-only, environment, text moved)."""
+def mechanical_fix(finding: Finding, report: Report) -> list[Edit] | None:
+    """The edits of ``finding``'s mechanical fix in its file as it is now, or ``None`` when
+    there is none (display-only, environment, text moved)."""
     fix = finding.rule.fix
     rel = finding.location.path
     if rel is None or fix.action not in MECHANICAL or fix.applicability == Applicability.DISPLAY_ONLY:
         return None
     try:
         text = read_text(resolve_in_roots([Path(r) for r in report.roots], rel)).text
-        start, end, new = edit_for_finding(finding, text, Version(report.to_version))
-    except (CannotFix, OSError, ValueError):
+        edits = planned_edits(finding, text, Version(report.to_version))
+    except (CannotFix, OutsideRoots, OSError, ValueError):
         return None
-    return start, end, text[start:end], new
+    return edits or None
 
 
 def subject(finding: Finding) -> str:

@@ -86,9 +86,8 @@ def _result(finding: Finding, report: Report, index: int) -> dict[str, Any]:
         if "startLine" in region:
             physical["region"] = region
         result["locations"] = [{"physicalLocation": physical}]
-        fix = mechanical_fix(finding, report)
-        if fix is not None:
-            start, end, _old, new = fix
+        edits = mechanical_fix(finding, report)
+        if edits is not None:
             result["fixes"] = [
                 {
                     "description": {"text": finding.rule.fix.summary},
@@ -97,9 +96,10 @@ def _result(finding: Finding, report: Report, index: int) -> dict[str, Any]:
                             "artifactLocation": {"uri": uri_path(loc.path)},
                             "replacements": [
                                 {
-                                    "deletedRegion": {"charOffset": start, "charLength": end - start},
-                                    "insertedContent": {"text": new},
+                                    "deletedRegion": {"charOffset": e.start, "charLength": e.end - e.start},
+                                    "insertedContent": {"text": e.new},
                                 }
+                                for e in edits
                             ],
                         }
                     ],

@@ -745,7 +745,7 @@ def image_fact(
     """
     repo, tag = split_image(token.text)
     if "@" in token.text:
-        version, note = None, note or DIGEST_NOTE
+        version, note = None, DIGEST_NOTE
     elif version is None and tag is not None and not note:
         found = tag_version_span(tag)
         at = len(token.text) - len(tag)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
 from vllm_upgrade_check.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.scanners.manifests import YAML_SUFFIXES
 from vllm_upgrade_check.textpos import line_index
@@ -121,8 +121,9 @@ def _string_end(text: str, start: int) -> int:
     return len(text)
 
 
-def metric_fact(written: str, path: str, line: int, column: int, scanner: str) -> Fact:
-    """A ``metric`` fact: ``name`` the base metric, the written series name as an alias."""
+def metric_fact(written: str, path: str, line: int, column: int, scanner: str, placed: bool = True) -> Fact:
+    """A ``metric`` fact: ``name`` the base metric, the written series name as an alias;
+    ``placed``: the series name is written at ``line``/``column`` (its name span)."""
     base = written
     for suffix in SERIES_SUFFIXES:
         if written.endswith(suffix) and len(written) > len(PREFIX) + len(suffix):
@@ -137,6 +138,7 @@ def metric_fact(written: str, path: str, line: int, column: int, scanner: str) -
         origin="promql",
         aliases=aliases,
         scanner=scanner,
+        spans=Spans(name=Span(line, column, line, column + len(written))) if placed else None,
     )
 
 
@@ -151,14 +153,15 @@ def _facts_in_span(
     cursor = start
     for use in promql_metric_names(expr):
         index = text.find(use.name, cursor, end)
-        if index < 0:
+        placed = index >= 0
+        if not placed:
             index = start
         else:
             cursor = index + len(use.name)
         if use.name in skip:
             continue
         line, column = _line_col(text, index)
-        yield metric_fact(use.name, path, line, column, scanner)
+        yield metric_fact(use.name, path, line, column, scanner, placed)
 
 
 # --- Prometheus rule files -------------------------------------------------------------------

@@ -15,6 +15,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
+from vllm_upgrade_check.reqtext import specifier_offsets
 from vllm_upgrade_check.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.words import Token, sub_span
 
@@ -32,22 +33,6 @@ _PIP_VALUE_OPTS = frozenset(
     "--implementation --abi --upgrade-strategy --progress-bar --cache-dir --log -e --editable "
     "--config-settings -C --global-option --no-binary --only-binary --python".split()
 )
-
-
-_REQUIREMENT_PARTS = re.compile(
-    r"(?P<head>\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*(\[[^\]]*\])?\s*)(?P<spec>[^;@]*?)(?P<tail>\s*(;.*)?)$"
-)
-"""A PEP 508 requirement as written: name and extras, the specifier, the marker."""
-
-
-def specifier_offsets(requirement: str) -> tuple[int, int] | None:
-    """``(start, end)`` of the specifier as written in ``requirement`` (``vllm >= 0.10, < 0.11 ;
-    python_version > '3.9'`` -> the ``>= 0.10, < 0.11`` part; empty for ``vllm``), or ``None``
-    for a URL requirement."""
-    if "@" in requirement.split(";", 1)[0]:
-        return None
-    match = _REQUIREMENT_PARTS.match(requirement)
-    return None if match is None else (match.start("spec"), match.end("spec"))
 
 
 def requirement_fact(
@@ -73,10 +58,11 @@ def requirement_fact(
     except InvalidRequirement:
         return None
     found = specifier_offsets(stripped)
-    value = None
-    if found is not None and token is not None:
-        value = sub_span(token, found[0], found[1]) if token.text == stripped else None
-    elif found is not None and "\n" not in stripped:
+    value = word = None
+    if found is not None and token is not None and token.text == stripped:
+        value = sub_span(token, found[0], found[1])
+        word = sub_span(token, 0, len(stripped))
+    elif found is not None and token is None and "\n" not in stripped:
         value = Span(line, column + found[0], line, column + found[1])
     return Fact(
         FactKind.REQUIREMENT,
@@ -86,7 +72,7 @@ def requirement_fact(
         value=str(req.specifier),
         origin=origin,
         scanner=scanner,
-        spans=Spans(value=value, syntax=syntax),
+        spans=Spans(value=value, syntax=syntax, word=word),
     )
 
 

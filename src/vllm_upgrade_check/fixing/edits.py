@@ -1,0 +1,159 @@
+"""Planned changes turned into edits of a file's text, and edits applied.
+
+An :class:`~.interface.Edit` replaces the exact text expected at its offsets; applying
+refuses a stale edit (the text there is no longer what the fix read), so a file that
+changed since it was scanned is never written.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+
+from vllm_upgrade_check.fixing.interface import CannotFix, Edit, StaleEditError
+from vllm_upgrade_check.fixing.planned import Planned
+from vllm_upgrade_check.textpos import line_index
+from vllm_upgrade_check.words import render
+
+
+def edits_of(planned: Planned, text: str, path: str, rule_id: str, line: int, group: int = 0) -> list[Edit]:
+    """The edits of ``planned`` in ``text`` (the file ``path`` as it is now).
+
+    Every change's span is found in the text, what it must hold is checked, and a new
+    value is quoted for the quotes found around it.
+
+    Raises:
+        CannotFix: a span is not in the text, or does not hold what the fix read there.
+    """
+    index = line_index(text)
+    out: list[Edit] = []
+    for change in planned.changes:
+        span = change.span
+        try:
+            start = index.offset(span.line, span.column)
+            end = index.offset(span.end_line, span.end_column)
+        except ValueError as exc:
+            raise CannotFix(str(exc)) from None
+        if not 0 <= start <= end <= len(text):
+            raise CannotFix(f"line {span.line}: the place the scan recorded is not in the file")
+        old = text[start:end]
+        if change.expect is not None and old != change.expect:
+            raise CannotFix(f"line {span.line}: expected {change.expect!r}, found {old!r}")
+        if change.inside is not None:
+            inner_start = index.offset(change.inside.line, change.inside.column)
+            inner_end = index.offset(change.inside.end_line, change.inside.end_column)
+            if not start <= inner_start <= inner_end <= end:
+                raise CannotFix(f"line {span.line}: what would be cut does not hold the flag")
+        new = change.new
+        if change.syntax:
+            before = text[start - 1] if start > 0 else ""
+            quote = before if before in "'\"" and before and text[end : end + 1] == before else ""
+            rendered = render(new, change.syntax, quote)
+            if rendered is None:
+                raise CannotFix(f"line {span.line}: {new!r} cannot be written inside {quote} quotes here")
+            new = rendered
+        if new == old:
+            continue
+        out.append(Edit(path, start, end, old, new, rule_id, planned.description, line, group))
+    return out
+
+
+def apply_to_text(text: str, edits: Sequence[Edit], path: str = "") -> str:
+    """``text`` with ``edits`` (non-overlapping) applied.
+
+    Raises:
+        StaleEditError: the text at an edit's offsets is not its ``old`` text.
+    """
+    pieces: list[str] = []
+    cursor = 0
+    for edit in sorted(edits, key=lambda e: (e.start, e.end)):
+        if edit.start < cursor or text[edit.start : edit.end] != edit.old:
+            raise StaleEditError(
+                f"file changed since it was scanned: expected {edit.old!r}; nothing written to it",
+                path or edit.path,
+                edit.line or None,
+            )
+        pieces += (text[cursor : edit.start], edit.new)
+        cursor = edit.end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+def by_path(edits: Iterable[Edit]) -> dict[str, list[Edit]]:
+    """``edits`` grouped by file, in order."""
+    grouped: dict[str, list[Edit]] = {}
+    for edit in edits:
+        grouped.setdefault(edit.path, []).append(edit)
+    return grouped
+
+
+def diff_text(files: Iterable[tuple[str, str, str]]) -> str:
+    """A unified diff (``a/PATH`` / ``b/PATH``) of ``(relative path, before, after)`` texts."""
+    lines: list[str] = []
+    for rel, before, after in files:
+        lines.extend(
+            difflib.unified_diff(
+                before.splitlines(keepends=True),
+                after.splitlines(keepends=True),
+                fromfile=f"a/{rel}",
+                tofile=f"b/{rel}",
+            )
+        )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+class LineMap:
+    """How the lines of one file moved through the passes of a ``fix`` run.
+
+    Each pass records its edits (offsets into that pass's text); a line of any pass's text
+    can then be told as a line of the original file or of the file at the end.
+    """
+
+    def __init__(self) -> None:
+        self.passes: list[list[tuple[int, int, int]]] = []  # (first line, last line, new line count)
+
+    def record(self, text: str, edits: Sequence[Edit]) -> None:
+        """Record one pass's ``edits`` of ``text``."""
+        index = line_index(text)
+        moves = []
+        for edit in sorted(edits, key=lambda e: e.start):
+            first = index.line_col(edit.start)[0]
+            last = index.line_col(edit.end)[0]
+            moves.append((first, last, edit.new.count("\n")))
+        self.passes.append(moves)
+
+    @staticmethod
+    def _forward(line: int, moves: list[tuple[int, int, int]]) -> int:
+        shift = 0
+        for first, last, added in moves:
+            if line < first:
+                break
+            if line <= last:
+                return first + shift + min(line - first, added)
+            shift += added - (last - first)
+        return line + shift
+
+    @staticmethod
+    def _backward(line: int, moves: list[tuple[int, int, int]]) -> int:
+        shift = 0
+        for first, last, added in moves:
+            if line < first + shift:
+                break
+            if line <= first + shift + added:
+                return first + min(line - first - shift, last - first)
+            shift += added - (last - first)
+        return line - shift
+
+    def final(self, line: int, at_pass: int) -> int:
+        """``line`` of the text pass ``at_pass`` edited, as a line of the file at the end."""
+        for moves in self.passes[at_pass:]:
+            line = self._forward(line, moves)
+        return line
+
+    def original(self, line: int, at_pass: int | None = None) -> int:
+        """``line`` of the text before pass ``at_pass`` (default: the file at the end), as a
+        line of the file before the run."""
+        stop = len(self.passes) if at_pass is None else at_pass
+        for moves in reversed(self.passes[:stop]):
+            line = self._backward(line, moves)
+        return line

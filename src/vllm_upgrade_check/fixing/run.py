@@ -1,0 +1,494 @@
+"""The ``fix`` run: scan, fix, check, write; repeat; then bump vLLM versions when nothing
+blocks the upgrade any more.
+
+Each pass scans the files, plans a fix for every finding whose rule has a mechanical one
+(:func:`~.planned.plan_finding`), turns the plans into edits (overlapping ones wait for the
+next pass), and writes each file only when its fixed text passes the check of
+:mod:`.verify`. Requirement pins that a release moves together with vLLM (torch, ...) are
+set only with the vLLM pin or image of the same file, and vLLM pins and images are bumped
+to the target only once no blocker is left: a bump never opens the gate on a deployment
+that still fails at the target.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
+from vllm_upgrade_check.errors import VucError
+from vllm_upgrade_check.fixing.edits import LineMap, apply_to_text, by_path, diff_text, edits_of
+from vllm_upgrade_check.fixing.interface import (
+    UPGRADE_ID,
+    CannotFix,
+    Edit,
+    FixResult,
+    NotBumped,
+    NotWritten,
+    StaleEditError,
+    Unfixed,
+)
+from vllm_upgrade_check.fixing.planned import Planned, plan_finding, signature, version_change
+from vllm_upgrade_check.fixing.verify import FileReading, check, read_file
+from vllm_upgrade_check.model.facts import Fact, FactKind, Finding
+from vllm_upgrade_check.model.pack import Applicability, FixAction, Severity
+from vllm_upgrade_check.scanners import Scanner, default_scanners
+from vllm_upgrade_check.scanners.launch import is_vllm_image
+from vllm_upgrade_check.textfiles import FileText, OutsideRoots, read_text, resolve_in_roots, write_atomic
+from vllm_upgrade_check.versions import version_from_tag
+
+if TYPE_CHECKING:  # pragma: no cover
+    from vllm_upgrade_check.engine import ScanOptions
+
+
+@dataclass
+class _Candidate:
+    """One fix to make: the plan, its fact, the finding (``None`` for a bump)."""
+
+    planned: Planned
+    fact: Fact
+    finding: Finding | None
+    rule_id: str
+    group: int = 0
+    edits: list[Edit] = field(default_factory=list)
+
+
+def _key(finding: Finding) -> tuple[str, str, tuple[str, ...]]:
+    return (finding.location.path or "", finding.rule.id, signature(finding.fact))
+
+
+class _Run:
+    """State of one ``fix`` run."""
+
+    def __init__(self, options: ScanOptions, unsafe: bool, overlay: dict[str, bytes] | None) -> None:
+        self.options = options
+        self.unsafe = unsafe
+        self.overlay = overlay
+        self.roots = list(options.paths)
+        self.scanners: Sequence[Scanner] = options.scanners if options.scanners is not None else default_scanners()
+        self.result = FixResult()
+        self.refused: dict[tuple[str, str, tuple[str, ...]], str] = {}
+        self.lines: dict[str, LineMap] = {}
+        self.groups = 0
+        self.applied: list[tuple[Edit, int]] = []  # each edit written, with the pass (of its file) it was made in
+
+    # -- scanning ---------------------------------------------------------------------------
+    def scan(self) -> tuple[list[Finding], list[Fact]]:
+        from vllm_upgrade_check.engine import run_scan
+
+        facts: list[Fact] = []
+        report = run_scan(self.options, facts_out=facts)
+        if not self.result.target:
+            self.result.from_version, self.result.target = report.from_version, report.to_version
+        self.result.skipped = list(report.skipped)
+        return list(report.findings), facts
+
+    def text(self, rel: str) -> FileText:
+        return read_text(resolve_in_roots(self.roots, rel), self.overlay)
+
+    # -- planning ---------------------------------------------------------------------------
+    def classify(
+        self, findings: Sequence[Finding], facts: Sequence[Fact], target: Version
+    ) -> tuple[list[_Candidate], list[Unfixed], list[Finding]]:
+        """The fixes to make now, the findings left for a person, and the requirement pins
+        that move with vLLM (set in the bump phase)."""
+        by_file: dict[str, list[Fact]] = {}
+        for fact in facts:
+            if fact.location.path is not None:
+                by_file.setdefault(fact.location.path, []).append(fact)
+        candidates: list[_Candidate] = []
+        unfixed: list[Unfixed] = []
+        deferred: list[Finding] = []
+        for finding in findings:
+            fix = finding.rule.fix
+            refused = self.refused.get(_key(finding))
+            if refused is not None:
+                unfixed.append(Unfixed(finding, refused))
+                continue
+            if fix.action == FixAction.SET_SPECIFIER and finding.location.path is not None:
+                deferred.append(finding)
+                continue
+            try:
+                planned = plan_finding(finding, target, by_file.get(finding.location.path or "", ()))
+            except CannotFix as exc:
+                unfixed.append(Unfixed(finding, str(exc)))
+                continue
+            if planned.applicability == Applicability.UNSAFE and not self.unsafe:
+                reason = (
+                    "unsafe fix: use --unsafe-fixes"
+                    if fix.applicability == Applicability.UNSAFE
+                    else "unsafe here: no release's parser says which words the flag takes; use --unsafe-fixes"
+                )
+                unfixed.append(Unfixed(finding, reason))
+                continue
+            candidates.append(_Candidate(planned, finding.fact, finding, finding.rule.id))
+        return candidates, unfixed, deferred
+
+    # -- writing ----------------------------------------------------------------------------
+    def apply(self, candidates: list[_Candidate]) -> int:
+        """Make ``candidates`` (overlapping ones are left for the next pass); returns the
+        number of edits written."""
+        texts: dict[str, FileText] = {}
+        placed: list[_Candidate] = []
+        for candidate in candidates:
+            rel = candidate.fact.location.path or ""
+            try:
+                if rel not in texts:
+                    texts[rel] = self.text(rel)
+                self.groups += 1
+                candidate.group = self.groups
+                candidate.edits = edits_of(
+                    candidate.planned,
+                    texts[rel].text,
+                    rel,
+                    candidate.rule_id,
+                    candidate.fact.location.line or 0,
+                    self.groups,
+                )
+            except (CannotFix, OutsideRoots) as exc:
+                self._refuse(candidate, str(exc))
+                continue
+            except OSError as exc:
+                self._refuse(candidate, f"cannot read: {exc.strerror or exc}")
+                continue
+            placed.append(candidate)
+        written = 0
+        for rel, group in sorted(_by_file(placed).items()):
+            kept = _without_overlaps(group)
+            if kept:
+                written += self._write(rel, texts[rel], kept)
+        return written
+
+    def _refuse(self, candidate: _Candidate, reason: str) -> None:
+        if candidate.finding is not None:
+            self.refused[_key(candidate.finding)] = reason
+        else:
+            self.result.not_bumped.append(
+                NotBumped(candidate.fact.location.path or "", candidate.fact.location.line, candidate.fact.raw, reason)
+            )
+
+    def _write(self, rel: str, source: FileText, group: list[_Candidate]) -> int:
+        """Write the fixes of ``group`` to file ``rel`` when the fixed text passes the check:
+        all of them, else each on its own that passes; returns the edits written."""
+        referenced = self._referenced(rel, source.text, group)
+        before = read_file(rel, source.text, self.scanners, referenced)
+        chosen, reason = self._passing(rel, source.text, before, group, referenced)
+        for candidate in group:
+            if candidate not in chosen:
+                self._refuse(candidate, f"not written: {reason}" if reason else "not written")
+        if reason and not chosen:
+            rules = tuple(sorted({c.rule_id for c in group}))
+            self.result.not_written.append(NotWritten(rel, reason, rules))
+        if not chosen:
+            return 0
+        edits = [e for c in chosen for e in c.edits]
+        try:
+            after = apply_to_text(source.text, edits, rel)
+            data = source.encode(after)
+            if self.overlay is not None:
+                self.overlay[os.path.realpath(source.path)] = data
+            else:
+                write_atomic(source.path, data)
+        except StaleEditError as exc:
+            self.result.errors.append(exc)
+            return 0
+        except OSError as exc:
+            self.result.errors.append(VucError(f"cannot write: {exc.strerror or exc}", rel))
+            return 0
+        lines = self.lines.setdefault(rel, LineMap())
+        self.applied.extend((edit, len(lines.passes)) for edit in edits)
+        lines.record(source.text, edits)
+        return len(edits)
+
+    def _passing(
+        self, rel: str, text: str, before: FileReading, group: list[_Candidate], referenced: bool
+    ) -> tuple[list[_Candidate], str]:
+        def verdict(chosen: list[_Candidate]) -> str | None:
+            edits = [e for c in chosen for e in c.edits]
+            try:
+                after_text = apply_to_text(text, edits, rel)
+            except StaleEditError as exc:
+                return str(exc)
+            after = read_file(rel, after_text, self.scanners, referenced)
+            replacements = [(e.old, e.new) for e in edits]
+            return check(before, after, [(c.fact, c.planned) for c in chosen], replacements)
+
+        reason = verdict(group)
+        if reason is None:
+            return group, ""
+        if len(group) == 1:
+            return [], reason
+        alone = [c for c in group if verdict([c]) is None]
+        if alone and verdict(alone) is None:
+            return alone, reason
+        return alone[:1], reason
+
+    def _referenced(self, rel: str, text: str, group: list[_Candidate]) -> bool:
+        """Whether ``rel`` was read as a file another file named: some fact to fix is not one
+        the scanners that accept it read."""
+        plain = read_file(rel, text, self.scanners, referenced=False)
+        known = {(signature(f), f.location.line, f.location.column) for f in plain.facts}
+        return any(
+            (signature(c.fact), c.fact.location.line, c.fact.location.column) not in known for c in group
+        )
+
+    # -- positions --------------------------------------------------------------------------
+    def on_disk(self, rel: str | None, line: int | None) -> int | None:
+        """A line of the last scan's text, as a line of the file on disk when the run ends
+        (with an overlay nothing is written: the file as it was)."""
+        if rel is None or line is None or self.overlay is None or rel not in self.lines:
+            return line
+        return self.lines[rel].original(line)
+
+
+def _by_file(candidates: Iterable[_Candidate]) -> dict[str, list[_Candidate]]:
+    grouped: dict[str, list[_Candidate]] = {}
+    for candidate in candidates:
+        grouped.setdefault(candidate.fact.location.path or "", []).append(candidate)
+    return grouped
+
+
+def _without_overlaps(group: list[_Candidate]) -> list[_Candidate]:
+    """The candidates whose edits overlap no earlier one's (by offset); the same edit made
+    by two fixes is made once."""
+    kept: list[_Candidate] = []
+    taken: list[tuple[int, int, str]] = []
+    for candidate in sorted(group, key=lambda c: min((e.start for e in c.edits), default=0)):
+        edits = []
+        clash = False
+        for edit in candidate.edits:
+            if (edit.start, edit.end, edit.new) in taken:
+                continue
+            if any(edit.start < end and start < edit.end or (edit.start == edit.end == start) for start, end, _ in taken):
+                clash = True
+                break
+            edits.append(edit)
+        if clash:
+            continue
+        taken.extend((e.start, e.end, e.new) for e in edits)
+        candidate.edits = edits
+        kept.append(candidate)
+    return kept
+
+
+def _admits(fact: Fact, target: Version) -> bool | None:
+    """Whether vLLM pin or image ``fact`` is at ``target``: ``True`` when it admits it,
+    ``False`` when it names an older vLLM, ``None`` when it names none or a newer one."""
+    if fact.kind == FactKind.IMAGE:
+        version = version_from_tag(fact.value or "")
+        if version is None or version > target:
+            return None
+        return version == target
+    try:
+        spec = SpecifierSet(fact.value or "")
+    except InvalidSpecifier:
+        return None
+    if not str(spec):
+        return None
+    if spec.contains(target, prereleases=True):
+        return True
+    versions = [Version(s.version.removesuffix(".*")) for s in spec if s.operator != "!="]
+    return False if versions and min(versions) < target else None
+
+
+def _vllm_facts(facts: Iterable[Fact]) -> dict[str, list[Fact]]:
+    out: dict[str, list[Fact]] = {}
+    for fact in facts:
+        rel = fact.location.path
+        if rel is None:
+            continue
+        vllm_pin = fact.kind == FactKind.REQUIREMENT and fact.name == "vllm" and fact.origin == "file"
+        vllm_image = fact.kind == FactKind.IMAGE and is_vllm_image(fact.raw or fact.name) and bool(fact.value)
+        if vllm_pin or vllm_image:
+            out.setdefault(rel, []).append(fact)
+    return out
+
+
+def fix_paths(
+    options: ScanOptions,
+    unsafe: bool = False,
+    bump: bool = True,
+    max_passes: int = 10,
+    overlay: dict[str, bytes] | None = None,
+) -> FixResult:
+    """Scan, fix and scan again until no mechanical fix is left, then, when no blocker is
+    left for the target, bump vLLM pins and images to it together with the requirement pins
+    of the same files that the target sets (torch, ...).
+
+    With ``overlay`` (real path -> bytes, filled in here) nothing is written: every pass reads
+    and edits the overlay (``fix --diff``), and the lines reported are those of the files as
+    they are on disk.
+
+    Raises:
+        UsageError, RulePackError: as :func:`~vllm_upgrade_check.engine.run_scan`.
+    """
+    if overlay is not None:
+        options = replace(options, overlay=overlay)
+    run = _Run(options, unsafe, overlay)
+    findings: list[Finding] = []
+    facts: list[Fact] = []
+    for _number in range(max_passes):
+        findings, facts = run.scan()
+        candidates, _unfixed, _deferred = run.classify(findings, facts, Version(run.result.target))
+        if not candidates or not run.apply(candidates):
+            break
+        if run.result.errors:
+            break
+    findings, facts = run.scan()
+    target = Version(run.result.target)
+    candidates, unfixed, deferred = run.classify(findings, facts, target)
+    unfixed.extend(Unfixed(c.finding, "its fix clashes with another one; run fix again") for c in candidates if c.finding)
+    if not run.result.errors:
+        unfixed.extend(_bump_phase(run, findings, facts, deferred, target, bump))
+    run.result.unfixed = [replace(u, line=run.on_disk(u.finding.location.path, u.finding.location.line)) for u in unfixed]
+    run.result.not_bumped = [replace(n, line=run.on_disk(n.path, n.line)) for n in run.result.not_bumped]
+    run.result.applied = _applied_lines(run)
+    return run.result
+
+
+def _applied_lines(run: _Run) -> list[Edit]:
+    """The edits written, their lines told as lines of the file on disk at the end (with an
+    overlay, the file before the run)."""
+    out = []
+    for edit, at_pass in run.applied:
+        lines = run.lines[edit.path]
+        shown = lines.original(edit.line, at_pass) if run.overlay is not None else lines.final(edit.line, at_pass)
+        out.append(replace(edit, line=shown))
+    return out
+
+
+def _bump_phase(
+    run: _Run,
+    findings: Sequence[Finding],
+    facts: Sequence[Fact],
+    deferred: Sequence[Finding],
+    target: Version,
+    bump: bool,
+) -> list[Unfixed]:
+    """Bump vLLM pins and images with the pins that move with them, or say why not."""
+    unfixed: list[Unfixed] = []
+    vllm = _vllm_facts(facts)
+    bumps: list[_Candidate] = []
+    left: dict[str, str] = {}  # file -> why its vLLM version does not reach the target
+    for rel, pins in vllm.items():
+        for fact in pins:
+            state = _admits(fact, target)
+            if state is not False:
+                continue
+            if not bump:
+                left[rel] = "vLLM versions are not bumped (--no-bump)"
+                continue
+            try:
+                planned = version_change(fact, target, f"bump {' '.join(fact.raw.split())} to {target}")
+            except CannotFix as exc:
+                run.result.not_bumped.append(NotBumped(rel, fact.location.line, fact.raw, str(exc)))
+                left[rel] = f"its vLLM version is not bumped: {exc}"
+                continue
+            bumps.append(_Candidate(planned, fact, None, UPGRADE_ID))
+    moving = {rel for rel in vllm if rel not in left}
+    companions: list[_Candidate] = []
+    waiting: list[tuple[Finding, str]] = []
+    for finding in deferred:
+        rel = finding.location.path or ""
+        if rel not in moving:
+            why = left.get(rel, "this file names no vLLM pin or image")
+            waiting.append((finding, f"moves with the vLLM version of its file; {why}"))
+            continue
+        try:
+            planned = plan_finding(finding, target)
+        except CannotFix as exc:
+            unfixed.append(Unfixed(finding, str(exc)))
+            continue
+        companions.append(_Candidate(planned, finding.fact, finding, finding.rule.id))
+    blockers = [
+        f
+        for f in findings
+        if f.severity == Severity.BLOCKER
+        and f.location.path is not None
+        and not any(c.finding is f for c in companions)
+    ]
+    if bumps and blockers:
+        where = ", ".join(f"{f.location} {' '.join((f.fact.raw or f.fact.name).split())}" for f in blockers[:3])
+        more = f" and {len(blockers) - 3} more" if len(blockers) > 3 else ""
+        count = "1 blocker remains" if len(blockers) == 1 else f"{len(blockers)} blockers remain"
+        reason = f"{count} for {target} ({where}{more}): fix them, then run fix again"
+        for candidate in bumps:
+            run.result.not_bumped.append(
+                NotBumped(candidate.fact.location.path or "", candidate.fact.location.line, candidate.fact.raw, reason)
+            )
+        unfixed.extend(Unfixed(c.finding, f"moves with the vLLM version of its file, which is not bumped: {reason}") for c in companions if c.finding)
+    elif bumps or companions:
+        run.apply([*bumps, *companions])
+        for candidate in companions:
+            if candidate.finding is not None and _key(candidate.finding) in run.refused:
+                unfixed.append(Unfixed(candidate.finding, run.refused[_key(candidate.finding)]))
+    unfixed.extend(Unfixed(f, why) for f, why in waiting)
+    return unfixed
+
+
+def diff_paths(options: ScanOptions, unsafe: bool = False, bump: bool = True) -> tuple[str, FixResult]:
+    """What :func:`fix_paths` would write, as a unified diff (``a/PATH`` / ``b/PATH``), and its
+    result; the same passes run on an in-memory overlay, so nothing is written.
+
+    Raises:
+        UsageError, RulePackError: as :func:`~vllm_upgrade_check.engine.run_scan`.
+    """
+    overlay: dict[str, bytes] = {}
+    result = fix_paths(options, unsafe=unsafe, bump=bump, overlay=overlay)
+    roots = list(options.paths)
+    files = []
+    for rel in sorted({e.path for e in result.applied}):
+        real = resolve_in_roots(roots, rel)
+        files.append((rel, read_text(real).text, read_text(real, overlay).text))
+    return diff_text(files), result
+
+
+def apply_edits(
+    edits: Sequence[Edit], roots: Sequence[Path], overlay: dict[str, bytes] | None = None
+) -> tuple[list[str], list[VucError]]:
+    """Apply ``edits`` file by file (no check by scanning: for edits made by hand or in
+    tests); with ``overlay``, read from and write to it (by real path) instead of the disk.
+
+    Returns:
+        ``(relative paths written, errors)``; a file with a stale edit or outside the roots
+        is not written and contributes one error, the other files are still written.
+    """
+    written: list[str] = []
+    errors: list[VucError] = []
+    for rel, group in sorted(by_path(edits).items()):
+        try:
+            real = resolve_in_roots(roots, rel)
+            source = read_text(real, overlay)
+            data = source.encode(apply_to_text(source.text, group, rel))
+            if overlay is not None:
+                overlay[os.path.realpath(real)] = data
+            else:
+                write_atomic(real, data)
+        except OutsideRoots as exc:
+            errors.append(VucError(str(exc), rel))
+            continue
+        except StaleEditError as exc:
+            errors.append(exc)
+            continue
+        except OSError as exc:
+            errors.append(VucError(f"cannot write: {exc.strerror or exc}", rel))
+            continue
+        written.append(rel)
+    return written, errors
+
+
+def planned_edits(finding: Finding, text: str, target: Version) -> list[Edit]:
+    """The edits of ``finding``'s mechanical fix in ``text`` (its file as it is now).
+
+    Raises:
+        CannotFix: as :func:`~.planned.plan_finding` and :func:`~.edits.edits_of`.
+    """
+    planned = plan_finding(finding, target)
+    return edits_of(planned, text, finding.location.path or "", finding.rule.id, finding.location.line or 0)
+
+

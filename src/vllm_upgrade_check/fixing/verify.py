@@ -1,0 +1,138 @@
+"""The check every fixed file passes before it is written: scan the fixed text again.
+
+The fixed text is read by the same scanners that read the file (the parsers the scan
+uses), and must parse where the old text did and read as the old text read, but for what
+the fixes meant to change: a removed flag is gone with what it owned, a renamed one reads
+under its new name, and every other fact, the served model above all, reads as before.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from vllm_upgrade_check.filescan import scan_source
+from vllm_upgrade_check.fixing.planned import Planned, Signature, signature
+from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span
+from vllm_upgrade_check.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.scanners.vllm_config import scan_config
+
+
+@dataclass(frozen=True)
+class FileReading:
+    """What the scanners read in one text of a file.
+
+    Attributes:
+        facts: the facts, each once.
+        problems: why parts could not be read (numbers blanked, so that a shift of lines
+            does not count as a new problem).
+    """
+
+    facts: tuple[Fact, ...]
+    problems: frozenset[str]
+
+
+def read_file(rel: str, text: str, scanners: Sequence[Scanner], referenced: bool) -> FileReading:
+    """Read ``text`` (of file ``rel``; CRLF is read as LF) as the scan reads it: every
+    scanner that accepts it, and with ``referenced`` also as a file another file named (a
+    ``--config`` YAML, an ``EnvironmentFile=``)."""
+    source = SourceFile(rel, text.replace("\r\n", "\n"))
+    result = scan_source(source, [s for s in scanners if s.accepts(source)])
+    items: list[Fact | Skipped] = [*result.facts, *result.skipped]
+    items.extend(f for c in result.conditionals for f in c.facts)
+    if referenced:
+        items.extend(scan_config(source, referenced=True))
+        for scanner in scanners:
+            items.extend(scanner.read_referenced(source))
+    facts = tuple(dict.fromkeys(i for i in items if isinstance(i, Fact)))
+    problems = frozenset(
+        re.sub(r"\d+", "N", i.reason) for i in items if isinstance(i, Skipped) and i.configures_vllm
+    )
+    return FileReading(facts, problems)
+
+
+def _inside(fact: Fact, span: Span) -> bool:
+    loc = fact.location
+    if loc.line is None or loc.column is None:
+        return False
+    return span.start <= (loc.line, loc.column) < span.end
+
+
+def _at(fact: Fact, other: Fact) -> bool:
+    a, b = fact.location, other.location
+    return (a.line, a.column) == (b.line, b.column)
+
+
+def expected(before: FileReading, fixes: Iterable[tuple[Fact, Planned]]) -> Counter[Signature]:
+    """What the fixed text should read as: ``before`` with each fix's fact removed (with the
+    ``*_config`` keys it owned) or read as what the fix makes of it."""
+    want = Counter(signature(f) for f in before.facts)
+    for fact, planned in fixes:
+        same = [f for f in before.facts if _at(f, fact) and signature(f) == signature(fact)]
+        copies = max(len(same), 1)
+        want[signature(fact)] -= copies
+        if planned.removes:
+            cut = planned.changes[0].span
+            for owned in before.facts:
+                if owned.kind == FactKind.ARG and owned.name.startswith(fact.name + ".") and _inside(owned, cut):
+                    want[signature(owned)] -= 1
+        for becomes in planned.becomes:
+            want[becomes] += copies
+    return +want
+
+
+def _shown(signatures: Counter[Signature]) -> str:
+    parts = []
+    for sig, count in sorted(signatures.items()):
+        kind, name = sig[0], sig[1]
+        value = " ".join(sig[2].split()) if len(sig) > 2 else ""
+        detail = f" {value[:60]}{'...' if len(value) > 60 else ''}" if value else ""
+        parts.append(f"{kind} {name}{detail}" + (f" (x{count})" if count > 1 else ""))
+    return ", ".join(parts[:4]) + (f" and {len(parts) - 4} more" if len(parts) > 4 else "")
+
+
+def _holders(lost: Counter[Signature], gained: Counter[Signature], replacements: Sequence[tuple[str, str]]) -> None:
+    """Pair off, in place, a fact whose value holds an edited text (a ConfigMap value holding
+    a dashboard whose query was fixed) with the same fact reading the edited value."""
+    for sig in list(lost):
+        if len(sig) < 3 or not sig[2]:
+            continue
+        for old, new in replacements:
+            if old and old in sig[2]:
+                edited = (*sig[:2], sig[2].replace(old, new, 1))
+                while lost[sig] and gained[edited]:
+                    lost[sig] -= 1
+                    gained[edited] -= 1
+    lost += Counter()
+    gained += Counter()
+
+
+def check(
+    before: FileReading,
+    after: FileReading,
+    fixes: Sequence[tuple[Fact, Planned]],
+    replacements: Sequence[tuple[str, str]] = (),
+) -> str | None:
+    """Why the fixed text (``after``) must not be written, or ``None`` when it may: it must
+    parse where ``before`` did and read as :func:`expected` says (a value that holds an
+    edited text, ``replacements`` as ``(old, new)``, may read with the edit made in it)."""
+    new_problems = after.problems - before.problems
+    if new_problems:
+        return f"the fixed text would not parse: {sorted(new_problems)[0]}"
+    want = expected(before, fixes)
+    got = Counter(signature(f) for f in after.facts)
+    if got == want:
+        return None
+    lost, gained = want - got, got - want
+    _holders(lost, gained, replacements)
+    lost, gained = +lost, +gained
+    if not lost and not gained:
+        return None
+    words = []
+    if lost:
+        words.append(f"lose {_shown(lost)}")
+    if gained:
+        words.append(f"gain {_shown(gained)}")
+    return "the fixed text would read differently: it would " + " and ".join(words)
