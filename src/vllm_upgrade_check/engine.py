@@ -31,6 +31,7 @@ from vllm_upgrade_check.matcher import Assumption, VersionContext, match_rules, 
 from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, Fact, FactKind, Report, Skipped, VersionBasis
 from vllm_upgrade_check.model.pack import MatchKind
 from vllm_upgrade_check.registry import Registry, load_registry
+from vllm_upgrade_check.requires import release_requirements
 from vllm_upgrade_check.scanners import Scanner, SourceFile, default_scanners
 from vllm_upgrade_check.scanners.environment import Environment, environment_facts
 from vllm_upgrade_check.scanners.host import HostInfo, host_facts
@@ -348,6 +349,13 @@ def unresolved_notes(facts: Sequence[Fact]) -> list[str]:
     return notes
 
 
+def required_by(target: Version) -> frozenset[str] | None:
+    """Canonical names of the distributions release ``target`` requires (its base
+    ``Requires-Dist``), or ``None`` when the bundled data does not know the release."""
+    found = release_requirements(str(target))
+    return None if found is None else frozenset(r.name for r in found if not r.extra)
+
+
 def resolve_target(registry: Registry, text: str | None) -> Version:
     """The target release: ``text`` if it is a release with a pack, else the newest pack.
 
@@ -404,7 +412,7 @@ def run_scan(
         default = Assumption(option, VersionBasis.OPTION, "--from")
     known_ids = {r.id for _p, r in rules} | {UNKNOWN_FLAG_ID}
     check_prefixes(options.select, options.ignore_rules, known_ids)
-    context = VersionContext(target, option, default)
+    context = VersionContext(target, option, default, required_by(target))
     findings = match_rules(rules, facts, context)
     arg_kinds = (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG)
     rule_names = frozenset(r.match.name for _p, r in rules if r.match.kind in arg_kinds)

@@ -18,7 +18,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Finding, VersionBasis
-from vllm_upgrade_check.model.pack import Match, MatchKind, Pack, Rule, Severity
+from vllm_upgrade_check.model.pack import FixAction, Match, MatchKind, Pack, Rule, Severity
 from vllm_upgrade_check.versions import Window
 
 _ARG_ORIGINS_CLI = frozenset({"cli", "config"})
@@ -61,11 +61,15 @@ class VersionContext:
         target: the version being upgraded to.
         option: ``--from`` when given: it wins over everything.
         default: the run-wide assumption when neither ``--from`` nor the fact's own file says.
+        required: canonical names of the distributions the target's ``Requires-Dist``
+            names (its wheel's METADATA), or ``None`` when not known: a rule that pins a
+            distribution the target no longer requires does not apply.
     """
 
     target: Version
     option: Version | None
     default: Assumption
+    required: frozenset[str] | None = None
 
     def assume(self, fact: Fact) -> Assumption:
         """The version assumed for ``fact``: ``--from``, else its file's hint, else the default."""
@@ -251,7 +255,7 @@ def match_rules(
         for name in _index_names(fact):
             by_name.setdefault((fact.kind, name), []).append(fact)
     findings: list[Finding] = []
-    rule_list = current_requirements(list(rules), versions.target)
+    rule_list = current_requirements(list(rules), versions.target, versions.required)
     installed = {canonicalize_name(f.name) for f in by_kind.get(FactKind.DISTRIBUTION, ())}
     host = {f.name: f.value for f in by_kind.get(FactKind.PLATFORM, ()) if f.value}
     # The version each fact is assumed to run depends only on its file's hint: decide it once
@@ -332,13 +336,29 @@ def _state_key(rule: Rule) -> tuple[str, str, tuple[str, ...]]:
     return (m.kind.value, canonicalize_name(m.name), tuple(sorted(m.origins or ())))
 
 
-def current_requirements(rules: list[tuple[Pack, Rule]], target: Version) -> list[tuple[Pack, Rule]]:
+def current_requirements(
+    rules: list[tuple[Pack, Rule]], target: Version, required: frozenset[str] | None = None
+) -> list[tuple[Pack, Rule]]:
     """Drop ``dependency``/``platform`` rules superseded by a newer release up to ``target``.
 
     Those rules state what a release *requires* (``torch==2.13.0``, Python ``>=3.10``); a later
     release's requirement on the same subject replaces an earlier one, so an upgrade across
-    0.26 → 0.33 is checked against 0.33's torch pin, not against every pin in between.
+    0.26 → 0.33 is checked against 0.33's torch pin, not against every pin in between. With
+    ``required`` (the distributions the target's ``Requires-Dist`` names), a pin of a
+    distribution the target no longer requires goes too (xformers, dropped in 0.12.0, is
+    not held to 0.11.1's pin at 0.28.0).
     """
+    if required is not None:
+        rules = [
+            (pack, rule)
+            for pack, rule in rules
+            if not (
+                rule.match.kind == MatchKind.DEPENDENCY
+                and rule.fix.action == FixAction.SET_SPECIFIER
+                and pack.version <= target
+                and canonicalize_name(rule.match.name) not in required
+            )
+        ]
     newest: dict[tuple[str, str, tuple[str, ...]], Version] = {}
     for pack, rule in rules:
         if rule.match.kind in _STATE_KINDS and pack.version <= target:

@@ -87,6 +87,16 @@ def _left_alone(result: FixResult, err: bool) -> None:
         typer.echo(f"Not written ({len(result.not_written)}):", err=err)
         for refused in result.not_written:
             typer.echo(f"  {refused.path}: {refused.reason} [{', '.join(refused.rules)}]", err=err)
+    if result.held_by:
+        count = len(result.held_by)
+        typer.echo(
+            f"vLLM versions stay where they are while {count} blocker(s) remain for {result.target} "
+            "(fix them, then run fix again):",
+            err=err,
+        )
+        for f in result.held_by:
+            subject = " ".join((f.fact.raw or f.fact.name).split())
+            typer.echo(f"  {f.location}: {f.rule.id} {subject}", err=err)
     if result.not_bumped:
         typer.echo(f"Not bumped ({len(result.not_bumped)}):", err=err)
         for item in result.not_bumped:

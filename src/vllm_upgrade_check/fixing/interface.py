@@ -126,6 +126,8 @@ class FixResult:
         errors: stale edits and unwritable files (those files were not written).
         from_version: the run-wide "from" version of the first scan, or ``None``.
         target: the target release.
+        held_by: the blockers left at the target that held the bump back (the vLLM
+            versions stay where they are, so the next scan still checks from them).
     """
 
     applied: list[Edit] = field(default_factory=list)
@@ -136,3 +138,4 @@ class FixResult:
     errors: list[VucError] = field(default_factory=list)
     from_version: str | None = None
     target: str = ""
+    held_by: list[Finding] = field(default_factory=list)

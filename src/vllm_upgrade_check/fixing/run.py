@@ -413,15 +413,15 @@ def _bump_phase(
         and not any(c.finding is f for c in companions)
     ]
     if bumps and blockers:
-        where = ", ".join(f"{f.location} {' '.join((f.fact.raw or f.fact.name).split())}" for f in blockers[:3])
-        more = f" and {len(blockers) - 3} more" if len(blockers) > 3 else ""
-        count = "1 blocker remains" if len(blockers) == 1 else f"{len(blockers)} blockers remain"
-        reason = f"{count} for {target} ({where}{more}): fix them, then run fix again"
+        run.result.held_by = blockers
+        reason = f"held back while blockers remain for {target}"
         for candidate in bumps:
             run.result.not_bumped.append(
                 NotBumped(candidate.fact.location.path or "", candidate.fact.location.line, candidate.fact.raw, reason)
             )
-        unfixed.extend(Unfixed(c.finding, f"moves with the vLLM version of its file, which is not bumped: {reason}") for c in companions if c.finding)
+        unfixed.extend(
+            Unfixed(c.finding, f"moves with the vLLM version of its file, {reason}") for c in companions if c.finding
+        )
     elif bumps or companions:
         run.apply([*bumps, *companions])
         for candidate in companions:

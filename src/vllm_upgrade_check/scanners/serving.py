@@ -25,16 +25,17 @@ from collections.abc import Iterator
 
 import yaml
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span
 from vllm_upgrade_check.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.scanners.launch import env_fact, image_fact, image_hint, is_vllm_image
 from vllm_upgrade_check.scanners.manifests import YAML_SUFFIXES, scalar_relocator
 from vllm_upgrade_check.scanners.shell import Relocate, shell_facts
-from vllm_upgrade_check.scanners.vllm_config import config_arg_fact
+from vllm_upgrade_check.scanners.vllm_config import config_arg_fact, entry_spans
 from vllm_upgrade_check.shellparse import Token
 from vllm_upgrade_check.yamlnodes import (
     YamlProblem,
     documents,
+    entry_cuts,
     get,
     items,
     mapping_items,
@@ -156,10 +157,23 @@ def skypilot_facts(text: str, doc: yaml.Node, path: str) -> Iterator[Fact]:
 
 
 def triton_model_json_facts(text: str, data: dict[str, object], path: str) -> Iterator[Fact]:
-    """``arg`` facts of a Triton vLLM backend ``model.json`` (top-level keys, in order)."""
+    """``arg`` facts of a Triton vLLM backend ``model.json`` (top-level keys, in order).
+
+    The JSON is also read as YAML nodes (JSON is YAML) for where each key and value is
+    written, so a fix can remove a key with its comma; when that reading fails the facts
+    are placed by searching for the keys, without spans."""
     scanner = "triton"
     cursor = 0
     names: set[str] = set()
+    nodes: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+    cuts: dict[int, Span | None] = {}
+    try:
+        (doc,) = documents(text)
+        if isinstance(doc, yaml.MappingNode):
+            nodes = {scalar(k) or "": (k, v) for k, v in doc.value}
+            cuts = entry_cuts(text, doc)
+    except (YamlProblem, ValueError):
+        nodes = {}
     for key, value in data.items():
         match = re.compile(re.escape(json.dumps(key)) + r"\s*:").search(text, cursor)
         if match is None:
@@ -170,7 +184,9 @@ def triton_model_json_facts(text: str, data: dict[str, object], path: str) -> It
         written = value if isinstance(value, str) else json.dumps(value)
         if key == "model" and isinstance(value, str):
             yield Fact(FactKind.MODEL, value, Location(path, line, column), value, value, scanner=scanner)
-        fact = config_arg_fact(key, written, path, line, column, scanner)
+        found = nodes.get(key)
+        spans = entry_spans(text, found[0], found[1], cuts, syntax="json") if found else None
+        fact = config_arg_fact(key, written, path, line, column, scanner, spans=spans)
         names.add(fact.name)
         yield fact
     yield _launch(names, "triton vllm backend", path, 1, 1, scanner)
