@@ -94,3 +94,17 @@ def test_files_without_vllm_are_not_read() -> None:
 def test_syntax_error_is_skipped_with_line() -> None:
     (item,) = scan("import vllm\ndef f(:\n")
     assert isinstance(item, Skipped) and item.line == 2 and item.configures_vllm
+
+
+def test_the_response_fields_read_are_those_the_bundled_rules_name_and_rename_to() -> None:
+    from vllm_upgrade_check.model.pack import FixAction, MatchKind
+    from vllm_upgrade_check.registry import load_registry
+    from vllm_upgrade_check.scanners.python_source import RESPONSE_FIELDS
+
+    named = set()
+    for _pack, rule in load_registry().rules():
+        if rule.match.kind == MatchKind.RESPONSE_FIELD:
+            named.add(rule.match.name)
+            if rule.fix.action == FixAction.RENAME and rule.fix.replacement:
+                named.add(rule.fix.replacement)
+    assert named and named <= RESPONSE_FIELDS

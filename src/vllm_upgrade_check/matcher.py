@@ -256,7 +256,12 @@ def match_rules(
             by_name.setdefault((fact.kind, name), []).append(fact)
     findings: list[Finding] = []
     rule_list = current_requirements(list(rules), versions.target, versions.required)
-    installed = {canonicalize_name(f.name) for f in by_kind.get(FactKind.DISTRIBUTION, ())}
+    # A plugin counts as installed when the environment has it or the repository asks for it
+    # (a requirements or lock file, pyproject, a `pip install` line of a Dockerfile or script).
+    installed = {
+        canonicalize_name(f.name)
+        for f in (*by_kind.get(FactKind.DISTRIBUTION, ()), *by_kind.get(FactKind.REQUIREMENT, ()))
+    }
     host = {f.name: f.value for f in by_kind.get(FactKind.PLATFORM, ()) if f.value}
     # The version each fact is assumed to run depends only on its file's hint: decide it once
     # per hint, and per rule once per distinct start version (a handful), so rules whose

@@ -352,10 +352,14 @@ def fix_paths(
 
 
 def _applied_lines(run: _Run) -> list[Edit]:
-    """The edits written, their lines told as lines of the file on disk at the end (with an
-    overlay, the file before the run)."""
+    """The edits written, one per fix (the first edit of each), their lines told as lines
+    of the file on disk at the end (with an overlay, the file before the run)."""
     out = []
+    groups: set[int] = set()
     for edit, at_pass in run.applied:
+        if edit.group and edit.group in groups:
+            continue
+        groups.add(edit.group)
         lines = run.lines[edit.path]
         shown = lines.original(edit.line, at_pass) if run.overlay is not None else lines.final(edit.line, at_pass)
         out.append(replace(edit, line=shown))

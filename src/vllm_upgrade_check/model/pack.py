@@ -127,8 +127,9 @@ class Match(_Strict):
     unless_installed: list[str] | None = Field(
         default=None,
         description=(
-            "Fire only when none of these distributions is installed (e.g. the out-of-tree plugin "
-            "a feature moved to); without an environment the rule fires as before."
+            "Fire only when none of these distributions is installed or asked for (e.g. the "
+            "out-of-tree plugin a feature moved to): installed in the environment checked, or named "
+            "by a requirement of the scanned files (requirements, pyproject, lock files, pip install)."
         ),
     )
     unless_args: dict[str, str] | None = Field(

@@ -55,8 +55,10 @@ SUBPROCESS_CALLS = frozenset(
     }
 )
 """Calls whose first argument is a command (argv list or shell string)."""
-RESPONSE_FIELDS = frozenset({"reasoning_content"})
-"""Response fields whose reading by client code is reported."""
+RESPONSE_FIELDS = frozenset({"reasoning_content", "reasoning"})
+"""Response fields whose reading by client code is reported: those the bundled rules name,
+and what their fixes rename them to (so a fixed client still reads as one; a test keeps
+this in step with the packs)."""
 
 _MAX_ITEMS = 10_000
 
