@@ -3,6 +3,7 @@ newline/encoding/mode preservation and the scanned-root boundary."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -69,6 +70,10 @@ def test_round_trip_scan_fix_scan(case: str, tmp_path: Path) -> None:
         args += ["--from", "0.26.0"]
     again = runner.invoke(app, ["fix", str(tmp_path), "--diff", *args])
     assert again.exit_code == 0 and again.stdout == "", again.output
+    # Every fixed file still parses: the scan skips none of them.
+    scan_args = [a for a in args if a not in ("--unsafe-fixes", "--no-bump")]
+    scanned = runner.invoke(app, ["scan", str(tmp_path), "--format", "json", "--fail-on", "never", *scan_args])
+    assert json.loads(scanned.stdout)["skipped"] == [], scanned.stdout
 
 
 def test_diff_writes_nothing(tmp_path: Path) -> None:

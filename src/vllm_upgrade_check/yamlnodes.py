@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from vllm_upgrade_check.model.facts import Span
-from vllm_upgrade_check.textpos import INDENT, line_index, own_lines
+from vllm_upgrade_check.textpos import INDENT, line_index, own_lines, with_comments_above
 from vllm_upgrade_check.words import Token, cut, link
 
 MAX_NODES = 200_000
@@ -248,13 +248,18 @@ def sequence_words(text: str, node: yaml.Node | None) -> list[Token]:
         return []
     lines = text.split("\n")
     runs: list[list[Token]] = [[]]
+    previous_end = 0  # the last line of the item before
     for child in node.value:
         if not isinstance(child, yaml.ScalarNode):
             runs.append([])
+            previous_end = child.end_mark.line + 1
             continue
         word = scalar_word(text, child)
         assert word.span is not None
         element = None if node.flow_style else own_lines(lines, word.span.start, word.span.end, _ITEM_HEAD)
+        if element is not None and previous_end:
+            element = with_comments_above(lines, element, previous_end)
+        previous_end = word.span.end_line
         runs[-1].append(replace(word, element=element))
     return [token for run in runs for token in link(run)]
 

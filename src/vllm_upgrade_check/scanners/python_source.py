@@ -37,7 +37,7 @@ from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Sp
 from vllm_upgrade_check.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.scanners.launch import env_fact, with_model_settings
 from vllm_upgrade_check.scanners.shell import argv_facts, is_env_name, shell_facts
-from vllm_upgrade_check.textpos import own_lines
+from vllm_upgrade_check.textpos import own_lines, with_comments_above
 from vllm_upgrade_check.words import Token, cut, link
 
 ENGINE_CALLS = frozenset({"LLM", "EngineArgs", "AsyncEngineArgs"})
@@ -213,9 +213,14 @@ class _Module:
         """The elements of one comma-separated list (a call's arguments, a list's items, a
         dict's entries), each written at ``extents``, as linked words: an element alone on
         its lines is one of whole lines (its comma and comment go with it)."""
-        tokens = [
-            Token("", 0, 0, span=e, element=None if e is None else self.whole_lines(e)) for e in extents
-        ]
+        tokens = []
+        previous_end = 0
+        for extent in extents:
+            element = None if extent is None else self.whole_lines(extent)
+            if element is not None and previous_end:
+                element = with_comments_above(self.lines, element, previous_end)
+            previous_end = 0 if extent is None else extent.end_line
+            tokens.append(Token("", 0, 0, span=extent, element=element))
         return link(tokens)
 
     def remember_cuts(self, keys: list[ast.AST], extents: list[Span | None]) -> None:
