@@ -1,5 +1,5 @@
 """Build shim: ship the top-level ``rules/`` directory as ``vllm_upgrade_check.rules``, with
-the packs pre-parsed to JSON beside them (``vllm_upgrade_check/packbundle.py`` says why).
+the packs pre-parsed to JSON beside them (``vllm_upgrade_check/knowledge/packbundle.py`` says why).
 
 pyproject.toml holds all metadata; this file only maps the rule packs into the package so
 that a non-editable install finds them with the repository gone.
@@ -19,7 +19,7 @@ class BuildWithPackBundle(build_py):
 
     def run(self) -> None:
         super().run()
-        spec = importlib.util.spec_from_file_location("_vuc_packbundle", HERE / "src/vllm_upgrade_check/packbundle.py")
+        spec = importlib.util.spec_from_file_location("_vuc_packbundle", HERE / "src/vllm_upgrade_check/knowledge/packbundle.py")
         if spec is None or spec.loader is None:
             return
         module = importlib.util.module_from_spec(spec)

@@ -226,7 +226,7 @@ def build_monorepo(root: Path, n_files: int, seed: int = 7) -> dict[str, int]:
 
 def rule_literals() -> list[str]:
     """The flag and env-var literals of the bundled rule packs (what grep and semgrep look for)."""
-    from vllm_upgrade_check.registry import load_registry
+    from vllm_upgrade_check.knowledge.registry import load_registry
 
     literals: set[str] = set()
     for _pack, rule in load_registry().rules():
@@ -350,7 +350,7 @@ def touch_all(root: Path) -> None:
 def inprocess_scan(root: Path, repeat: int, **options: object) -> tuple[float, int, int]:
     """Best in-process ``run_scan`` time with ``options``; files scanned; findings."""
     from vllm_upgrade_check.engine import ScanOptions, run_scan
-    from vllm_upgrade_check.registry import load_registry
+    from vllm_upgrade_check.knowledge.registry import load_registry
 
     registry = load_registry()
     result = {}
@@ -469,7 +469,7 @@ def main(argv: list[str] | None = None) -> int:
         counts = build_monorepo(root, args.files)
         print(f"\nmonorepo: {args.files} files in {time.perf_counter() - start:.1f} s: {counts}")
 
-        from vllm_upgrade_check.filescan import worker_count
+        from vllm_upgrade_check.sources.dispatch import worker_count
 
         print(f"CLI runs: {use_installed() if args.installed else use_wheel(work)}")
 

@@ -2,7 +2,7 @@
 
 Usage: ``python scripts/extract_surfaces.py [WHEELS_DIR] [OUT_DIR] [-j N] [VERSION ...]``
 (defaults ``/work/wheels`` and ``/work/notes/surfaces``).  Wheels are read
-with :mod:`zipfile` by :func:`vllm_upgrade_check.derive.extract_surface`;
+with :mod:`zipfile` by :func:`vllm_upgrade_check.knowledge.derive.extract_surface`;
 nothing is unpacked or imported.  Prints, per release, the number of CLI
 flags and of flags whose arity is unknown (``takes: null``).
 """
@@ -16,7 +16,7 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from vllm_upgrade_check.derive import extract_surface
+from vllm_upgrade_check.knowledge.derive import extract_surface
 
 _WHEEL = re.compile(r"vllm-([^-]+)-.*\.whl$")
 

@@ -2,7 +2,7 @@
 
 Usage: ``python scripts/gen_known_args.py [SURFACES_DIR]`` (default ``/work/notes/surfaces``).
 
-Reads every ``<VERSION>.json`` surface (produced by ``vllm_upgrade_check.derive`` from the
+Reads every ``<VERSION>.json`` surface (produced by ``vllm_upgrade_check.knowledge.derive`` from the
 unpacked vLLM wheels) and writes the union of their ``cli_flags`` (as written, ``--max-num-seqs``)
 ``engine_args`` (snake_case) and ``env_vars`` (keys of ``vllm/envs.py``), with the first and last release each was seen in and the
 wheel file that defines it in the newest release. Re-run it when new surfaces are extracted.

@@ -20,9 +20,9 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from vllm_upgrade_check.derive.draft import derive_draft
 from vllm_upgrade_check.errors import VucError
-from vllm_upgrade_check.registry import is_pack_name, load_pack_text
+from vllm_upgrade_check.knowledge.derive.draft import derive_draft
+from vllm_upgrade_check.knowledge.registry import is_pack_name, load_pack_text
 
 RULES_DIR = Path(__file__).resolve().parents[1] / "rules"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
-from vllm_upgrade_check.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -17,14 +17,14 @@ from typer.testing import CliRunner
 
 from test_sources_repo import FILES
 from test_sources_targets import TEST_PACK
-from vllm_upgrade_check import cache as cache_module
-from vllm_upgrade_check import filescan
-from vllm_upgrade_check.cache import FileResult, decode_result, encode_result
 from vllm_upgrade_check.cli import _register, app
 from vllm_upgrade_check.engine import ScanOptions, run_scan
+from vllm_upgrade_check.knowledge.registry import Registry, load_registry
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Report, Skipped, Span, Spans
-from vllm_upgrade_check.registry import Registry, load_registry
-from vllm_upgrade_check.scanners.base import Conditional, FileReference
+from vllm_upgrade_check.sources import cache as cache_module
+from vllm_upgrade_check.sources import dispatch as filescan
+from vllm_upgrade_check.sources.cache import FileResult, decode_result, encode_result
+from vllm_upgrade_check.sources.scanners.base import Conditional, FileReference
 
 
 @pytest.fixture(scope="module")
@@ -208,7 +208,7 @@ def test_a_changed_mode_or_a_moved_file_is_read_again(
     os.rename(repo / "tmp", repo / "staging")
     assert rows(scan(repo, registry, cache_dir=cache)) == rows(scan(repo, registry))
 
-    from vllm_upgrade_check import discovery
+    from vllm_upgrade_check.sources import discovery
 
     real_read = discovery.read_bytes
 
@@ -496,8 +496,8 @@ def test_a_root_given_twice_or_inside_another_is_scanned_once(tmp_path: Path, re
 
 def test_the_code_salt_follows_file_contents_not_install_times() -> None:
     # Two installs of one release (fresh CI runners) must share the cache.
-    package = Path(cache_module.__file__).parent
-    target = package / "textpos.py"
+    package = Path(cache_module.__file__).parents[1]
+    target = package / "parsing" / "textpos.py"
     before = target.stat()
     cache_module.code_salt.cache_clear()
     salt = cache_module.code_salt()

@@ -16,7 +16,7 @@ from derive_fakes import OLD_RELEASE, line_of, write_tree, write_wheel  # noqa: 
 
 from vllm_upgrade_check.cli import _register, app  # noqa: E402
 from vllm_upgrade_check.errors import UsageError  # noqa: E402
-from vllm_upgrade_check.registry import load_pack_text, load_registry  # noqa: E402
+from vllm_upgrade_check.knowledge.registry import load_pack_text, load_registry  # noqa: E402
 
 _register()
 runner = CliRunner()
@@ -223,6 +223,6 @@ def test_new_release_arguments(tmp_path: Path, capsys) -> None:
 
 
 def test_bundled_packs_ignore_drafts() -> None:
-    from vllm_upgrade_check.registry import is_pack_name
+    from vllm_upgrade_check.knowledge.registry import is_pack_name
 
     assert is_pack_name("0.34.0.yaml") and not is_pack_name("0.34.0.draft.yaml")

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from vllm_upgrade_check import discovery
 from vllm_upgrade_check.cli.progress import parse_size, scan_progress
 from vllm_upgrade_check.engine import ScanOptions, discover, scan_files
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.model.facts import FactKind
+from vllm_upgrade_check.sources import discovery
 
 COMPOSE = "services:\n  llm:\n    image: vllm/vllm-openai:v0.27.0\n    command: [--max-num-seqs, '8']\n"
 
@@ -272,7 +272,7 @@ def test_progress_draws_without_a_thread(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_a_scanner_bug_fails_closed_naming_the_file(tmp_path: Path) -> None:
-    from vllm_upgrade_check.scanners.manifests import ManifestScanner
+    from vllm_upgrade_check.sources.scanners.manifests import ManifestScanner
 
     class Broken(ManifestScanner):
         def scan(self, source):  # type: ignore[no-untyped-def]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import args_of, kinds, scan_text
 from vllm_upgrade_check.model.facts import FactKind
-from vllm_upgrade_check.scanners.dockerfile import DockerfileScanner
+from vllm_upgrade_check.sources.scanners.dockerfile import DockerfileScanner
 
 TEXT = """ARG VLLM_VERSION=v0.26.0
 FROM vllm/vllm-openai:${VLLM_VERSION}

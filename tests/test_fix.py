@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 from vllm_upgrade_check.cli import _register, app
 from vllm_upgrade_check.engine import ScanOptions, run_scan
 from vllm_upgrade_check.fixing import Edit, apply_edits, planned_edits
-from vllm_upgrade_check.registry import load_registry
-from vllm_upgrade_check.scanners import default_scanners
-from vllm_upgrade_check.textfiles import OutsideRoots, resolve_in_roots
+from vllm_upgrade_check.knowledge.registry import load_registry
+from vllm_upgrade_check.parsing.textfiles import OutsideRoots, resolve_in_roots
+from vllm_upgrade_check.sources.scanners import default_scanners
 
 _register()
 runner = CliRunner()

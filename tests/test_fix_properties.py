@@ -23,7 +23,7 @@ from packaging.version import Version
 
 from vllm_upgrade_check.engine import ScanOptions, run_scan
 from vllm_upgrade_check.fixing import diff_paths, fix_paths
-from vllm_upgrade_check.known_args import known_args
+from vllm_upgrade_check.knowledge.known_args import known_args
 from vllm_upgrade_check.model.facts import Fact, FactKind
 
 FROM, TO = "0.26.0", "0.28.0"

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from vllm_upgrade_check.cli import _register, app
 from vllm_upgrade_check.errors import RulePackError
-from vllm_upgrade_check.registry import ENTRY_POINT_GROUP, load_registry
+from vllm_upgrade_check.knowledge.registry import ENTRY_POINT_GROUP, load_registry
 
 _register()
 runner = CliRunner()
@@ -193,7 +193,7 @@ def test_baseline_counts_identical_findings(tmp_path: Path) -> None:
 
 
 def test_baseline_without_counts_still_loads(tmp_path: Path) -> None:
-    from vllm_upgrade_check.baseline import load_baseline
+    from vllm_upgrade_check.matching.baseline import load_baseline
 
     old = tmp_path / "old.json"
     old.write_text(

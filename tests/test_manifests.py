@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import args_of, kinds, scan_text
 from vllm_upgrade_check.model.facts import FactKind, Skipped
-from vllm_upgrade_check.scanners.manifests import ManifestScanner
+from vllm_upgrade_check.sources.scanners.manifests import ManifestScanner
 
 COMPOSE = """services:
   vllm:

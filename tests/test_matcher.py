@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from packaging.version import Version
 
-from vllm_upgrade_check.matcher import Assumption, VersionContext, match_rules, specifiers_conflict
+from vllm_upgrade_check.matching.matcher import Assumption, VersionContext, match_rules, specifiers_conflict
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, VersionBasis
 from vllm_upgrade_check.model.pack import Pack
 
@@ -136,8 +136,8 @@ def test_newest_requirement_supersedes_older_pins() -> None:
 
 def test_a_model_served_by_the_transformers_backend_is_not_flagged() -> None:
     from conftest import kinds, scan_text
-    from vllm_upgrade_check.scanners.python_source import PythonSourceScanner
-    from vllm_upgrade_check.scanners.shell import ShellScanner
+    from vllm_upgrade_check.sources.scanners.python_source import PythonSourceScanner
+    from vllm_upgrade_check.sources.scanners.shell import ShellScanner
 
     removed = pack(
         "0.29.0",

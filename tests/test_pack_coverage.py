@@ -10,7 +10,7 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from vllm_upgrade_check.registry import bundled_pack_files, load_registry
+from vllm_upgrade_check.knowledge.registry import bundled_pack_files, load_registry
 
 RULES = Path(__file__).resolve().parents[1] / "rules"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vllm_upgrade_check import packbundle
+from vllm_upgrade_check.knowledge import packbundle
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,19 +11,19 @@ from typer.testing import CliRunner
 
 from vllm_upgrade_check.cli import _register, app
 from vllm_upgrade_check.engine import ScanOptions, run_scan
-from vllm_upgrade_check.envrules import load_driver_table
 from vllm_upgrade_check.errors import UsageError
+from vllm_upgrade_check.knowledge.envrules import load_driver_table
+from vllm_upgrade_check.knowledge.registry import Registry, load_registry
 from vllm_upgrade_check.model.facts import Report
-from vllm_upgrade_check.planner import Host, Plan, make_plan, parse_keep
-from vllm_upgrade_check.registry import Registry, load_registry
-from vllm_upgrade_check.reporters.plan_json import plan_dict
-from vllm_upgrade_check.reporters.plan_markdown import render_plan_markdown
-from vllm_upgrade_check.resolve import (
+from vllm_upgrade_check.planning.planner import Host, Plan, make_plan, parse_keep
+from vllm_upgrade_check.planning.resolve import (
     marker_environment,
     parse_pip_report,
     resolve_future,
 )
-from vllm_upgrade_check.scanners.environment import Environment, read_freeze_file
+from vllm_upgrade_check.reporters.plan_json import plan_dict
+from vllm_upgrade_check.reporters.plan_markdown import render_plan_markdown
+from vllm_upgrade_check.sources.scanners.environment import Environment, read_freeze_file
 
 _register()
 runner = CliRunner()
@@ -405,7 +405,7 @@ def test_plan_json(registry: Registry) -> None:
 @pytest.fixture
 def no_bundled(monkeypatch: pytest.MonkeyPatch) -> None:
     """The CLI loads only the test packs (the bundled ones share release numbers)."""
-    monkeypatch.setattr("vllm_upgrade_check.registry._bundled_packs", lambda: ())
+    monkeypatch.setattr("vllm_upgrade_check.knowledge.registry._bundled_packs", lambda: ())
 
 
 @pytest.mark.usefixtures("no_bundled")

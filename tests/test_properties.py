@@ -13,17 +13,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vllm_upgrade_check.errors import RulePackError
+from vllm_upgrade_check.knowledge.registry import load_pack_text
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
 from vllm_upgrade_check.model.pack import Pack
-from vllm_upgrade_check.registry import load_pack_text
-from vllm_upgrade_check.scanners.base import SourceFile
-from vllm_upgrade_check.scanners.dockerfile import DockerfileScanner
-from vllm_upgrade_check.scanners.launch import arg_facts, find_launch, normalise_flag
-from vllm_upgrade_check.scanners.manifests import ManifestScanner
-from vllm_upgrade_check.scanners.requirements import RequirementsScanner
-from vllm_upgrade_check.scanners.shell import ShellScanner
-from vllm_upgrade_check.shellparse import Token, parse_shell
-from vllm_upgrade_check.yamlnodes import YamlProblem, compose_documents, to_python
+from vllm_upgrade_check.parsing.shell import Token, parse_shell
+from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, compose_documents, to_python
+from vllm_upgrade_check.sources.scanners.base import SourceFile
+from vllm_upgrade_check.sources.scanners.dockerfile import DockerfileScanner
+from vllm_upgrade_check.sources.scanners.launch import arg_facts, find_launch, normalise_flag
+from vllm_upgrade_check.sources.scanners.manifests import ManifestScanner
+from vllm_upgrade_check.sources.scanners.requirements import RequirementsScanner
+from vllm_upgrade_check.sources.scanners.shell import ShellScanner
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from vllm_upgrade_check import packbundle
-from vllm_upgrade_check import registry as registry_module
 from vllm_upgrade_check.errors import RulePackError
-from vllm_upgrade_check.registry import (
+from vllm_upgrade_check.knowledge import packbundle
+from vllm_upgrade_check.knowledge import registry as registry_module
+from vllm_upgrade_check.knowledge.registry import (
     build_registry,
     bundled_pack_files,
     load_pack_file,

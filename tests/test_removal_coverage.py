@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from vllm_upgrade_check.checks import UNKNOWN_FLAG_ID
 from vllm_upgrade_check.engine import ScanOptions, run_scan
-from vllm_upgrade_check.registry import load_registry
+from vllm_upgrade_check.knowledge.registry import load_registry
+from vllm_upgrade_check.matching.checks import UNKNOWN_FLAG_ID
 
 DATA = json.loads(resources.files("vllm_upgrade_check").joinpath("data/known_args.json").read_text())
 NEWEST = DATA["releases"][-1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import kinds, scan_text
 from vllm_upgrade_check.model.facts import FactKind, Skipped
-from vllm_upgrade_check.scanners.requirements import RequirementsScanner
+from vllm_upgrade_check.sources.scanners.requirements import RequirementsScanner
 
 
 def reqs(name: str, text: str) -> list[tuple[str, str, int]]:

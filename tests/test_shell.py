@@ -6,7 +6,7 @@ import pytest
 
 from conftest import args_of, kinds, scan_text
 from vllm_upgrade_check.model.facts import FactKind
-from vllm_upgrade_check.scanners.shell import ShellScanner
+from vllm_upgrade_check.sources.scanners.shell import ShellScanner
 
 
 def scan(text: str, name: str = "run.sh"):
@@ -114,7 +114,7 @@ def test_syntax_error_is_reported_as_partly_read() -> None:
 
 def test_shebang_without_suffix_is_accepted() -> None:
     scanner = ShellScanner()
-    from vllm_upgrade_check.scanners.base import SourceFile
+    from vllm_upgrade_check.sources.scanners.base import SourceFile
 
     assert scanner.accepts(SourceFile("bin/serve", "#!/usr/bin/env bash\nvllm serve m\n"))
     assert not scanner.accepts(SourceFile("bin/serve.py", "#!/usr/bin/env python\n"))
@@ -175,7 +175,7 @@ def test_astral_character_after_brace_does_not_crash_the_parser() -> None:
     import sys
 
     code = (
-        "from vllm_upgrade_check.shellparse import parse_shell\n"
+        "from vllm_upgrade_check.parsing.shell import parse_shell\n"
         "for _ in range(50):\n"
         "    parse_shell('x{\\U000DBC5D')\n"
         "    parse_shell('{\\U000DBC5D vllm serve m --swap-space 4')\n"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from test_sources_targets import TEST_PACK
 from vllm_upgrade_check.engine import ScanOptions, run_scan
-from vllm_upgrade_check.registry import load_registry
-from vllm_upgrade_check.scanners.monitoring import promql_metric_names
-from vllm_upgrade_check.scanners.templates import PLACEHOLDER, neutralise_templates
+from vllm_upgrade_check.knowledge.registry import load_registry
+from vllm_upgrade_check.sources.scanners.monitoring import promql_metric_names
+from vllm_upgrade_check.sources.scanners.templates import PLACEHOLDER, neutralise_templates
 
 FILES = {
     "deploy/helm/values.yaml": """servingEngineSpec:
@@ -144,9 +144,9 @@ def test_template_actions_keep_positions() -> None:
 
 def test_unreadable_sources_are_skipped_with_their_line() -> None:
     from vllm_upgrade_check.model.facts import Skipped
-    from vllm_upgrade_check.scanners.base import SourceFile
-    from vllm_upgrade_check.scanners.envfiles import SystemdScanner
-    from vllm_upgrade_check.scanners.monitoring import MonitoringScanner
+    from vllm_upgrade_check.sources.scanners.base import SourceFile
+    from vllm_upgrade_check.sources.scanners.envfiles import SystemdScanner
+    from vllm_upgrade_check.sources.scanners.monitoring import MonitoringScanner
 
     (bad_json,) = MonitoringScanner().scan(SourceFile("d.json", '{"panels": [\n  {"expr": "vllm:x"\n'))
     assert isinstance(bad_json, Skipped) and bad_json.line == 3 and bad_json.configures_vllm
@@ -157,8 +157,8 @@ def test_unreadable_sources_are_skipped_with_their_line() -> None:
 
 def test_dashboards_held_as_json_text_in_kubernetes_objects() -> None:
     from vllm_upgrade_check.model.facts import Fact, Skipped
-    from vllm_upgrade_check.scanners.base import SourceFile
-    from vllm_upgrade_check.scanners.monitoring import MonitoringScanner
+    from vllm_upgrade_check.sources.scanners.base import SourceFile
+    from vllm_upgrade_check.sources.scanners.monitoring import MonitoringScanner
 
     text = """apiVersion: v1
 kind: ConfigMap
@@ -198,8 +198,8 @@ spec:
 def test_a_dashboard_exported_by_grafana_is_read_at_its_columns() -> None:
     # Grafana (Go's encoding/json) writes <, > and & in strings as \u003c, \u003e, \u0026.
     from vllm_upgrade_check.model.facts import Fact
-    from vllm_upgrade_check.scanners.base import SourceFile
-    from vllm_upgrade_check.scanners.monitoring import MonitoringScanner
+    from vllm_upgrade_check.sources.scanners.base import SourceFile
+    from vllm_upgrade_check.sources.scanners.monitoring import MonitoringScanner
 
     text = '{"panels":[{"targets":[{"expr":"vllm:gpu_cache_usage_perc \\u003e 0.9 \\u0026\\u0026 vllm:num_requests_running \\u003c 3"}]}]}\n'
     facts = [f for f in MonitoringScanner().scan(SourceFile("dash.json", text)) if isinstance(f, Fact)]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from vllm_upgrade_check.engine import ScanOptions, run_scan
-from vllm_upgrade_check.registry import load_registry
+from vllm_upgrade_check.knowledge.registry import load_registry
 
 TARGETS = Path(__file__).resolve().parent / "targets_py"
 RULES = TARGETS / "rules"

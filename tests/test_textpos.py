@@ -13,9 +13,9 @@ import random
 
 from conftest import args_of, kinds, scan_text
 from vllm_upgrade_check.model.facts import FactKind
-from vllm_upgrade_check.scanners.monitoring import MonitoringScanner
-from vllm_upgrade_check.scanners.shell import ShellScanner
-from vllm_upgrade_check.textpos import LineIndex
+from vllm_upgrade_check.parsing.textpos import LineIndex
+from vllm_upgrade_check.sources.scanners.monitoring import MonitoringScanner
+from vllm_upgrade_check.sources.scanners.shell import ShellScanner
 
 
 def naive(text: str, offset: int) -> tuple[int, int]:

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from conftest import args_of, scan_text
-from vllm_upgrade_check.checks import UNKNOWN_FLAG_ID
 from vllm_upgrade_check.engine import ScanOptions, run_scan
-from vllm_upgrade_check.scanners.vllm_config import VllmConfigScanner
+from vllm_upgrade_check.matching.checks import UNKNOWN_FLAG_ID
+from vllm_upgrade_check.sources.scanners.vllm_config import VllmConfigScanner
 
 
 def scan(text: str, name: str = "serve.yaml"):

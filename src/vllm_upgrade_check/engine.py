@@ -12,9 +12,17 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from vllm_upgrade_check.cache import FileResult, ScanCache, code_salt, file_stamp
-from vllm_upgrade_check.checks import UNKNOWN_FLAG_ID, unknown_flag_findings
-from vllm_upgrade_check.discovery import (  # noqa: F401
+from vllm_upgrade_check.errors import UsageError
+from vllm_upgrade_check.knowledge.registry import Registry, load_registry
+from vllm_upgrade_check.knowledge.requires import release_requirements
+from vllm_upgrade_check.knowledge.versions import parse_version
+from vllm_upgrade_check.matching.checks import UNKNOWN_FLAG_ID, unknown_flag_findings
+from vllm_upgrade_check.matching.matcher import Assumption, VersionContext, match_rules, sort_key
+from vllm_upgrade_check.matching.suppress import Ignore, apply_filters, check_prefixes
+from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, Fact, FactKind, Report, Skipped, VersionBasis
+from vllm_upgrade_check.model.pack import MatchKind
+from vllm_upgrade_check.sources.cache import FileResult, ScanCache, code_salt, file_stamp
+from vllm_upgrade_check.sources.discovery import (  # noqa: F401
     MAX_FILE_BYTES,
     SKIP_DIRS,
     PassedOver,
@@ -25,19 +33,11 @@ from vllm_upgrade_check.discovery import (  # noqa: F401
     walk,
     wanted,
 )
-from vllm_upgrade_check.errors import UsageError
-from vllm_upgrade_check.filescan import Dispatcher, Outcome, Pending, hinted, pinned_version
-from vllm_upgrade_check.matcher import Assumption, VersionContext, match_rules, sort_key
-from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, Fact, FactKind, Report, Skipped, VersionBasis
-from vllm_upgrade_check.model.pack import MatchKind
-from vllm_upgrade_check.registry import Registry, load_registry
-from vllm_upgrade_check.requires import release_requirements
-from vllm_upgrade_check.scanners import Scanner, SourceFile, default_scanners
-from vllm_upgrade_check.scanners.environment import Environment, environment_facts
-from vllm_upgrade_check.scanners.host import HostInfo, host_facts
-from vllm_upgrade_check.scanners.vllm_config import referenced_config_paths, scan_config
-from vllm_upgrade_check.suppress import Ignore, apply_filters, check_prefixes
-from vllm_upgrade_check.versions import parse_version
+from vllm_upgrade_check.sources.dispatch import Dispatcher, Outcome, Pending, hinted, pinned_version
+from vllm_upgrade_check.sources.scanners import Scanner, SourceFile, default_scanners
+from vllm_upgrade_check.sources.scanners.environment import Environment, environment_facts
+from vllm_upgrade_check.sources.scanners.host import HostInfo, host_facts
+from vllm_upgrade_check.sources.scanners.vllm_config import referenced_config_paths, scan_config
 
 
 @dataclass
@@ -49,7 +49,7 @@ class ScanOptions:
         to_version: target release text (``None``: the newest pack).
         from_version: the version in use (``None``: detect it).
         environment: the environment to check, or ``None`` to leave it out.
-        host: the host's GPUs and driver (:func:`~vllm_upgrade_check.scanners.host.read_host`),
+        host: the host's GPUs and driver (:func:`~vllm_upgrade_check.sources.scanners.host.read_host`),
             or ``None`` to leave them out.
         rule_paths: extra rule pack files/directories.
         exclude: gitignore-style patterns of paths to leave out.
@@ -66,10 +66,10 @@ class ScanOptions:
             display); ``None`` for none.
         overlay: file contents to scan instead of the disk, by real path (``os.path.realpath``);
             ``fix --diff`` rescans its in-memory edits with it (the cache is then off).
-        cache_dir: where per-file results are cached (:mod:`vllm_upgrade_check.cache`);
+        cache_dir: where per-file results are cached (:mod:`vllm_upgrade_check.sources.cache`);
             ``None``: no cache.
         jobs: worker processes that parse files (``None`` or ``0``: automatic, see
-            :func:`~vllm_upgrade_check.filescan.worker_count`; ``1``: none).
+            :func:`~vllm_upgrade_check.sources.dispatch.worker_count`; ``1``: none).
     """
 
     paths: Sequence[Path] = ()
@@ -94,7 +94,7 @@ class ScanOptions:
 
 def discover(root: Path, exclude: Sequence[str] = ()) -> Iterator[tuple[Path, str]]:
     """Yield ``(path, relative POSIX path)`` of every regular file under ``root`` that is not
-    ignored (see :func:`vllm_upgrade_check.discovery.walk`)."""
+    ignored (see :func:`vllm_upgrade_check.sources.discovery.walk`)."""
     for path, rel in walk(root, exclude):
         yield Path(path), rel
 
@@ -106,7 +106,7 @@ def scan_files(
 
     With several roots, each file's path starts with its root (:func:`root_label`).
     ``lines_out``, when given, receives each read file's suppression-comment lines
-    (:func:`~vllm_upgrade_check.suppress.suppression_lines`), so no file is read twice.
+    (:func:`~vllm_upgrade_check.matching.suppress.suppression_lines`), so no file is read twice.
     With ``options.cache_dir``, unchanged files reuse their cached results (:mod:`.cache`).
 
     Returns:
@@ -166,7 +166,7 @@ def _scan_root(
     passed_over: list[PassedOver] | None = None,
 ) -> tuple[dict[str, str], list[tuple[str, FileResult]]]:
     """Walk one root and get each file's result: from the cache by stamp, else from a
-    :class:`~vllm_upgrade_check.filescan.Dispatcher` while the walk goes on.
+    :class:`~vllm_upgrade_check.sources.dispatch.Dispatcher` while the walk goes on.
 
     Returns:
         ``(report path -> disk path of every walked file, (report path, result) of each file
@@ -395,7 +395,7 @@ def run_scan(
     facts, skipped, count = scan_files(options, lines_of)
     rules = list(registry.rules())
     if options.environment is not None or options.host is not None:
-        from vllm_upgrade_check.envrules import derived_rules, without_replaced_requirers
+        from vllm_upgrade_check.knowledge.envrules import derived_rules, without_replaced_requirers
 
         if options.environment is not None:
             facts.extend(environment_facts(options.environment))

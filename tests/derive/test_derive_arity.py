@@ -17,7 +17,7 @@ from derive_fakes import (
     write_wheel,
 )
 
-from vllm_upgrade_check.derive import FlagArity, ReleaseSurface, extract_surface
+from vllm_upgrade_check.knowledge.derive import FlagArity, ReleaseSurface, extract_surface
 
 
 def _takes(surface: ReleaseSurface) -> dict[str, str | None]:

@@ -5,7 +5,7 @@ import json
 import pytest
 from derive_fakes import NEW_RELEASE, OLD_RELEASE, write_wheel
 
-from vllm_upgrade_check.derive import (
+from vllm_upgrade_check.knowledge.derive import (
     NAME_CATEGORIES,
     Deprecation,
     ReleaseSurface,

@@ -5,7 +5,7 @@ import io
 import pytest
 from derive_fakes import make_elf
 
-from vllm_upgrade_check.elf import HeadCachedFile, read_elf_needed
+from vllm_upgrade_check.parsing.elf import HeadCachedFile, read_elf_needed
 
 LIBS = ["libtorch.so", "libcudart.so.12", "libc.so.6"]
 

@@ -5,7 +5,7 @@ import json
 import pytest
 from derive_fakes import NEW_FLAGS, NEW_RELEASE, OLD_FLAGS, OLD_RELEASE, line_of, write_tree, write_wheel
 
-from vllm_upgrade_check.derive import NAME_CATEGORIES, ReleaseSurface, SourceRef, extract_surface
+from vllm_upgrade_check.knowledge.derive import NAME_CATEGORIES, ReleaseSurface, SourceRef, extract_surface
 
 
 @pytest.fixture(scope="module")

@@ -10,19 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from vllm_upgrade_check.discovery import _decode
 from vllm_upgrade_check.errors import RulePackError
 from vllm_upgrade_check.model.facts import Fact, Skipped
 from vllm_upgrade_check.model.pack import Pack
-from vllm_upgrade_check.scanners.base import Conditional, FileReference, Reference, SourceFile
-from vllm_upgrade_check.scanners.dockerfile import DockerfileScanner
-from vllm_upgrade_check.scanners.launch import arg_facts, find_launch, normalise_flag
-from vllm_upgrade_check.scanners.manifests import ManifestScanner
-from vllm_upgrade_check.scanners.monitoring import MonitoringScanner
-from vllm_upgrade_check.scanners.requirements import RequirementsScanner
-from vllm_upgrade_check.scanners.shell import ShellScanner
-from vllm_upgrade_check.shellparse import Token, parse_shell
-from vllm_upgrade_check.yamlnodes import YamlProblem, compose_documents, to_python
+from vllm_upgrade_check.parsing.shell import Token, parse_shell
+from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, compose_documents, to_python
+from vllm_upgrade_check.sources.discovery import _decode
+from vllm_upgrade_check.sources.scanners.base import Conditional, FileReference, Reference, SourceFile
+from vllm_upgrade_check.sources.scanners.dockerfile import DockerfileScanner
+from vllm_upgrade_check.sources.scanners.launch import arg_facts, find_launch, normalise_flag
+from vllm_upgrade_check.sources.scanners.manifests import ManifestScanner
+from vllm_upgrade_check.sources.scanners.monitoring import MonitoringScanner
+from vllm_upgrade_check.sources.scanners.requirements import RequirementsScanner
+from vllm_upgrade_check.sources.scanners.shell import ShellScanner
 
 
 def _check(items: Iterable[object]) -> None:
@@ -79,7 +79,7 @@ def requirements(data: bytes) -> None:
 
 def rulepack(data: bytes) -> None:
     """The rule-pack loader: a :class:`Pack` or a :class:`RulePackError`, nothing else."""
-    from vllm_upgrade_check.registry import load_pack_text
+    from vllm_upgrade_check.knowledge.registry import load_pack_text
 
     try:
         pack = load_pack_text(_decode(data), "fuzz.yaml")

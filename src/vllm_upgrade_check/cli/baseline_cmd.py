@@ -34,9 +34,9 @@ def create(
     jobs: int = JOBS_OPTION,
 ) -> None:
     """Scan and write every finding's fingerprint to a baseline file (``scan --baseline FILE``)."""
-    from vllm_upgrade_check.baseline import render_baseline
-    from vllm_upgrade_check.config import config_for, scan_options
+    from vllm_upgrade_check.cli.config import config_for, scan_options
     from vllm_upgrade_check.engine import run_scan
+    from vllm_upgrade_check.matching.baseline import render_baseline
 
     settings = config_for(paths or [], config)
     options = scan_options(

@@ -113,7 +113,7 @@ JOBS_OPTION = typer.Option(
 
 def cache_dir(option: str | None, no_cache: bool) -> Path | None:
     """The cache directory of a run: ``None`` with ``--no-cache``, else ``--cache-dir`` or the
-    default (:func:`vllm_upgrade_check.cache.default_cache_dir`).
+    default (:func:`vllm_upgrade_check.sources.cache.default_cache_dir`).
 
     Raises:
         UsageError: ``--cache-dir`` is empty (it would mean the current directory), or given
@@ -131,6 +131,6 @@ def cache_dir(option: str | None, no_cache: bool) -> Path | None:
 
             raise UsageError("--cache-dir is empty (give a directory, or --no-cache)")
         return Path(option)
-    from vllm_upgrade_check.cache import default_cache_dir
+    from vllm_upgrade_check.sources.cache import default_cache_dir
 
     return default_cache_dir()

@@ -21,6 +21,6 @@ def derive(
     """Write an UNREVIEWED draft pack for NEW: one candidate rule per removed or renamed flag,
     engine arg, env var, metric, quantization method, load format, architecture and module,
     per changed key requirement and Requires-Python, each with wheel evidence (file:line)."""
-    from vllm_upgrade_check.derive.draft import derive_draft
+    from vllm_upgrade_check.knowledge.derive.draft import derive_draft
 
     write_output(derive_draft(old, new), output)

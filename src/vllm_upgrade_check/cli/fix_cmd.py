@@ -31,7 +31,7 @@ def fix(
 ) -> None:
     """Fix what can be fixed mechanically; list what needs a person. Exit 2 on a stale edit."""
 
-    from vllm_upgrade_check.config import config_for, scan_options
+    from vllm_upgrade_check.cli.config import config_for, scan_options
     from vllm_upgrade_check.fixing import UPGRADE_ID, diff_paths, fix_paths
 
     settings = config_for(paths or [], config)

@@ -61,14 +61,14 @@ def plan(
     """
     from dataclasses import replace
 
-    from vllm_upgrade_check.config import config_for, scan_options
+    from vllm_upgrade_check.cli.config import config_for, scan_options
     from vllm_upgrade_check.engine import run_scan
-    from vllm_upgrade_check.envrules import load_driver_table
     from vllm_upgrade_check.errors import UsageError
-    from vllm_upgrade_check.planner import Host, make_plan, parse_keep
-    from vllm_upgrade_check.registry import load_registry
-    from vllm_upgrade_check.scanners import environment as environment_mod
-    from vllm_upgrade_check.versions import parse_version
+    from vllm_upgrade_check.knowledge.envrules import load_driver_table
+    from vllm_upgrade_check.knowledge.registry import load_registry
+    from vllm_upgrade_check.knowledge.versions import parse_version
+    from vllm_upgrade_check.planning.planner import Host, make_plan, parse_keep
+    from vllm_upgrade_check.sources.scanners import environment as environment_mod
 
     env = (
         environment_mod.read_freeze_file(freeze)
@@ -106,7 +106,7 @@ def plan(
     host = Host(env, python_version or env.python, driver, parse_keep(keep))
     result = make_plan(registry, host, load_driver_table(), scan, current, source)
     if resolve:
-        from vllm_upgrade_check.resolve import pip_dry_run
+        from vllm_upgrade_check.planning.resolve import pip_dry_run
 
         notes = list(result.notes)
         held = [

@@ -35,14 +35,14 @@ def report(
     jobs: int = JOBS_OPTION,
 ) -> None:
     """Write a Markdown migration report (checklists, findings per release crossed). Exit 0."""
-    from vllm_upgrade_check.config import config_for, scan_options
+    from vllm_upgrade_check.cli.config import config_for, scan_options
     from vllm_upgrade_check.engine import run_scan
-    from vllm_upgrade_check.registry import load_registry
+    from vllm_upgrade_check.knowledge.registry import load_registry
     from vllm_upgrade_check.reporters.markdown import render
 
     environment = None
     if env:
-        from vllm_upgrade_check.scanners.environment import read_current_environment
+        from vllm_upgrade_check.sources.scanners.environment import read_current_environment
 
         environment = read_current_environment()
     settings = config_for(paths or [], config)

@@ -16,8 +16,8 @@ from vllm_upgrade_check.errors import UsageError
 if TYPE_CHECKING:  # pragma: no cover
     from packaging.version import Version
 
+    from vllm_upgrade_check.knowledge.registry import Registry
     from vllm_upgrade_check.model.pack import Rule
-    from vllm_upgrade_check.registry import Registry
 
 
 class ListFormat(str, Enum):
@@ -42,7 +42,7 @@ def schema() -> None:
 @rules_app.command("validate")
 def validate(paths: list[Path] = typer.Argument(..., help="Pack files or directories.")) -> None:
     """Validate rule packs: schema, versions, unique ids, evidence. Exit 2 on the first error."""
-    from vllm_upgrade_check.registry import load_registry
+    from vllm_upgrade_check.knowledge.registry import load_registry
 
     registry = load_registry(paths, bundled=False)
     count = sum(1 for _ in registry.rules())
@@ -57,8 +57,8 @@ def list_rules(
 ) -> None:
     """List rules (id, severity, release, name); markdown renders a coverage table."""
 
-    from vllm_upgrade_check.registry import load_registry
-    from vllm_upgrade_check.versions import parse_version
+    from vllm_upgrade_check.knowledge.registry import load_registry
+    from vllm_upgrade_check.knowledge.versions import parse_version
 
     registry = load_registry(rules)
     wanted: Version | None = parse_version(release, "--release") if release else None
@@ -112,8 +112,8 @@ def explain(
     rule_id: str = typer.Argument(..., help="Rule id, e.g. VUC0270-001."), rules: list[Path] = RULES_OPTION
 ) -> None:
     """Print one rule's documentation: what it matches, why it breaks, the fix, the evidence."""
-    from vllm_upgrade_check.checks import UNKNOWN_FLAG_ID, documented_unknown_flag_rule
-    from vllm_upgrade_check.registry import load_registry
+    from vllm_upgrade_check.knowledge.registry import load_registry
+    from vllm_upgrade_check.matching.checks import UNKNOWN_FLAG_ID, documented_unknown_flag_rule
 
     registry = load_registry(rules)
     found = registry.rule(rule_id)

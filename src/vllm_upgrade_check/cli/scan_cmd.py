@@ -72,13 +72,13 @@ def scan(
     jobs: int = JOBS_OPTION,
 ) -> None:
     """Scan a deployment repo (and optionally the environment) for what breaks on upgrade."""
+    from vllm_upgrade_check.cli.config import config_for, scan_options
     from vllm_upgrade_check.cli.progress import parse_size, scan_progress
-    from vllm_upgrade_check.config import config_for, scan_options
     from vllm_upgrade_check.engine import run_scan
 
     environment = None
     if env:
-        from vllm_upgrade_check.scanners.environment import read_current_environment
+        from vllm_upgrade_check.sources.scanners.environment import read_current_environment
 
         environment = read_current_environment()
     settings = config_for(paths or [], config)
@@ -98,7 +98,7 @@ def scan(
     )
     options.max_file_bytes = parse_size(max_file_size)
     if env:
-        from vllm_upgrade_check.scanners.host import read_host
+        from vllm_upgrade_check.sources.scanners.host import read_host
 
         options.host = read_host()
     with scan_progress(fmt == Format.console) as progress:
@@ -111,7 +111,7 @@ def scan(
 
         print_console(lambda console: render_console(report, console), output)
     else:
-        from vllm_upgrade_check.registry import load_registry
+        from vllm_upgrade_check.knowledge.registry import load_registry
         from vllm_upgrade_check.reporters import renderer
 
         write_output(renderer(fmt.value)(report, load_registry(rules)), output)

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Sequence
 
 from vllm_upgrade_check.fixing.interface import CannotFix, Edit, StaleEditError
 from vllm_upgrade_check.fixing.planned import Planned
-from vllm_upgrade_check.textpos import line_index
-from vllm_upgrade_check.words import render
+from vllm_upgrade_check.parsing.textpos import line_index
+from vllm_upgrade_check.parsing.words import render
 
 
 def edits_of(planned: Planned, text: str, path: str, rule_id: str, line: int, group: int = 0) -> list[Edit]:

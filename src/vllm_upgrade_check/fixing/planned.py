@@ -4,7 +4,7 @@
 what the text there must be (checked against the file before anything is written), and
 what the fix does to the fact (checked by scanning the fixed text again). Knowledge of how
 vLLM spells things (a flag's dashes, a metric's series suffix) lives here; knowledge of a
-file's syntax does not: the spans say where, :func:`~vllm_upgrade_check.words.render` says
+file's syntax does not: the spans say where, :func:`~vllm_upgrade_check.parsing.words.render` says
 how a new value is quoted.
 """
 
@@ -19,11 +19,11 @@ from packaging.version import Version
 
 from vllm_upgrade_check.fixing.interface import MECHANICAL, CannotFix
 from vllm_upgrade_check.fixing.specifiers import admitting
+from vllm_upgrade_check.knowledge.requires import base_requirement
+from vllm_upgrade_check.knowledge.versions import tag_version_span
 from vllm_upgrade_check.model.facts import Fact, FactKind, Finding, Span
 from vllm_upgrade_check.model.pack import Applicability, FixAction
-from vllm_upgrade_check.reqtext import specifier_offsets
-from vllm_upgrade_check.requires import base_requirement
-from vllm_upgrade_check.versions import tag_version_span
+from vllm_upgrade_check.parsing.reqtext import specifier_offsets
 
 Signature = tuple[str, ...]
 """What a fact reads as, positions left out (see :func:`signature`)."""
@@ -47,7 +47,7 @@ class Change:
     Attributes:
         span: where.
         new: the text to write; with ``syntax`` set, a value still to be quoted for the
-            quotes found around the span (:func:`~vllm_upgrade_check.words.render`).
+            quotes found around the span (:func:`~vllm_upgrade_check.parsing.words.render`).
         expect: the text the span must hold, or ``None`` when only the scan after the fix
             can tell (a cut).
         syntax: the syntax ``new`` is written in, when it is a value to quote.

@@ -35,12 +35,18 @@ from vllm_upgrade_check.fixing.interface import (
 )
 from vllm_upgrade_check.fixing.planned import Planned, plan_finding, signature, version_change
 from vllm_upgrade_check.fixing.verify import FileReading, check, read_file
+from vllm_upgrade_check.knowledge.versions import version_from_tag
 from vllm_upgrade_check.model.facts import Fact, FactKind, Finding
 from vllm_upgrade_check.model.pack import Applicability, FixAction, Severity
-from vllm_upgrade_check.scanners import Scanner, default_scanners
-from vllm_upgrade_check.scanners.launch import is_vllm_image
-from vllm_upgrade_check.textfiles import FileText, OutsideRoots, read_text, resolve_in_roots, write_atomic
-from vllm_upgrade_check.versions import version_from_tag
+from vllm_upgrade_check.parsing.textfiles import (
+    FileText,
+    OutsideRoots,
+    read_text,
+    resolve_in_roots,
+    write_atomic,
+)
+from vllm_upgrade_check.sources.scanners import Scanner, default_scanners
+from vllm_upgrade_check.sources.scanners.launch import is_vllm_image
 
 if TYPE_CHECKING:  # pragma: no cover
     from vllm_upgrade_check.engine import ScanOptions

@@ -13,11 +13,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from vllm_upgrade_check.filescan import scan_source
 from vllm_upgrade_check.fixing.planned import Planned, Signature, signature
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span
-from vllm_upgrade_check.scanners.base import Scanner, SourceFile
-from vllm_upgrade_check.scanners.vllm_config import scan_config
+from vllm_upgrade_check.sources.dispatch import scan_source
+from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.vllm_config import scan_config
 
 
 @dataclass(frozen=True)

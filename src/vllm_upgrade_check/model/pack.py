@@ -1,7 +1,7 @@
 """Pydantic models of a rule pack: one YAML file per vLLM release under ``rules/``.
 
 Packs are strict (``extra="forbid"``): an unknown key, a wrong type or a malformed version
-is an error that names the file and line (see :mod:`vllm_upgrade_check.registry`).
+is an error that names the file and line (see :mod:`vllm_upgrade_check.knowledge.registry`).
 ``vllm-upgrade-check rules schema`` prints the JSON Schema generated from these models.
 """
 

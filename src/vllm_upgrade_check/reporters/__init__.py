@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import import_module
 
+from vllm_upgrade_check.knowledge.registry import Registry
 from vllm_upgrade_check.model.facts import Report
-from vllm_upgrade_check.registry import Registry
 
 Renderer = Callable[[Report, Registry], str]
 

@@ -36,9 +36,9 @@ import json
 from typing import Any
 
 from vllm_upgrade_check import __version__
+from vllm_upgrade_check.knowledge.registry import Registry
 from vllm_upgrade_check.model.facts import Finding, Report
 from vllm_upgrade_check.model.pack import Severity
-from vllm_upgrade_check.registry import Registry
 
 SCHEMA_VERSION = 1
 

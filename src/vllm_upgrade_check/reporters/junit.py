@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from xml.etree import ElementTree as ET
 
+from vllm_upgrade_check.knowledge.registry import Registry
 from vllm_upgrade_check.model.facts import Finding, Report
-from vllm_upgrade_check.registry import Registry
 from vllm_upgrade_check.reporters._common import subject
 
 

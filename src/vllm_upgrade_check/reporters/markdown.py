@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from packaging.version import Version
 
+from vllm_upgrade_check.knowledge.registry import Registry
 from vllm_upgrade_check.model.facts import Finding, Report, VersionBasis
 from vllm_upgrade_check.model.pack import Applicability, Severity
-from vllm_upgrade_check.registry import Registry
 from vllm_upgrade_check.reporters._common import mechanical_fix, subject, uri_path
 
 _TITLES = {Severity.BLOCKER: "Blockers", Severity.WARNING: "Warnings", Severity.INFO: "Info"}

@@ -15,9 +15,9 @@ import json
 from typing import Any
 
 from vllm_upgrade_check import __version__
+from vllm_upgrade_check.knowledge.registry import Registry
 from vllm_upgrade_check.model.facts import Finding, Report
 from vllm_upgrade_check.model.pack import Severity
-from vllm_upgrade_check.registry import Registry
 from vllm_upgrade_check.reporters._common import mechanical_fix, subject, uri_path
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

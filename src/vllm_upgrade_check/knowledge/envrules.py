@@ -1,0 +1,272 @@
+"""Environment rules generated from data: the target pack's ``wheel:`` section (what the
+target wheel requires) and the CUDA driver table ``rules/data/cuda-drivers.yaml``.
+
+The knowledge lives in the packs and the table; this module only turns it into
+:class:`~vllm_upgrade_check.model.pack.Rule` objects the generic matcher applies to the
+facts of :mod:`~vllm_upgrade_check.sources.scanners.environment` and
+:mod:`~vllm_upgrade_check.sources.scanners.host`. Generated rule ids are ``VUCENV<release>-NNN``:
+``001`` Python, ``002`` glibc, ``003`` CPU architecture, ``004`` NVIDIA driver, ``1NN`` an
+installed distribution the upgrade replaces (warning), ``2NN`` an installed distribution whose
+own requirement conflicts with the target's (blocker).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from vllm_upgrade_check.errors import RulePackError
+from vllm_upgrade_check.model.facts import Fact, FactKind
+from vllm_upgrade_check.model.pack import Pack, Rule
+from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, compose_documents, to_python
+
+DRIVER_TABLE = "data/cuda-drivers.yaml"
+"""The bundled table, relative to the ``rules`` package."""
+
+
+class CudaDriver(BaseModel):
+    """One row: a CUDA major and the minimum Linux driver of its minor-version compatibility."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    major: int
+    minimum_driver: str
+    ga_drivers: dict[str, str] = {}
+
+
+class DriverTable(BaseModel):
+    """``rules/data/cuda-drivers.yaml``: rows with the source they were copied from."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    schema_version: int
+    source: str
+    source_url: str
+    cuda: list[CudaDriver]
+
+    def minimum_for(self, major: int) -> str | None:
+        """The minimum driver version for CUDA ``major``, or ``None`` when the table lacks it."""
+        return next((row.minimum_driver for row in self.cuda if row.major == major), None)
+
+
+def load_driver_table(path: Path | None = None) -> DriverTable:
+    """Load the driver table (the bundled one by default).
+
+    Raises:
+        RulePackError: YAML or schema problems (naming the file).
+    """
+    if path is None:
+        path = Path(str(resources.files("vllm_upgrade_check.rules").joinpath(DRIVER_TABLE)))
+    try:
+        docs = compose_documents(path.read_text(encoding="utf-8"))
+        return DriverTable.model_validate(to_python(docs[0]))
+    except (OSError, YamlProblem, IndexError) as exc:
+        raise RulePackError(f"cannot load the CUDA driver table: {exc}", str(path)) from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise RulePackError(f"{where}: {first['msg']}", str(path)) from None
+
+
+def _code(release: str) -> str:
+    return "VUCENV" + re.sub(r"[^0-9A-Z]", "", release.upper())
+
+
+@dataclass(frozen=True)
+class PlatformTag:
+    """What a wheel platform tag demands: glibc minimum (``2.28``) and CPU architecture."""
+
+    glibc: str | None
+    machine: str | None
+
+
+def parse_platform_tag(tag: str) -> PlatformTag:
+    """``manylinux_2_28_x86_64`` -> glibc 2.28, x86_64; ``manylinux2014_aarch64`` -> 2.17;
+    ``linux_x86_64`` -> no glibc demand; ``any`` -> nothing."""
+    legacy = {"manylinux1": "2.5", "manylinux2010": "2.12", "manylinux2014": "2.17"}
+    found = re.fullmatch(r"manylinux_(\d+)_(\d+)_(\w+)", tag)
+    if found:
+        return PlatformTag(f"{found.group(1)}.{found.group(2)}", found.group(3))
+    for prefix, glibc in legacy.items():
+        if tag.startswith(prefix + "_"):
+            return PlatformTag(glibc, tag[len(prefix) + 1 :])
+    if tag.startswith("linux_"):
+        return PlatformTag(None, tag[len("linux_") :])
+    found = re.fullmatch(r"musllinux_\d+_\d+_(\w+)", tag)
+    if found:
+        return PlatformTag(None, found.group(1))
+    return PlatformTag(None, None)
+
+
+def _evidence(pack: Pack, detail: str) -> list[dict[str, str]]:
+    return [
+        {
+            "kind": "wheel",
+            "ref": f"vllm-{pack.release} wheel: vllm-{pack.release}.dist-info/METADATA",
+            "detail": detail,
+        }
+    ]
+
+
+def _rule(**data: object) -> Rule:
+    return Rule.model_validate(data)
+
+
+def derived_rules(pack: Pack, table: DriverTable | None = None, authored: Iterable[Rule] = ()) -> list[Rule]:
+    """The environment rules of ``pack``'s ``wheel:`` facts (empty when it has none).
+
+    Args:
+        pack: the target release's pack.
+        table: the CUDA driver table (default: the bundled one).
+        authored: the packs' own rules; a distribution an authored ``dependency`` rule already
+            checks against installed versions (origin ``env``) gets no generated duplicate.
+    """
+    covered = {
+        canonicalize_name(r.match.name)
+        for r in authored
+        if r.match.kind.value == "dependency" and (r.match.origins is None or "env" in r.match.origins)
+    }
+    wheel = pack.wheel
+    if wheel is None:
+        return []
+    table = table or load_driver_table()
+    code, release = _code(pack.release), pack.release
+    out: list[Rule] = []
+    if wheel.requires_python:
+        out.append(
+            _rule(
+                id=f"{code}-001",
+                name="python-outside-requires-python",
+                severity="blocker",
+                match={"kind": "platform", "name": "python", "specifier": wheel.requires_python},
+                message=f"vLLM {release} requires Python {wheel.requires_python}; pip will not install it here.",
+                fix={"summary": f"Use a Python interpreter matching {wheel.requires_python}."},
+                docs={"why": f"The vLLM {release} wheel's Requires-Python is {wheel.requires_python}."},
+                evidence=_evidence(pack, f"Requires-Python: {wheel.requires_python}"),
+                tags=["environment", "generated"],
+            )
+        )
+    if wheel.platform_tag:
+        tag = parse_platform_tag(wheel.platform_tag)
+        if tag.glibc:
+            out.append(
+                _rule(
+                    id=f"{code}-002",
+                    name="glibc-older-than-wheel-platform",
+                    severity="blocker",
+                    match={"kind": "platform", "name": "glibc", "specifier": f">={tag.glibc}"},
+                    message=f"The vLLM {release} wheel ({wheel.platform_tag}) needs glibc >= {tag.glibc}.",
+                    fix={"summary": f"Run on an OS (or base image) with glibc {tag.glibc} or newer."},
+                    docs={"why": f"A {wheel.platform_tag} wheel only installs where glibc >= {tag.glibc}."},
+                    evidence=_evidence(pack, f"platform tag {wheel.platform_tag}"),
+                    tags=["environment", "generated"],
+                )
+            )
+        if tag.machine:
+            out.append(
+                _rule(
+                    id=f"{code}-003",
+                    name="cpu-architecture-not-in-wheel",
+                    severity="blocker",
+                    match={"kind": "platform", "name": "machine", "values": [tag.machine]},
+                    message=f"The vLLM {release} wheel ({wheel.platform_tag}) is built for {tag.machine} only.",
+                    fix={
+                        "summary": f"Run on a {tag.machine} host, or build vLLM from source for this architecture."
+                    },
+                    docs={"why": f"The release wheel's platform tag is {wheel.platform_tag}."},
+                    evidence=_evidence(pack, f"platform tag {wheel.platform_tag}"),
+                    tags=["environment", "generated"],
+                )
+            )
+    minimum = table.minimum_for(wheel.cuda_major) if wheel.cuda_major is not None else None
+    if minimum:
+        out.append(
+            _rule(
+                id=f"{code}-004",
+                name="nvidia-driver-too-old-for-cuda",
+                severity="blocker",
+                match={"kind": "platform", "name": "cuda_driver", "specifier": f">={minimum}"},
+                message=(
+                    f"vLLM {release} is built for CUDA {wheel.cuda_major}, which needs NVIDIA driver "
+                    f">= {minimum}; CUDA initialisation fails on this driver."
+                ),
+                fix={"summary": f"Upgrade the NVIDIA driver to {minimum} or newer before upgrading vLLM."},
+                docs={
+                    "why": (
+                        f"The wheel's extensions link libcudart.so.{wheel.cuda_major}; CUDA "
+                        f"{wheel.cuda_major}.x runs on drivers >= {minimum} ({table.source})."
+                    )
+                },
+                evidence=[
+                    *_evidence(pack, f"compiled extensions link CUDA {wheel.cuda_major}"),
+                    {"kind": "docs", "ref": table.source_url, "detail": table.source},
+                ],
+                tags=["environment", "generated", "gpu"],
+            )
+        )
+    for index, line in enumerate(wheel.requires_dist, start=1):
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if req.marker is not None and "extra" in str(req.marker):
+            continue
+        spec = str(req.specifier)
+        if not spec:
+            continue
+        name = canonicalize_name(req.name)
+        if name not in covered:
+            out.append(
+                _rule(
+                    id=f"{code}-{100 + index:03d}",
+                    name="installed-distribution-replaced",
+                    severity="warning",
+                    match={"kind": "dependency", "name": name, "specifier": spec, "origins": ["env"]},
+                    message=f"vLLM {release} requires {name}{spec}; installing it replaces the installed version.",
+                    fix={
+                        "summary": f"Upgrade {name} to {spec} together with vllm; rebuild extensions built against it."
+                    },
+                    docs={"why": f"The vLLM {release} wheel's METADATA says Requires-Dist: {line}."},
+                    evidence=_evidence(pack, f"Requires-Dist: {line}"),
+                    tags=["environment", "generated"],
+                )
+            )
+        out.append(
+            _rule(
+                id=f"{code}-{200 + index:03d}",
+                name="installed-distribution-pins-conflict",
+                severity="blocker",
+                match={"kind": "dependency", "name": name, "specifier": spec, "origins": ["installed"]},
+                message=(
+                    f"vLLM {release} requires {name}{spec}, but an installed distribution requires a "
+                    f"{name} that cannot satisfy it; pip will refuse or break that distribution."
+                ),
+                fix={"summary": f"Upgrade or remove the distribution that pins {name}, then upgrade vllm."},
+                docs={"why": f"The vLLM {release} wheel's METADATA says Requires-Dist: {line}."},
+                evidence=_evidence(pack, f"Requires-Dist: {line}"),
+                tags=["environment", "generated"],
+            )
+        )
+    return out
+
+
+def without_replaced_requirers(facts: list[Fact], pack: Pack) -> list[Fact]:
+    """Drop ``requirement`` facts (origin ``installed``) of distributions the upgrade itself
+    replaces: vllm and every distribution the target wheel requires (their own pins change
+    with them)."""
+    replaced = {"vllm"}
+    for line in pack.wheel.requires_dist if pack.wheel else ():
+        try:
+            replaced.add(canonicalize_name(Requirement(line).name))
+        except InvalidRequirement:
+            continue
+    return [
+        f
+        for f in facts
+        if not (f.kind == FactKind.REQUIREMENT and f.origin == "installed" and set(f.aliases) & replaced)
+    ]

@@ -1,0 +1,324 @@
+"""Load and validate rule packs: the bundled ones (shipped in the wheel as
+``vllm_upgrade_check.rules``) and any extra directories or files a user names.
+
+Every problem is a :class:`~vllm_upgrade_check.errors.RulePackError` naming the file and
+line: YAML syntax, a schema violation (unknown key, wrong type, malformed version), two
+packs for one release, or two rules sharing an id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from packaging.version import Version
+from pydantic import ValidationError
+
+from vllm_upgrade_check.errors import RulePackError
+from vllm_upgrade_check.knowledge import packbundle
+from vllm_upgrade_check.model.pack import Pack, Rule
+from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, compose_documents, to_python
+
+
+def _format_loc(loc: Sequence[Any]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _line_for(loc: Sequence[Any], positions: dict[tuple[Any, ...], int]) -> int | None:
+    path = tuple(loc)
+    while True:
+        if path in positions:
+            return positions[path]
+        if not path:
+            return None
+        path = path[:-1]
+
+
+def load_pack_text(text: str, source: str) -> Pack:
+    """Validate one pack given as YAML text.
+
+    Args:
+        text: the YAML document.
+        source: the file name used in error messages.
+
+    Raises:
+        RulePackError: naming ``source`` and the line of the first problem.
+    """
+    try:
+        docs = compose_documents(text, lines_only=True)
+        if len(docs) != 1:
+            raise YamlProblem(f"a pack is one YAML document, found {len(docs)}", None)
+        positions: dict[tuple[Any, ...], int] = {}
+        data = to_python(docs[0], positions)
+    except YamlProblem as exc:
+        raise RulePackError(str(exc), source, exc.line) from None
+    if not isinstance(data, dict):
+        raise RulePackError("a pack must be a YAML mapping", source, 1)
+    try:
+        return Pack.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = [p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
+        # pydantic appends the model/union tag to some locations; keep the data path only.
+        loc = [p for p in loc if isinstance(p, int) or p in _key_names(data, loc)]
+        line = _line_for(loc, positions)
+        message = error["msg"]
+        shown = 1
+        if error["type"] == "extra_forbidden":
+            message = "unknown key"
+        elif error["type"] == "missing":
+            # Name every field missing from the same mapping, not just "Field required".
+            parent = tuple(error["loc"][:-1])
+            missing = [e for e in exc.errors() if e["type"] == "missing" and tuple(e["loc"][:-1]) == parent]
+            shown = len(missing)
+            message = "missing field(s): " + ", ".join(str(e["loc"][-1]) for e in missing)
+            if loc and loc[-1] == error["loc"][-1]:
+                loc = loc[:-1]
+            line = _line_for(loc, positions)
+        where = _format_loc(loc)
+        rest = exc.error_count() - shown
+        more = f" (and {rest} more)" if rest > 0 else ""
+        raise RulePackError(f"{where}: {message}{more}" if where else message + more, source, line) from None
+
+
+def _key_names(data: Any, loc: Sequence[Any]) -> set[str]:
+    names: set[str] = set()
+    node = data
+    for part in loc:
+        if isinstance(node, dict):
+            names.update(str(k) for k in node)
+            node = node.get(part)
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        else:
+            names.add(str(part))
+            node = None
+    return names
+
+
+def _load_trusted(text: str, source: str, parsed: Any = None) -> Pack:
+    """:func:`load_pack_text` for the packs shipped with the tool, which the test suite checks
+    strictly: validated from ``parsed`` (the pre-parsed data of :mod:`.packbundle`) when given,
+    else parsed with libyaml straight to Python (no node walk for line numbers); only on a
+    problem parsed again the strict way for the error's line."""
+    import yaml
+
+    try:
+        if parsed is None:
+            parsed = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - safe loader
+        if isinstance(parsed, dict):
+            return Pack.model_validate(parsed)
+    except (yaml.YAMLError, ValidationError):
+        pass
+    return load_pack_text(text, source)
+
+
+def load_pack_file(
+    path: Path,
+    display: str | None = None,
+    *,
+    trusted: bool = False,
+    bundle: dict[str, tuple[str, Any]] | None = None,
+) -> Pack:
+    """Read and validate one pack file.
+
+    Args:
+        path: the pack.
+        display: its name in error messages (default: ``path``).
+        trusted: a pack shipped with the tool (strictly checked by the test suite): parsed
+            the fast way; the result is the same.
+        bundle: with ``trusted``, pre-parsed packs (:func:`.packbundle.read_bundle`): the
+            pack's data is taken from there when it holds this exact text.
+
+    Raises:
+        RulePackError: unreadable file, or any problem :func:`load_pack_text` reports.
+    """
+    name = display or str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RulePackError(f"cannot read rule pack: {exc}", name) from None
+    if trusted:
+        parsed = packbundle.parsed_pack(bundle, path.name, text) if bundle else None
+        pack = _load_trusted(text, name, parsed)
+    else:
+        pack = load_pack_text(text, name)
+    stem = path.name.removesuffix(".yaml").removesuffix(".yml").removesuffix(".draft")
+    if stem != pack.release and stem.startswith(tuple("0123456789")):
+        raise RulePackError(f"file name says {stem} but release is {pack.release}", name, 1)
+    return pack
+
+
+DRAFT_SUFFIXES = (".draft.yaml", ".draft.yml")
+"""Draft packs written by ``rules derive`` / ``scripts/new_release.py`` for curation: never loaded
+from a directory (a draft file named explicitly is loaded)."""
+
+
+def is_pack_name(name: str) -> bool:
+    """Whether a file in a pack directory is a pack: ``*.yaml``/``*.yml`` but not a draft."""
+    return name.endswith((".yaml", ".yml")) and not name.endswith(DRAFT_SUFFIXES)
+
+
+def _pack_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted(p for p in path.iterdir() if is_pack_name(p.name))
+    if path.is_file():
+        return [path]
+    raise RulePackError("no such rule pack file or directory", str(path))
+
+
+def bundled_pack_files() -> list[tuple[str, Path]]:
+    """``(display name, path)`` of the packs shipped with the tool, sorted by name."""
+    root = resources.files("vllm_upgrade_check.rules")
+    out = []
+    for entry in root.iterdir():
+        if is_pack_name(entry.name):
+            out.append((f"rules/{entry.name}", Path(str(entry))))
+    return sorted(out)
+
+
+def bundled_pack_data() -> dict[str, tuple[str, Any]]:
+    """The pre-parsed packs built into the wheel (:mod:`.packbundle`): file name ->
+    ``(digest, data)``; empty when there are none (an editable install) or they cannot be read."""
+    try:
+        text = resources.files("vllm_upgrade_check.rules").joinpath(packbundle.BUNDLE_NAME).read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    return packbundle.read_bundle(text)
+
+
+@dataclass(frozen=True)
+class Registry:
+    """All loaded packs, with rule ids checked unique.
+
+    Attributes:
+        packs: sorted by release (oldest first); a release may have several.
+        sources: release -> the file(s) its packs came from (for messages).
+    """
+
+    packs: tuple[Pack, ...]
+    sources: dict[str, str]
+
+    @cached_property
+    def releases(self) -> tuple[Version, ...]:
+        """Every release that has a pack, oldest first, each once."""
+        return tuple(sorted({p.version for p in self.packs}))
+
+    @property
+    def newest(self) -> Version:
+        """The newest release with a pack."""
+        if not self.packs:
+            raise RulePackError("no rule packs loaded")
+        return self.releases[-1]
+
+    def rules(self) -> Iterable[tuple[Pack, Rule]]:
+        """Every ``(pack, rule)``, oldest release first."""
+        for pack in self.packs:
+            for rule in pack.rules:
+                yield pack, rule
+
+    def rule(self, rule_id: str) -> tuple[Pack, Rule] | None:
+        """The pack and rule with ``rule_id`` (case-insensitive), or ``None``."""
+        wanted = rule_id.upper()
+        for pack, rule in self.rules():
+            if rule.id.upper() == wanted:
+                return pack, rule
+        return None
+
+    def packs_for(self, release: Version) -> list[Pack]:
+        """The packs of ``release`` (bundled first), possibly empty."""
+        return [pack for pack in self.packs if pack.version == release]
+
+
+def build_registry(named: Iterable[tuple[str, Pack]]) -> Registry:
+    """Check packs together: rule ids must be unique across all packs.
+
+    Several packs may cover one release (the bundled pack and an organisation's own);
+    within one directory the file-name check of :func:`load_pack_file` keeps one per release.
+
+    Args:
+        named: ``(source name, pack)`` pairs.
+
+    Raises:
+        RulePackError: an id used twice, naming both files.
+    """
+    ids: dict[str, str] = {}
+    pairs = list(named)
+    for source, pack in pairs:
+        for rule in pack.rules:
+            key = rule.id.upper()
+            if key in ids:
+                raise RulePackError(f"rule id {rule.id} is already used in {ids[key]}", source)
+            ids[key] = source
+    pairs.sort(key=lambda sp: sp[1].version)
+    sources: dict[str, str] = {}
+    for source, pack in pairs:
+        sources[pack.release] = ", ".join(filter(None, [sources.get(pack.release), source]))
+    return Registry(packs=tuple(p for _s, p in pairs), sources=sources)
+
+
+ENTRY_POINT_GROUP = "vllm_upgrade_check.rules"
+"""Entry-point group of organisation rule packs: each entry point names a package (or a
+``Path``/string, or a callable returning one) whose directory holds ``<release>.yaml`` packs."""
+
+
+def entry_point_pack_dirs() -> list[tuple[str, Path]]:
+    """``(entry point name, directory)`` of every installed organisation rule pack.
+
+    Raises:
+        RulePackError: an entry point that cannot be loaded or names no directory.
+    """
+    from importlib.metadata import entry_points
+
+    found: list[tuple[str, Path]] = []
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        try:
+            target: Any = ep.load()
+            if callable(target) and not isinstance(target, (str, Path)):
+                target = target()
+            if isinstance(target, (str, Path)):
+                directory = Path(target)
+            else:
+                directory = Path(target.__file__).parent
+        except Exception as exc:  # an organisation package that does not import
+            raise RulePackError(f"entry point {ep.name} ({ep.value}) cannot be loaded: {exc}") from None
+        if not directory.is_dir():
+            raise RulePackError(f"entry point {ep.name} ({ep.value}) names no directory: {directory}")
+        found.append((f"{ep.name} ({directory})", directory))
+    return found
+
+
+@lru_cache(maxsize=1)
+def _bundled_packs() -> tuple[tuple[str, Pack], ...]:
+    """The packs shipped with the tool, validated once per process (packs are immutable)."""
+    bundle = bundled_pack_data()
+    return tuple(
+        (display, load_pack_file(path, display, trusted=True, bundle=bundle))
+        for display, path in bundled_pack_files()
+    )
+
+
+def load_registry(extra: Sequence[Path] = (), bundled: bool = True) -> Registry:
+    """Load the bundled packs, the packs of installed :data:`ENTRY_POINT_GROUP` entry points
+    (with ``bundled``), plus packs from ``extra`` files or directories.
+
+    Raises:
+        RulePackError: for any invalid pack, duplicate release or duplicate id.
+    """
+    named: list[tuple[str, Pack]] = []
+    if bundled:
+        named.extend(_bundled_packs())
+        for _name, directory in entry_point_pack_dirs():
+            for path in _pack_files(directory):
+                named.append((str(path), load_pack_file(path)))
+    for root in extra:
+        for path in _pack_files(root):
+            named.append((str(path), load_pack_file(path)))
+    return build_registry(named)

@@ -1,0 +1,110 @@
+"""Built-in checks that are code, not pack data: flags that no vLLM release accepts.
+
+A flag given to a vLLM launch (or a key of a vLLM ``--config`` file) that is in no release's
+parser is rejected by vLLM at startup whatever the version. The check produces findings of a
+synthetic rule, :data:`UNKNOWN_FLAG_ID`, built here with the closest known flag in its message
+and the known-args data as evidence. It runs only when the known-args data covers the target
+release (a flag added after the newest release read would otherwise look unknown).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from vllm_upgrade_check.knowledge.known_args import DATA_FILE, KnownArgs, known_args
+from vllm_upgrade_check.matching.matcher import VersionContext
+from vllm_upgrade_check.model.facts import Fact, FactKind, Finding, Location
+from vllm_upgrade_check.model.pack import (
+    Applicability,
+    Docs,
+    Evidence,
+    Fix,
+    FixAction,
+    Match,
+    MatchKind,
+    Rule,
+    Severity,
+)
+
+UNKNOWN_FLAG_ID = "VUC000-001"
+"""Id of the synthetic unknown-flag rule (matches the rule id pattern; release digits 000)."""
+
+_ORIGINS = frozenset({"cli", "config"})
+
+
+def unknown_flag_rule(fact: Fact, known: KnownArgs) -> Rule:
+    """The synthetic rule for one unknown flag, naming the closest known flag if any."""
+    span = f"{known.releases[0]}-{known.newest}" if known.releases else "any"
+    closest = known.closest(fact.raw or fact.name)
+    hint = f"; did you mean {closest}?" if closest else ""
+    # Built without validation: the name is the flag as written (``--max-num-seqS``), which a
+    # pack's snake_case check would refuse; everything else is fixed text.
+    return Rule.model_construct(
+        id=UNKNOWN_FLAG_ID,
+        name="unknown-vllm-flag",
+        severity=Severity.WARNING,
+        match=Match.model_construct(kind=MatchKind.CLI_FLAG, name=fact.name),
+        message=f"{fact.raw or fact.name} is not a flag of any vLLM release ({span}){hint}",
+        fix=Fix(
+            summary=f"Use {closest}." if closest else "Remove the flag, or check its spelling.",
+            action=FixAction.RENAME if closest else FixAction.NONE,
+            replacement=closest,
+            applicability=Applicability.DISPLAY_ONLY,
+        ),
+        docs=Docs(
+            why="vLLM's argument parser rejects flags it does not define, so the server does not start.",
+            example="vllm serve my-model --max-num-seq 8",
+            instead="vllm serve my-model --max-num-seqs 8",
+        ),
+        evidence=[
+            Evidence(
+                kind="wheel",
+                ref=f"vllm_upgrade_check/{DATA_FILE}: cli_flags and engine_args of the vLLM wheels {span}",
+            )
+        ],
+        tags=["unknown-flag"],
+    )
+
+
+def documented_unknown_flag_rule(known: KnownArgs | None = None) -> Rule:
+    """The unknown-flag rule as ``explain`` shows it (no particular flag)."""
+    example = Fact(FactKind.ARG, "max_num_seq", Location("example.sh", 1), raw="--max-num-seq")
+    return unknown_flag_rule(example, known or known_args())
+
+
+def unknown_flag_findings(
+    facts: Iterable[Fact],
+    versions: VersionContext,
+    known: KnownArgs | None = None,
+    rule_names: frozenset[str] = frozenset(),
+) -> list[Finding]:
+    """Warnings for ``arg`` facts (origin ``cli`` or ``config``) that no release knows.
+
+    Only vLLM launches and vLLM config files produce such facts, so a same-named flag of
+    another program is never checked. Unresolved flags and short flags are left alone, and so
+    are names a loaded rule matches (an organisation pack's own flags are known to it).
+    """
+    known = known or known_args()
+    if not known.covers(versions.target):
+        return []
+    findings = []
+    for fact in facts:
+        if fact.kind != FactKind.ARG or fact.origin not in _ORIGINS or not fact.resolved:
+            continue
+        if fact.origin == "cli" and not fact.raw.startswith("--"):
+            continue
+        if known.is_known(fact.name) or any(fact.answers_to(n) for n in rule_names):
+            continue
+        assumed = versions.assume(fact)
+        findings.append(
+            Finding(
+                rule=unknown_flag_rule(fact, known),
+                fact=fact,
+                severity=Severity.WARNING,
+                release=str(versions.target),
+                from_version=str(assumed.version) if assumed.version else None,
+                from_basis=assumed.basis,
+                from_source=assumed.source,
+            )
+        )
+    return findings

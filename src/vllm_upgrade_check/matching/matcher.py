@@ -1,0 +1,384 @@
+"""Apply rules to facts within a release window. Pure: no I/O.
+
+For a fact assumed to run vLLM F and a target T, a rule of the pack of release R applies:
+
+- with its own severity when the upgrade crosses R (``F < R <= T``);
+- as a ``warning`` (``deprecated_only``) when the rule has ``deprecated_in`` D with
+  ``D <= T < R``: the thing still works at T but is slated for removal.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from vllm_upgrade_check.knowledge.versions import Window
+from vllm_upgrade_check.model.facts import Fact, FactKind, Finding, VersionBasis
+from vllm_upgrade_check.model.pack import FixAction, Match, MatchKind, Pack, Rule, Severity
+
+_ARG_ORIGINS_CLI = frozenset({"cli", "config"})
+
+_FACT_KINDS: dict[MatchKind, frozenset[FactKind]] = {
+    MatchKind.ENGINE_ARG: frozenset({FactKind.ARG}),
+    MatchKind.CLI_FLAG: frozenset({FactKind.ARG}),
+    MatchKind.ENV_VAR: frozenset({FactKind.ENV_VAR}),
+    MatchKind.DEPENDENCY: frozenset({FactKind.REQUIREMENT, FactKind.DISTRIBUTION}),
+    MatchKind.METRIC: frozenset({FactKind.METRIC}),
+    MatchKind.IMPORT: frozenset({FactKind.IMPORT}),
+    MatchKind.MODEL: frozenset({FactKind.MODEL}),
+    MatchKind.RESPONSE_FIELD: frozenset({FactKind.RESPONSE_FIELD}),
+    MatchKind.ABSENT_ARG: frozenset({FactKind.LAUNCH}),
+    MatchKind.PLATFORM: frozenset({FactKind.PLATFORM}),
+    MatchKind.IMAGE: frozenset({FactKind.IMAGE}),
+}
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """The vLLM version assumed in use for a fact, and why.
+
+    Attributes:
+        version: the version, or ``None`` when unknown (every release up to the target).
+        basis: how it was decided.
+        source: where it was read, for the report (``Dockerfile:1``, ``--from``, ...).
+    """
+
+    version: Version | None
+    basis: VersionBasis
+    source: str
+
+
+@dataclass(frozen=True)
+class VersionContext:
+    """What the run knows about versions.
+
+    Attributes:
+        target: the version being upgraded to.
+        option: ``--from`` when given: it wins over everything.
+        default: the run-wide assumption when neither ``--from`` nor the fact's own file says.
+        required: canonical names of the distributions the target's ``Requires-Dist``
+            names (its wheel's METADATA), or ``None`` when not known: a rule that pins a
+            distribution the target no longer requires does not apply.
+    """
+
+    target: Version
+    option: Version | None
+    default: Assumption
+    required: frozenset[str] | None = None
+
+    def assume(self, fact: Fact) -> Assumption:
+        """The version assumed for ``fact``: ``--from``, else its file's hint, else the default."""
+        if self.option is not None:
+            return Assumption(self.option, VersionBasis.OPTION, "--from")
+        if fact.version_hint is not None:
+            try:
+                return Assumption(
+                    Version(fact.version_hint), VersionBasis.FILE, fact.hint_source or "same file"
+                )
+            except InvalidVersion:
+                pass
+        return self.default
+
+
+def _candidate_versions(*specs: SpecifierSet) -> set[Version]:
+    out: set[Version] = set()
+    for spec in specs:
+        for clause in spec:
+            text = clause.version.removesuffix(".*")
+            try:
+                out.add(Version(text))
+            except InvalidVersion:
+                continue
+    return out
+
+
+def specifiers_conflict(user: str, required: str) -> bool:
+    """``True`` when no version can satisfy both specifier sets.
+
+    Decided by probing the versions named in either set (a practical test that is exact for
+    the pins and ranges used in requirements files: ``==``, ``~=``, ``>=``/``<``, ``!=``,
+    wildcards). An unparsable or empty user specifier never conflicts.
+
+    Args:
+        user: the specifier as written by the user, e.g. ``"==2.12.0"`` or ``">=2.10,<2.13"``.
+        required: the specifier the target release requires, e.g. ``"==2.13.0"``.
+    """
+    try:
+        mine = SpecifierSet(user)
+        theirs = SpecifierSet(required)
+    except InvalidSpecifier:
+        return False
+    if not str(mine) or not str(theirs):
+        return False
+    candidates = _candidate_versions(mine, theirs)
+    return not any(
+        mine.contains(v, prereleases=True) and theirs.contains(v, prereleases=True) for v in candidates
+    )
+
+
+def fact_matches(match: Match, fact: Fact) -> bool:
+    """``True`` when ``fact`` is what ``match`` describes (window not considered)."""
+    if fact.kind not in _FACT_KINDS[match.kind]:
+        return False
+    if match.origins is not None and fact.origin not in match.origins:
+        return False
+    kind = match.kind
+    if kind in (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG):
+        if kind == MatchKind.CLI_FLAG and fact.origin not in _ARG_ORIGINS_CLI:
+            return False
+        if fact.origin == "sampling" and (match.origins is None or "sampling" not in match.origins):
+            # SamplingParams keywords are not engine args: only rules that ask for them.
+            return False
+        return fact.answers_to(match.name) and _value_ok(match, fact)
+    if kind == MatchKind.ABSENT_ARG:
+        if match.patterns is not None:
+            served = (fact.model or "").lower()
+            if not served or not any(fnmatch.fnmatchcase(served, p.lower()) for p in match.patterns):
+                return False
+        # A launch with words that could not be resolved may set the arg: say nothing.
+        return fact.resolved and match.name not in fact.args
+    if kind == MatchKind.DEPENDENCY:
+        if canonicalize_name(fact.name) != canonicalize_name(match.name):
+            return False
+        if match.specifier is None:
+            return True
+        if fact.kind == FactKind.DISTRIBUTION:
+            return _version_outside(fact.value, match.specifier)
+        return specifiers_conflict(fact.value or "", match.specifier)
+    if kind == MatchKind.PLATFORM:
+        if fact.name != match.name:
+            return False
+        if match.values is not None and (fact.value or "").lower() not in {v.lower() for v in match.values}:
+            return True
+        return match.specifier is not None and _version_outside(fact.value, match.specifier)
+    if kind == MatchKind.IMPORT:
+        if match.names is not None:
+            return fact.name == match.name and fact.value in match.names
+        return fact.name == match.name or fact.name.startswith(match.name + ".")
+    if kind == MatchKind.MODEL:
+        model = fact.name.lower()
+        return any(fnmatch.fnmatchcase(model, p.lower()) for p in match.patterns or ())
+    # env_var, metric, response_field, image: exact name, optional values
+    return fact.answers_to(match.name) and _value_ok(match, fact)
+
+
+def host_satisfies(when: dict[str, str], host: dict[str, str]) -> bool:
+    """``True`` when every ``when`` condition names a known host value inside its specifier.
+
+    Args:
+        when: platform fact name -> specifier (``{"gpu_memory_gib": ">=160"}``).
+        host: platform fact name -> value as read (``{"gpu_memory_gib": "140.4"}``).
+    """
+    return all(not _version_outside(host.get(name), spec) and name in host for name, spec in when.items())
+
+
+def _value_ok(match: Match, fact: Fact) -> bool:
+    if match.values is None:
+        return True
+    if fact.value is None:
+        return False
+    return fact.value.strip().lower() in {v.lower() for v in match.values}
+
+
+def _version_outside(value: str | None, specifier: str) -> bool:
+    if not value:
+        return False
+    try:
+        return not SpecifierSet(specifier).contains(Version(value), prereleases=True)
+    except (InvalidSpecifier, InvalidVersion):
+        return False
+
+
+def _applies(pack: Pack, rule: Rule, window: Window) -> tuple[Severity, bool] | None:
+    if window.crosses(pack.version):
+        return rule.severity, False
+    if rule.deprecated_in is not None and (window.start is None or window.start < pack.version):
+        if Version(rule.deprecated_in) <= window.end < pack.version:
+            severity = Severity.INFO if rule.severity == Severity.INFO else Severity.WARNING
+            return severity, True
+    return None
+
+
+_NAMED_KINDS = frozenset(
+    {
+        MatchKind.ENGINE_ARG,
+        MatchKind.CLI_FLAG,
+        MatchKind.ENV_VAR,
+        MatchKind.METRIC,
+        MatchKind.RESPONSE_FIELD,
+        MatchKind.IMAGE,
+        MatchKind.DEPENDENCY,
+    }
+)
+"""Match kinds that only ever match facts answering to the rule's name: the matcher looks
+those facts up by name instead of trying every fact of the kind."""
+
+
+def _index_key(kind: MatchKind, name: str) -> str:
+    return canonicalize_name(name) if kind == MatchKind.DEPENDENCY else name
+
+
+def _index_names(fact: Fact) -> set[str]:
+    if fact.kind in (FactKind.REQUIREMENT, FactKind.DISTRIBUTION):
+        return {canonicalize_name(fact.name)}
+    return {fact.name, *fact.aliases}
+
+
+def _all_facts(by_kind: dict[FactKind, list[Fact]]) -> Iterable[Fact]:
+    """Every fact of ``by_kind`` (facts grouped by kind), in order."""
+    for facts in by_kind.values():
+        yield from facts
+
+
+def match_rules(
+    rules: Iterable[tuple[Pack, Rule]], facts: Iterable[Fact], versions: VersionContext
+) -> list[Finding]:
+    """Apply every rule to every fact it concerns.
+
+    Args:
+        rules: ``(pack, rule)`` pairs (e.g. :meth:`Registry.rules`).
+        facts: what the scanners saw.
+        versions: the target and how to assume each fact's current version.
+
+    Returns:
+        Findings sorted by path, line, column and rule id; at most one per (rule, fact).
+    """
+    by_kind: dict[FactKind, list[Fact]] = {}
+    by_name: dict[tuple[FactKind, str], list[Fact]] = {}
+    for fact in facts:
+        by_kind.setdefault(fact.kind, []).append(fact)
+        for name in _index_names(fact):
+            by_name.setdefault((fact.kind, name), []).append(fact)
+    findings: list[Finding] = []
+    rule_list = current_requirements(list(rules), versions.target, versions.required)
+    # A plugin counts as installed when the environment has it or the repository asks for it
+    # (a requirements or lock file, pyproject, a `pip install` line of a Dockerfile or script).
+    installed = {
+        canonicalize_name(f.name)
+        for f in (*by_kind.get(FactKind.DISTRIBUTION, ()), *by_kind.get(FactKind.REQUIREMENT, ()))
+    }
+    host = {f.name: f.value for f in by_kind.get(FactKind.PLATFORM, ()) if f.value}
+    # The version each fact is assumed to run depends only on its file's hint: decide it once
+    # per hint, and per rule once per distinct start version (a handful), so rules whose
+    # release no fact's window crosses cost one lookup instead of a match per fact.
+    assumptions: dict[tuple[str | None, str | None], Assumption] = {}
+
+    def assume(fact: Fact) -> Assumption:
+        key = (fact.version_hint, fact.hint_source)
+        found = assumptions.get(key)
+        if found is None:
+            found = assumptions[key] = versions.assume(fact)
+        return found
+
+    hints = {(f.version_hint, f.hint_source): f for f in _all_facts(by_kind)}
+    starts = {assume(fact).version for fact in hints.values()}
+    for pack, rule in rule_list:
+        if not any(_applies(pack, rule, Window(start, versions.target)) for start in starts):
+            continue
+        if rule.match.when and not host_satisfies(rule.match.when, host):
+            continue
+        if rule.match.unless_installed and installed & {
+            canonicalize_name(n) for n in rule.match.unless_installed
+        }:
+            continue
+        verdicts: dict[Version | None, tuple[Severity, bool] | None] = {}
+        by_model: dict[str, bool] = {}  # model rules: one pattern test per distinct model name
+        for fact_kind in _FACT_KINDS[rule.match.kind]:
+            if rule.match.kind in _NAMED_KINDS:
+                candidates = by_name.get((fact_kind, _index_key(rule.match.kind, rule.match.name)), [])
+            else:
+                candidates = by_kind.get(fact_kind, [])
+            for fact in candidates:
+                assumed = assume(fact)
+                start = assumed.version
+                if start in verdicts:
+                    applied = verdicts[start]
+                else:
+                    applied = verdicts[start] = _applies(pack, rule, Window(start, versions.target))
+                if applied is None:
+                    continue
+                if rule.match.kind == MatchKind.MODEL:
+                    ok = by_model.get(fact.name)
+                    if ok is None:
+                        ok = by_model[fact.name] = fact_matches(rule.match, fact)
+                    unless = rule.match.unless_args
+                    if unless and fact.args >= {f"{k}={v}" for k, v in unless.items()}:
+                        continue  # e.g. served by the Transformers backend
+                    if not ok:
+                        continue
+                elif not fact_matches(rule.match, fact):
+                    continue
+                severity, deprecated_only = applied
+                available = rule.fix.available_in
+                fix_first = available is not None and start is not None and start >= Version(available)
+                findings.append(
+                    Finding(
+                        rule=rule,
+                        fact=fact,
+                        severity=severity,
+                        release=pack.release,
+                        from_version=str(start) if start else None,
+                        from_basis=assumed.basis,
+                        from_source=assumed.source,
+                        deprecated_only=deprecated_only,
+                        fix_before_upgrade=fix_first,
+                    )
+                )
+    findings.sort(key=sort_key)
+    return findings
+
+
+_STATE_KINDS = frozenset({MatchKind.DEPENDENCY, MatchKind.PLATFORM})
+
+
+def _state_key(rule: Rule) -> tuple[str, str, tuple[str, ...]]:
+    m = rule.match
+    return (m.kind.value, canonicalize_name(m.name), tuple(sorted(m.origins or ())))
+
+
+def current_requirements(
+    rules: list[tuple[Pack, Rule]], target: Version, required: frozenset[str] | None = None
+) -> list[tuple[Pack, Rule]]:
+    """Drop ``dependency``/``platform`` rules superseded by a newer release up to ``target``.
+
+    Those rules state what a release *requires* (``torch==2.13.0``, Python ``>=3.10``); a later
+    release's requirement on the same subject replaces an earlier one, so an upgrade across
+    0.26 → 0.33 is checked against 0.33's torch pin, not against every pin in between. With
+    ``required`` (the distributions the target's ``Requires-Dist`` names), a pin of a
+    distribution the target no longer requires goes too (xformers, dropped in 0.12.0, is
+    not held to 0.11.1's pin at 0.28.0).
+    """
+    if required is not None:
+        rules = [
+            (pack, rule)
+            for pack, rule in rules
+            if not (
+                rule.match.kind == MatchKind.DEPENDENCY
+                and rule.fix.action == FixAction.SET_SPECIFIER
+                and pack.version <= target
+                and canonicalize_name(rule.match.name) not in required
+            )
+        ]
+    newest: dict[tuple[str, str, tuple[str, ...]], Version] = {}
+    for pack, rule in rules:
+        if rule.match.kind in _STATE_KINDS and pack.version <= target:
+            key = _state_key(rule)
+            newest[key] = max(newest.get(key, pack.version), pack.version)
+    return [
+        (pack, rule)
+        for pack, rule in rules
+        if rule.match.kind not in _STATE_KINDS
+        or pack.version > target
+        or pack.version == newest[_state_key(rule)]
+    ]
+
+
+def sort_key(finding: Finding) -> tuple[str, int, int, str]:
+    """Order findings by path (environment first), line, column, rule id."""
+    loc = finding.location
+    return (loc.path or "", loc.line or 0, loc.column or 0, finding.rule.id)

@@ -1,0 +1,453 @@
+"""Shell command lines parsed with tree-sitter-bash into argv tokens with positions.
+
+Used for launch scripts and for every place that holds shell text: Dockerfile ``RUN`` and
+shell-form ``CMD``, compose ``command`` strings, ``sh -c`` arguments in Kubernetes. Quoting,
+line continuations, ``$VAR`` / ``${VAR:-default}`` / ``${VAR:+alt}`` and bash arrays
+(``ARGS=(...)`` expanded as ``"${ARGS[@]}"``) are resolved from assignments in the same
+text; what cannot be resolved becomes an unresolved token, never an invented value.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+import tree_sitter
+import tree_sitter_bash
+
+from vllm_upgrade_check.model.facts import Span
+from vllm_upgrade_check.parsing.words import Token, link
+
+__all__ = ["Assignment", "Command", "Locator", "ShellScript", "Token", "offset_locator", "parse_shell"]
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """A variable assignment: ``NAME=value``, ``export NAME=value`` or a command prefix."""
+
+    name: str
+    value: str
+    line: int
+    column: int
+    exported: bool
+    prefix: bool = False
+
+
+@dataclass(frozen=True)
+class Command:
+    """A simple command: its argv and the assignments written before it (``VAR=1 cmd``)."""
+
+    argv: tuple[Token, ...]
+    prefix: tuple[Assignment, ...]
+    line: int
+    column: int
+
+
+@dataclass
+class ShellScript:
+    """Everything read from one piece of shell text.
+
+    Attributes:
+        commands: every simple command, in source order (nested ones included).
+        assignments: every assignment (plain, exported, and command prefixes).
+        unresolved: names of variables used in commands but never assigned in the text.
+        has_error: ``True`` when tree-sitter found a syntax error somewhere (the rest is
+            still read).
+        error_line: 1-based line of the first syntax error.
+    """
+
+    commands: list[Command] = field(default_factory=list)
+    assignments: list[Assignment] = field(default_factory=list)
+    unresolved: set[str] = field(default_factory=set)
+    has_error: bool = False
+    error_line: int | None = None
+
+
+Locator = Callable[[int, int], tuple[int, int]]
+"""Maps a 0-based (row, byte column) in the parsed text to a 1-based (line, column) in the file."""
+
+
+@lru_cache(maxsize=1)
+def _parser() -> tree_sitter.Parser:
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+def _char_columns(lines: list[bytes]) -> Callable[[int, int], int]:
+    """``chars(row, byte column)``: characters before the byte column on that row. ASCII rows
+    (checked once each) answer at once, so a megabyte-long line costs no more per token than
+    a short one; other rows decode the prefix."""
+    ascii_rows: dict[int, bool] = {}
+
+    def chars(row: int, col: int) -> int:
+        if row >= len(lines):
+            return 0
+        plain = ascii_rows.get(row)
+        if plain is None:
+            plain = ascii_rows[row] = lines[row].isascii()
+        return col if plain else len(lines[row][:col].decode("utf-8", "replace"))
+
+    return chars
+
+
+def _identity_locator(text: bytes) -> Locator:
+    chars = _char_columns(text.split(b"\n"))
+
+    def locate(row: int, col: int) -> tuple[int, int]:
+        return row + 1, chars(row, col) + 1
+
+    return locate
+
+
+def offset_locator(text: str, line: int, column: int, continuation_column: int = 1) -> Locator:
+    """A locator for shell text embedded in a file at ``line``/``column`` (1-based).
+
+    Rows after the first start at ``continuation_column`` (e.g. the indentation of a YAML
+    block scalar).
+    """
+    chars = _char_columns(text.encode("utf-8").split(b"\n"))
+
+    def locate(row: int, col: int) -> tuple[int, int]:
+        return line + row, (column if row == 0 else continuation_column) + chars(row, col)
+
+    return locate
+
+
+class _Walker:
+    def __init__(self, src: bytes, locate: Locator, variables: dict[str, list[Token]]) -> None:
+        self.src = src
+        self.locate = locate
+        self.vars = variables
+        self.script = ShellScript()
+
+    def text(self, node: tree_sitter.Node) -> str:
+        return self.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def pos(self, node: tree_sitter.Node) -> tuple[int, int]:
+        return self.locate(node.start_point[0], node.start_point[1])
+
+    def span(self, node: tree_sitter.Node) -> Span:
+        """Where ``node`` is written in the file."""
+        return Span.between(self.pos(node), self.locate(node.end_point[0], node.end_point[1]))
+
+    def words(self, nodes: list[tree_sitter.Node]) -> list[Token]:
+        """The argv tokens of consecutive word nodes of one list (a command's words, an
+        array's elements): the tokens written as one of these words are told where the
+        neighbouring words are, so that a fix can cut them out."""
+        spans = [self.span(n) for n in nodes]
+        out: list[Token] = []
+        for i, node in enumerate(nodes):
+            tokens = self.expand(node)
+            if len(tokens) == 1 and tokens[0].extent == spans[i]:
+                tokens = [
+                    replace(
+                        tokens[0],
+                        prev_end=spans[i - 1].end if i > 0 else None,
+                        next_start=spans[i + 1].start if i + 1 < len(spans) else None,
+                    )
+                ]
+            out.extend(tokens)
+        return out
+
+    # -- assignments ---------------------------------------------------------------
+    def assignment(self, node: tree_sitter.Node, exported: bool, prefix: bool) -> None:
+        name_node = node.child_by_field_name("name")
+        value_node = node.child_by_field_name("value")
+        if name_node is None:
+            return
+        name = self.text(name_node)
+        if name_node.type == "subscript":
+            return
+        line, col = self.pos(node)
+        if value_node is not None and value_node.type == "array":
+            tokens = self.words([c for c in value_node.named_children if c.type != "comment"])
+            self.vars[name] = tokens
+            value = " ".join(t.text for t in tokens)
+        elif value_node is not None:
+            tokens = self.expand(value_node, split=False)
+            value = tokens[0].text if tokens else ""
+            self.vars[name] = self._split_value(value_node, value, tokens)
+        else:
+            value = ""
+            self.vars[name] = []
+        self.script.assignments.append(Assignment(name, value, line, col, exported, prefix))
+
+    def _split_value(self, node: tree_sitter.Node, value: str, tokens: list[Token]) -> list[Token]:
+        """Word-split a scalar variable's value, keeping positions within its text. A word
+        found as written inside the value gets its span (and its neighbours within the value)."""
+        line, col = self.pos(node)
+        resolved = all(t.resolved for t in tokens)
+        try:
+            words = shlex.split(value, comments=False, posix=True)
+        except ValueError:
+            words = value.split()
+        out: list[Token] = []
+        cursor = 0
+        raw = self.text(node)
+        exact = True
+        for word in words:
+            found = raw.find(word, cursor)
+            offset = found if found >= 0 else 0
+            if found >= 0:
+                cursor = found + len(word)
+            pre = raw[:offset]
+            row = pre.count("\n")
+            c = (col + offset) if row == 0 else len(pre.rsplit("\n", 1)[1]) + 1
+            span = Span(line + row, c, line + row, c + len(word)) if found >= 0 and "\n" not in word else None
+            exact = exact and span is not None
+            out.append(Token(word, line + row, c, resolved, word, span=span))
+        return link(out) if exact and resolved else out
+
+    # -- expansion -----------------------------------------------------------------
+    def expand(self, node: tree_sitter.Node, split: bool = True) -> list[Token]:
+        """Expand one argument node into argv tokens."""
+        line, col = self.pos(node)
+        written = self.text(node)
+        kind = node.type
+        if kind in ("simple_expansion", "expansion") and split:
+            return self.expand_variable(node, quoted=False)
+        if kind == "string":
+            parts = [c for c in node.named_children if c.type != "string_content" or True]
+            expansions = [c for c in parts if c.type in ("simple_expansion", "expansion")]
+            if len(expansions) == 1 and self._is_array_all(expansions[0]) and len(node.named_children) == 1:
+                return self.expand_variable(expansions[0], quoted=True)
+        text, resolved = self.flatten(node)
+        return [Token(text, line, col, resolved, written, span=self.span(node))]
+
+    def _is_array_all(self, node: tree_sitter.Node) -> bool:
+        sub = next((c for c in node.named_children if c.type == "subscript"), None)
+        return sub is not None and self.text(sub).endswith(("[@]", "[*]"))
+
+    def _var_name(self, node: tree_sitter.Node) -> str | None:
+        for child in node.named_children:
+            if child.type == "variable_name":
+                return self.text(child)
+            if child.type == "subscript":
+                inner = child.child_by_field_name("name")
+                return self.text(inner) if inner is not None else None
+        return None
+
+    def expand_variable(self, node: tree_sitter.Node, quoted: bool) -> list[Token]:
+        """``$X``, ``${X}``, ``${X[@]}``, ``${X:-default}``, ``${X:+alt}``."""
+        line, col = self.pos(node)
+        written = self.text(node)
+        name = self._var_name(node)
+        operator = None
+        alt_node = None
+        children = list(node.children)
+        for i, child in enumerate(children):
+            if child.type in (":-", "-", ":+", "+", ":=", "="):
+                operator = child.type
+                rest = children[i + 1 : -1]
+                alt_node = rest[0] if rest else None
+                break
+        known = name is not None and name in self.vars
+        if operator in (":-", "-", ":=", "=") and not (known and self.vars[name or ""]):
+            return self._alternative(alt_node, line, col, quoted)
+        if operator in (":+", "+"):
+            # Written in the file and used whenever the variable is set: report what it holds
+            # even when the variable is set outside the repository.
+            if known and not self.vars[name or ""]:
+                return []
+            return self._alternative(alt_node, line, col, quoted)
+        if not known:
+            if name is not None:
+                self.script.unresolved.add(name)
+            return [Token(written, line, col, False, written, span=self.span(node))]
+        tokens = list(self.vars[name or ""])
+        if quoted and not self._is_array_all(node):
+            joined = " ".join(t.text for t in tokens)
+            return [Token(joined, line, col, all(t.resolved for t in tokens), written, span=self.span(node))]
+        if len(tokens) == 1 and not quoted:
+            # `$SWAP` holding one word: reported where the word is defined, cut out where it
+            # is used (`$SWAP` itself, not the definition other lines may read).
+            return [replace(tokens[0], span=self.span(node), element=None, prev_end=None, next_start=None)]
+        return tokens
+
+    def _alternative(self, node: tree_sitter.Node | None, line: int, col: int, quoted: bool) -> list[Token]:
+        if node is None:
+            return []
+        text, resolved = self.flatten(node)
+        if quoted:
+            return [Token(text, line, col, resolved, text)]
+        l2, c2 = self.pos(node)
+        return [Token(w, l2, c2, resolved, w) for w in text.split()]
+
+    def flatten(self, node: tree_sitter.Node) -> tuple[str, bool]:
+        """The text of a word after quote removal, expansions substituted where known."""
+        kind = node.type
+        if kind == "raw_string":
+            return self.text(node)[1:-1], True
+        if kind in ("simple_expansion", "expansion"):
+            tokens = self.expand_variable(node, quoted=True)
+            return " ".join(t.text for t in tokens), all(t.resolved for t in tokens)
+        if kind in ("command_substitution", "process_substitution", "arithmetic_expansion"):
+            return self.text(node), False
+        if kind == "string":
+            out, ok = "", True
+            for child in node.children:
+                if child.type == '"':
+                    continue
+                if child.type == "string_content":
+                    out += _unescape_double(self.text(child))
+                else:
+                    piece, good = self.flatten(child)
+                    out += piece
+                    ok = ok and good
+            return out, ok
+        if kind in ("concatenation",):
+            out, ok = "", True
+            for child in node.children:
+                piece, good = self.flatten(child)
+                out += piece
+                ok = ok and good
+            return out, ok
+        if kind == "ansi_c_string":
+            return self.text(node)[2:-1], True
+        return _unescape_word(self.text(node)), True
+
+    # -- commands --------------------------------------------------------------------
+    def command(self, node: tree_sitter.Node) -> None:
+        argv: list[Token] = []
+        words: list[tree_sitter.Node] = []
+        prefix: list[Assignment] = []
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                before = len(self.script.assignments)
+                self.assignment(child, exported=False, prefix=True)
+                prefix.extend(self.script.assignments[before:])
+            elif child.type == "command_name":
+                words.extend(child.named_children)
+            elif child.type.endswith("redirect") or child.type in ("comment", "heredoc_body"):
+                continue
+            else:
+                words.append(child)
+        argv.extend(self.words(words))
+        line, col = self.pos(node)
+        self.script.commands.append(Command(tuple(argv), tuple(prefix), line, col))
+
+    def walk(self, node: tree_sitter.Node) -> None:
+        if (node.type == "ERROR" or node.is_missing) and not self.script.has_error:
+            self.script.has_error = True
+            self.script.error_line = self.pos(node)[0]
+        kind = node.type
+        if kind == "comment":
+            return
+        if kind == "command":
+            self.command(node)
+            for child in node.named_children:
+                for sub in _descendants(child, ("command_substitution", "process_substitution")):
+                    for inner in sub.named_children:
+                        self.walk(inner)
+            return
+        if kind == "variable_assignment":
+            self.assignment(node, exported=False, prefix=False)
+            return
+        if kind == "declaration_command":
+            exported = self.text(node).startswith(("export", "declare -x"))
+            for child in node.named_children:
+                if child.type == "variable_assignment":
+                    self.assignment(child, exported=exported, prefix=False)
+                elif child.type == "variable_name" and exported:
+                    line, col = self.pos(child)
+                    name = self.text(child)
+                    value = " ".join(t.text for t in self.vars.get(name, []))
+                    self.script.assignments.append(Assignment(name, value, line, col, True))
+            return
+        for child in node.children:
+            self.walk(child)
+
+
+def _descendants(node: tree_sitter.Node, kinds: tuple[str, ...]) -> list[tree_sitter.Node]:
+    out = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type in kinds:
+            out.append(current)
+            continue
+        stack.extend(current.children)
+    return out
+
+
+def _unescape_double(text: str) -> str:
+    out, i = [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text):
+            nxt = text[i + 1]
+            if nxt == "\n":
+                i += 2
+                continue
+            if nxt in '$`"\\':
+                out.append(nxt)
+                i += 2
+                continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _unescape_word(text: str) -> str:
+    if "\\" not in text:
+        return text
+    out, i = [], 0
+    while i < len(text):
+        if text[i] == "\\" and i + 1 < len(text):
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+            i += 2
+            continue
+        out.append(text[i])
+        i += 1
+    return "".join(out)
+
+
+_ASTRAL = re.compile("[\U00010000-\U0010FFFF\ud800-\udfff]")
+
+
+def _parser_safe(text: str) -> str:
+    """``text`` with every character outside the Basic Multilingual Plane (and any lone
+    surrogate) replaced by U+FFFD.
+
+    tree-sitter-bash 0.25's scanner reads out of bounds on some astral code points after a
+    ``{`` (``"{\U000DBC5D"`` crashes the process, found by fuzzing), so they never reach it.
+    Positions are unaffected: each replaced character is still one character, and columns
+    are counted in characters of the text that was parsed.
+    """
+    return _ASTRAL.sub("\ufffd", text)
+
+
+def parse_shell(
+    text: str,
+    locate: Locator | None = None,
+    variables: dict[str, list[Token]] | None = None,
+) -> ShellScript:
+    """Parse shell text into commands and assignments.
+
+    Args:
+        text: the shell source.
+        locate: maps positions in ``text`` to file positions (default: ``text`` is the file).
+        variables: variables known before this text (e.g. Dockerfile ``ENV``/``ARG``); the
+            dict is updated with the text's own assignments.
+
+    Returns:
+        A :class:`ShellScript`; a syntax error marks ``has_error`` but never raises.
+    """
+    src = _parser_safe(text).encode("utf-8", "replace")
+    tree = _parser().parse(src)
+    walker = _Walker(src, locate or _identity_locator(src), variables if variables is not None else {})
+    walker.walk(tree.root_node)
+    return walker.script
+
+
+def tokens_from_words(words: list[str], line: int, column: int) -> tuple[Token, ...]:
+    """Tokens for an exec-form argv given as a list (all at one position)."""
+    return tuple(Token(w, line, column, True, w) for w in words)
+
+
+def with_position(token: Token, line: int, column: int) -> Token:
+    """A copy of ``token`` placed at ``line``/``column``."""
+    return replace(token, line=line, column=column)

@@ -1,0 +1,110 @@
+"""Files read and written as text for editing, every byte outside an edit kept.
+
+A file is decoded as UTF-8 (a BOM remembered) or else Latin-1, with its newlines as
+written (``\\r\\n`` stays), and encoded back the same way. :func:`resolve_in_roots` finds the
+real file behind a reported path and refuses one reached through a symlink or lying
+outside the scanned roots; :func:`write_atomic` replaces a file through a temporary file in
+its directory.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from vllm_upgrade_check.sources.discovery import root_label
+
+
+class OutsideRoots(Exception):
+    """A reported path that does not lead to a file inside the scanned roots; the message says why."""
+
+
+@dataclass(frozen=True)
+class FileText:
+    """A file decoded for editing: ``text`` keeps ``\\r\\n`` as written; ``bom`` and
+    ``encoding`` say how to encode it back."""
+
+    path: Path
+    text: str
+    encoding: str
+    bom: bool
+
+    def encode(self, text: str) -> bytes:
+        """``text`` as this file's bytes (same encoding, BOM kept)."""
+        return (b"\xef\xbb\xbf" if self.bom else b"") + text.encode(self.encoding)
+
+
+def decode(path: Path, data: bytes) -> FileText:
+    """``data`` read from ``path``, decoded as :func:`read_text` does."""
+    bom = data.startswith(b"\xef\xbb\xbf")
+    try:
+        return FileText(path, data[3 if bom else 0 :].decode("utf-8"), "utf-8", bom)
+    except UnicodeDecodeError:
+        return FileText(path, data.decode("latin-1"), "latin-1", False)
+
+
+def read_text(path: Path, overlay: Mapping[str, bytes] | None = None) -> FileText:
+    """Decode ``path`` (or its ``overlay`` bytes, keyed by real path) as UTF-8 (BOM remembered),
+    else Latin-1; newlines are not translated.
+
+    Raises:
+        OSError: unreadable file.
+    """
+    pending = overlay.get(os.path.realpath(path)) if overlay else None
+    return decode(path, path.read_bytes() if pending is None else pending)
+
+
+def resolve_in_roots(roots: Sequence[Path], relpath: str) -> Path:
+    """The real file behind ``relpath`` (relative to one of ``roots``, prefixed by its
+    :func:`~vllm_upgrade_check.sources.discovery.root_label` when there are several), checked to lie
+    inside it and reached through no symlink.
+
+    Raises:
+        OutsideRoots: not found under any root, or a symlink leads out of the root.
+    """
+    for root in roots:
+        label = root_label(root, roots)
+        if root.is_file():
+            if (label or root.name) != relpath:
+                continue
+            candidate, base = root, root.parent
+        else:
+            if label and not relpath.startswith(label + "/"):
+                continue
+            relpath_in_root = relpath[len(label) + 1 :] if label else relpath
+            candidate, base = root / relpath_in_root, root
+        if not candidate.is_file():
+            continue
+        real = os.path.realpath(candidate)
+        real_base = os.path.realpath(base)
+        if root.is_file() and os.path.islink(root):
+            raise OutsideRoots("the file is a symlink; not following it")
+        if not real.startswith(real_base.rstrip(os.sep) + os.sep):
+            raise OutsideRoots("a symlink leads outside the scanned root; not following it")
+        if not root.is_file() and real != os.path.join(real_base, *Path(relpath_in_root).parts):
+            raise OutsideRoots("the path goes through a symlink; not following it")
+        return Path(real)
+    raise OutsideRoots("file not found under the scanned roots")
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` by ``data`` through a temporary file in the same directory, keeping its mode.
+
+    Raises:
+        OSError: the directory is not writable.
+    """
+    mode = stat.S_IMODE(path.stat().st_mode)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

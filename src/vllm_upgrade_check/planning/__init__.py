@@ -1,0 +1,1 @@
+"""The planning stage: the newest release a host can reach, and what installing it resolves to."""

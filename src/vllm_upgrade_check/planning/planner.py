@@ -1,0 +1,389 @@
+"""Plan an upgrade: the newest release a deployment can reach, what blocks every release beyond
+it, and the path there (one hop, or several where a deprecation window makes stepping safer).
+
+Pure: the packs' ``wheel:`` facts, the CUDA driver table and the environment come in as
+values; scans come in as a callable (the CLI passes :func:`~vllm_upgrade_check.engine.run_scan`).
+
+Constraints are what the user says must not change (``--keep``): ``driver``, ``python`` or a
+distribution name. What the target needs and is not kept is a *change* the plan lists (upgrade
+the driver, move to another Python, let pip upgrade torch); what is kept and would have to
+change is a *blocker*. An installed distribution whose own requirement the target breaks
+(a plugin pinning ``vllm<0.27``) is always a blocker, and so is a release that dropped a model
+the deployment serves (a ``kind: model`` rule the scan matched).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from vllm_upgrade_check.knowledge.envrules import DriverTable
+from vllm_upgrade_check.knowledge.registry import Registry
+from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, Report
+from vllm_upgrade_check.model.pack import MatchKind, Severity, WheelFacts
+from vllm_upgrade_check.planning.resolve import FutureEnvironment, resolve_future
+from vllm_upgrade_check.sources.scanners.environment import Environment
+
+PLAN_KEYWORDS = ("driver", "python")
+"""``--keep`` values that name a host property rather than a distribution."""
+
+
+@dataclass(frozen=True)
+class Host:
+    """What the plan is made for.
+
+    Attributes:
+        env: installed (or frozen) distributions with their ``Requires-Dist``.
+        python: the host's Python (``3.10`` or ``3.10.14``), ``None`` when unknown.
+        driver: the NVIDIA driver (``550.54.15``), ``None`` when unknown.
+        keep: what must not change: ``driver``, ``python`` and canonical distribution names.
+    """
+
+    env: Environment
+    python: str | None
+    driver: str | None
+    keep: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """One reason a release cannot be installed under the constraints.
+
+    Attributes:
+        kind: ``python``, ``driver``, ``keep`` (a kept distribution would change),
+            ``conflict`` (an installed distribution's requirement would break) or ``model``
+            (the release dropped a model the deployment serves).
+        subject: what it is about (``python``, ``driver``, ``torch``, ``lmcache``, a model id).
+        message: one sentence naming both sides.
+        path: for a ``model`` blocker, the file that serves the model (``None`` otherwise).
+        line: its 1-based line, when known.
+    """
+
+    kind: str
+    subject: str
+    message: str
+    path: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class ReleaseCheck:
+    """One candidate release checked against the host.
+
+    Attributes:
+        release: the release.
+        checked: ``False`` when its pack has no ``wheel:`` facts (nothing could be checked).
+        blockers: in order: Python, driver, kept distributions, conflicts, served models
+            dropped; the first is shown.
+        changes: what must change and may (not kept): driver, Python, distributions pip moves.
+        future: the resolved future environment (``None`` when not checked).
+    """
+
+    release: str
+    checked: bool
+    blockers: tuple[Blocker, ...] = ()
+    changes: tuple[str, ...] = ()
+    future: FutureEnvironment | None = None
+
+    @property
+    def reachable(self) -> bool:
+        """``True`` when it was checked and nothing blocks it (an unchecked release is never
+        claimed reachable)."""
+        return self.checked and not self.blockers
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One step of the recommended path.
+
+    Attributes:
+        from_version: where the step starts (``None`` when the version in use is unknown).
+        to_version: the release installed.
+        reason: why the path stops here.
+        report: the normal scan for this step (``run_scan`` with from/to).
+        changes: what must change for this release (driver, Python, distributions), less
+            what an earlier hop already changed the same way.
+        migrate: rule ids to migrate at this stop (deprecated here, removed later).
+    """
+
+    from_version: str | None
+    to_version: str
+    reason: str
+    report: Report
+    changes: tuple[str, ...] = ()
+    migrate: tuple[str, ...] = ()
+
+    @property
+    def blockers(self) -> int:
+        """Blocker findings of the scan for this step."""
+        return self.report.count(Severity.BLOCKER)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The whole plan.
+
+    Attributes:
+        current: the vLLM version in use, ``None`` when unknown.
+        current_source: where it was read (``installed vllm``, ``--from``, a file).
+        newest_known: the newest release with a pack.
+        reachable: the newest release reachable under the constraints (``None``: none beyond current).
+        host: the host it was made for.
+        releases: every release after ``current``, oldest first, checked.
+        path: the recommended hops, in order.
+        notes: extra lines (unknown driver, releases without wheel facts, resolver output).
+        driver_source: where the driver table comes from.
+    """
+
+    current: str | None
+    current_source: str
+    newest_known: str
+    reachable: str | None
+    host: Host
+    releases: tuple[ReleaseCheck, ...]
+    path: tuple[Hop, ...]
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    driver_source: str = ""
+
+    @property
+    def blocked(self) -> tuple[ReleaseCheck, ...]:
+        """The releases beyond :attr:`reachable`, each with its blockers."""
+        limit = Version(self.reachable) if self.reachable else None
+        return tuple(r for r in self.releases if r.blockers and (limit is None or Version(r.release) > limit))
+
+
+def wheel_of(registry: Registry, release: Version) -> WheelFacts | None:
+    """The ``wheel:`` facts of ``release`` (the first of its packs that has them)."""
+    return next((p.wheel for p in registry.packs_for(release) if p.wheel is not None), None)
+
+
+def check_release(release: str, wheel: WheelFacts | None, host: Host, table: DriverTable) -> ReleaseCheck:
+    """Check one release against the host and the constraints. Pure.
+
+    Order of blockers: Python (``requires_python``), driver (``cuda_major`` via the driver
+    table), kept distributions the target's ``Requires-Dist`` would move, installed
+    distributions whose requirements break (:func:`~vllm_upgrade_check.planning.resolve.resolve_future`).
+    """
+    if wheel is None:
+        return ReleaseCheck(release, False)
+    blockers: list[Blocker] = []
+    changes: list[str] = []
+    keep = host.keep
+    if wheel.requires_python and host.python:
+        try:
+            spec = SpecifierSet(wheel.requires_python)
+        except InvalidSpecifier:
+            spec = SpecifierSet()
+        if str(spec) and not spec.contains(host.python, prereleases=True):
+            text = f"requires Python {wheel.requires_python}; this host has {host.python}"
+            if "python" in keep:
+                blockers.append(Blocker("python", "python", text + " (--keep python)"))
+            else:
+                changes.append(f"Move to a Python the release supports ({text})")
+    if wheel.cuda_major is not None and host.driver:
+        minimum = table.minimum_for(wheel.cuda_major)
+        if minimum is not None and Version(host.driver) < Version(minimum):
+            text = (
+                f"wheels built for CUDA {wheel.cuda_major} need driver >= {minimum}; "
+                f"this host has {host.driver}"
+            )
+            if "driver" in keep:
+                blockers.append(Blocker("driver", "driver", text + " (--keep driver)"))
+            else:
+                changes.append(f"Upgrade the NVIDIA driver ({text})")
+    future = resolve_future(host.env, release, wheel.requires_dist, host.python)
+    for change in future.changes:
+        if change.name in keep and change.installed is not None:
+            blockers.append(
+                Blocker(
+                    "keep",
+                    change.name,
+                    f"requires {change.requirement} but --keep {change.name} holds {change.installed}",
+                )
+            )
+        else:
+            changes.append(change.describe())
+    for conflict in future.conflicts:
+        blockers.append(Blocker("conflict", conflict.requirer, f"installed {conflict.describe()}"))
+    return ReleaseCheck(release, True, tuple(blockers), tuple(changes), future)
+
+
+Scan = Callable[[str | None, str], Report]
+"""``scan(from_version, to_version) -> Report``: the normal scan of one step."""
+
+
+def _stops(
+    report: Report, current: Version | None, reachable: Version, usable: Sequence[Version]
+) -> list[tuple[Version, list[str], str]]:
+    """Intermediate stops where a deprecation window lets the team migrate while both work.
+
+    A finding whose rule's replacement (``fix.available_in``, else ``deprecated_in``) only
+    exists after ``current`` and whose removal release is at or before ``reachable`` gets a stop
+    at the newest usable release inside ``[available, removal)``; one stop serves every
+    window it falls in.
+    """
+    windows: dict[str, tuple[Version, Version, str]] = {}
+    for finding in report.findings:
+        rule = finding.rule
+        start_text = rule.fix.available_in or rule.deprecated_in
+        if start_text is None or finding.fix_before_upgrade:
+            continue
+        start, removal = Version(start_text), Version(finding.release)
+        if (current is not None and start <= current) or removal > reachable or start >= removal:
+            continue
+        windows.setdefault(rule.id, (start, removal, finding.fact.raw or finding.fact.name))
+    stops: list[tuple[Version, list[str], str]] = []
+    pending = sorted(windows.items(), key=lambda item: (item[1][1], item[0]))
+    while pending:
+        _rid, (start, removal, _raw) = pending[0]
+        inside = [v for v in usable if start <= v < removal]
+        if not inside:
+            pending = pending[1:]
+            continue
+        stop = max(inside)
+        served = [(rid, w) for rid, w in pending if w[0] <= stop < w[1]]
+        ids = [rid for rid, _w in served]
+        subjects = ", ".join(sorted({w[2] for _rid, w in served}))
+        reason = (
+            f"deprecation window: the old form ({subjects}) still works here and its "
+            f"replacement already exists; migrate before going on"
+        )
+        stops.append((stop, ids, reason))
+        pending = [(rid, w) for rid, w in pending if rid not in ids]
+    return sorted(stops)
+
+
+def _with_served_models(checks: list[ReleaseCheck], report: Report) -> list[ReleaseCheck]:
+    """``checks`` with a ``model`` blocker on every release at or after the one that dropped
+    a model the deployment serves (a blocker finding of a ``kind: model`` rule in ``report``):
+    no change to the deployment's files or environment gets that model running there, so
+    such a release is not reachable, like one whose installed plugin pins an older vLLM."""
+    dropped: dict[Version, list[Blocker]] = {}
+    seen: set[tuple[str, str]] = set()
+    for finding in report.findings:
+        rule = finding.rule
+        if rule.match.kind != MatchKind.MODEL or finding.severity != Severity.BLOCKER:
+            continue
+        model = finding.fact.name
+        if (rule.id, model) in seen:
+            continue
+        seen.add((rule.id, model))
+        where = finding.location.path or "the environment"
+        if finding.location.line is not None:
+            where += f":{finding.location.line}"
+        message = f"serves {model} ({where}); {rule.message.rstrip('.')} ({rule.id})"
+        blocker = Blocker("model", model, message, finding.location.path, finding.location.line)
+        dropped.setdefault(Version(finding.release), []).append(blocker)
+    if not dropped:
+        return checks
+    out = []
+    for check in checks:
+        added = [b for release, found in sorted(dropped.items()) if release <= Version(check.release) for b in found]
+        out.append(replace(check, blockers=(*check.blockers, *added)) if added and check.checked else check)
+    return out
+
+
+def make_plan(
+    registry: Registry,
+    host: Host,
+    table: DriverTable,
+    scan: Scan,
+    current: str | None,
+    current_source: str,
+) -> Plan:
+    """Check every release after ``current`` and recommend a path to the newest reachable one.
+
+    Args:
+        registry: the packs (their ``wheel:`` facts and rules).
+        host: environment, Python, driver and constraints.
+        table: the CUDA driver table.
+        scan: the normal scan of one step (``from``, ``to``) -> report.
+        current: the version in use (``None``: unknown, every release is a candidate).
+        current_source: where ``current`` was read.
+    """
+    start = Version(current) if current else None
+    checks = [
+        check_release(str(v), wheel_of(registry, v), host, table)
+        for v in registry.releases
+        if start is None or v > start
+    ]
+    notes: list[str] = []
+    unchecked = [c.release for c in checks if not c.checked]
+    if unchecked:
+        notes.append(
+            "no wheel facts in the pack of " + ", ".join(unchecked) + ": Python, driver and "
+            "requirements could not be checked, so they are not claimed reachable"
+        )
+    installed = {canonicalize_name(name) for name in host.env.distributions}
+    for name in sorted(host.keep - set(PLAN_KEYWORDS) - installed):
+        notes.append(f"--keep {name}: not installed here, so there is nothing to keep (a typo?)")
+    if host.driver is None:
+        notes.append("NVIDIA driver unknown (give --driver VERSION): CUDA driver needs not checked")
+    if host.python is None:
+        notes.append("Python unknown (give --python-version X.Y): requires-python not checked")
+    scanned: dict[tuple[str | None, str], Report] = {}
+
+    def scan_once(frm: str | None, to: str) -> Report:
+        if (frm, to) not in scanned:
+            scanned[frm, to] = scan(frm, to)
+        return scanned[frm, to]
+
+    if any(c.reachable for c in checks):  # else nothing is reachable anyway: no scan needed
+        newest = max((c for c in checks if c.checked), key=lambda c: Version(c.release))
+        served = scan_once(current, newest.release)
+        checks = _with_served_models(checks, served)
+        unread = [n.removeprefix(UNRESOLVED_NOTE) for n in served.notes if n.startswith(UNRESOLVED_NOTE)]
+        notes.extend(
+            f"launch not fully read: {n}; a model it serves is not checked against models later releases dropped"
+            for n in unread
+        )
+    reachable_checks = [c for c in checks if c.reachable]
+    reachable = Version(reachable_checks[-1].release) if reachable_checks else None
+    path: list[Hop] = []
+    if reachable is not None:
+        overall = scan_once(current, str(reachable))
+        usable = [Version(c.release) for c in reachable_checks if Version(c.release) < reachable]
+        by_release = {c.release: c for c in checks}
+        previous = current
+        done: set[str] = set()
+
+        def new_changes(release: str) -> tuple[str, ...]:
+            fresh = tuple(c for c in by_release[release].changes if c not in done)
+            done.update(fresh)
+            return fresh
+
+        for stop, ids, reason in _stops(overall, start, reachable, usable):
+            hop_report = scan_once(previous, str(stop))
+            path.append(Hop(previous, str(stop), reason, hop_report, new_changes(str(stop)), tuple(ids)))
+            previous = str(stop)
+        final_reason = (
+            "the newest release this host reaches"
+            if str(reachable) == str(registry.newest)
+            else "the newest release reachable under the constraints"
+        )
+        final = overall if previous == current else scan_once(previous, str(reachable))
+        path.append(Hop(previous, str(reachable), final_reason, final, new_changes(str(reachable))))
+    return Plan(
+        current=current,
+        current_source=current_source,
+        newest_known=str(registry.newest),
+        reachable=str(reachable) if reachable else None,
+        host=host,
+        releases=tuple(checks),
+        path=tuple(path),
+        notes=tuple(notes),
+        driver_source=table.source,
+    )
+
+
+def parse_keep(values: Sequence[str]) -> frozenset[str]:
+    """``--keep`` values -> ``driver``, ``python`` and canonical distribution names."""
+    out = set()
+    for value in values:
+        text = value.strip()
+        out.add(text.lower() if text.lower() in PLAN_KEYWORDS else canonicalize_name(text))
+    return frozenset(out)

@@ -1,0 +1,317 @@
+"""Finding and reading the files of a scanned tree, cheaply and without crashing.
+
+What is left out: :data:`SKIP_DIRS`, virtual environments (a ``pyvenv.cfg`` inside), what
+any ``.gitignore`` on the way down matches (nested ones included, git's precedence: a
+deeper file overrides a shallower one, a later pattern an earlier one), ``--exclude``
+patterns, symlinks that leave the root or loop back. Unreadable directories are reported,
+never raised.
+
+Reading is decided by name first (:meth:`Scanner.accepts_name`): a file no scanner could
+accept is never opened. A file is read once, as bytes; binary files (a NUL byte in the
+first 8 KiB) and files over the size limit are skipped with the reason when a scanner
+would have read them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+import pathspec
+
+from vllm_upgrade_check.model.facts import Skipped
+from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
+
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        "site-packages",
+        ".venv",
+        "venv",
+    }
+)
+"""Directories never descended into (virtual environments are also recognised by ``pyvenv.cfg``)."""
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+"""Default size (bytes, 5 MiB) above which a file is skipped with a reason."""
+
+BINARY_PROBE_BYTES = 8192
+"""A NUL byte within this many leading bytes marks a file as binary."""
+
+HEAD_BYTES = 256
+"""Bytes read to decide on content (a ``#!`` line) when the name does not decide."""
+
+Reader = Callable[[str | Path], bytes]
+"""Reads a whole file as bytes; raises :class:`OSError` (replaceable in tests)."""
+
+
+def _read_bytes(path: str | Path) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+read_bytes: Reader = _read_bytes
+"""The function every file is read with (module attribute so tests can simulate errors)."""
+
+
+class _Ignores:
+    """The ``.gitignore`` files in force in one directory: ``(base, spec)`` root first."""
+
+    def __init__(self, specs: tuple[tuple[str, pathspec.PathSpec], ...]) -> None:
+        self.specs = specs
+
+    def ignored(self, rel: str) -> bool:
+        """Whether ``rel`` (root-relative POSIX path, a trailing ``/`` for directories) is ignored."""
+        result = False
+        for base, spec in self.specs:
+            if base:
+                if not rel.startswith(base + "/"):
+                    continue
+                sub = rel[len(base) + 1 :]
+            else:
+                sub = rel
+            check = spec.check_file(sub)
+            if check.include is not None:
+                result = bool(check.include)
+        return result
+
+    def entering(self, directory: str, rel_dir: str) -> _Ignores:
+        """The rules in force inside ``directory`` (whose root-relative path is ``rel_dir``)."""
+        spec = _load_gitignore(os.path.join(directory, ".gitignore"))
+        if spec is None:
+            return self
+        return _Ignores((*self.specs, ("" if rel_dir == "." else rel_dir, spec)))
+
+
+class PassedOver:
+    """A file :func:`walk` did not yield because no scanner wants its name; kept so that a file
+    another file names by path (a systemd ``EnvironmentFile=``) can still be read. The ignore
+    rules, which cost more than the name check, are applied only when it is asked for.
+
+    Attributes:
+        path: the file.
+        rel: its root-relative POSIX path.
+    """
+
+    __slots__ = ("path", "rel", "_ignores", "_excluded")
+
+    def __init__(self, path: str, rel: str, ignores: _Ignores, excluded: pathspec.PathSpec | None) -> None:
+        self.path, self.rel, self._ignores, self._excluded = path, rel, ignores, excluded
+
+    def ignored(self) -> bool:
+        """Whether a ``.gitignore`` or an ``--exclude`` pattern leaves the file out."""
+        return self._ignores.ignored(self.rel) or (self._excluded is not None and self._excluded.match_file(self.rel))
+
+
+def _load_gitignore(path: str) -> pathspec.PathSpec | None:
+    try:
+        with open(path, "rb") as handle:
+            lines = handle.read(1024 * 1024).decode("utf-8", errors="replace").splitlines()
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except (OSError, ValueError):
+        return None
+
+
+def covered_roots(roots: Sequence[Path]) -> dict[int, int]:
+    """Roots that are another root again (``ex`` and ``./ex``) or lie inside one (``ex/deploy``),
+    by position: each maps to the position of the root that covers it (its files are scanned
+    from there, once). Of equal roots the first given is kept."""
+    real = [os.path.realpath(root) for root in roots]
+    covered: dict[int, int] = {}
+    for index, path in enumerate(real):
+        for other, other_path in enumerate(real):
+            if other == index or other in covered:
+                continue
+            same = path == other_path
+            if (same and other < index) or (not same and path.startswith(other_path.rstrip(os.sep) + os.sep)):
+                covered[index] = other
+                break
+    return covered
+
+
+def root_label(root: Path, roots: Sequence[Path]) -> str:
+    """The prefix of ``root``'s files in reports: ``""`` when ``roots`` holds one root (paths
+    are relative to it; roots :func:`covered_roots` by another do not count), else the root as
+    given, as a POSIX path relative to the current directory when it lies under it (``a``,
+    ``../b``, ``/srv/c``; ``""`` for the current directory), so that equal names under two
+    roots stay apart."""
+    if len(roots) - len(covered_roots(roots)) <= 1:
+        return ""
+    path = os.path.abspath(root)
+    try:
+        rel = Path(path).relative_to(os.getcwd()).as_posix()
+    except ValueError:
+        rel = Path(os.path.relpath(path)).as_posix() if not os.path.isabs(root) else Path(path).as_posix()
+    return "" if rel == "." else rel
+
+
+def labelled(label: str, root: Path, rel: str) -> str:
+    """``rel`` (from :func:`walk` of ``root``) as reported under ``label`` (:func:`root_label`)."""
+    if not label:
+        return rel
+    return label if not root.is_dir() else f"{label}/{rel}"
+
+
+def walk(
+    root: Path,
+    exclude: Sequence[str] = (),
+    skipped: list[Skipped] | None = None,
+    keep_name: Callable[[str], bool] | None = None,
+    passed_over: list[PassedOver] | None = None,
+) -> Iterator[tuple[str, str]]:
+    """Yield ``(path, root-relative POSIX path)`` of every regular file under ``root``, sorted.
+
+    Args:
+        root: a directory (a file is yielded as itself).
+        exclude: gitignore-style patterns to leave out.
+        skipped: if given, receives a :class:`Skipped` per directory that cannot be listed.
+        keep_name: if given, only files whose base name it accepts are yielded (checked
+            before the ignore rules, which cost more).
+        passed_over: if given, receives the files ``keep_name`` refused (ignore rules not
+            yet applied, see :class:`PassedOver`).
+    """
+    if not root.is_dir():
+        yield str(root), root.name
+        return
+    excluded = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+    seen: set[tuple[int, int]] = set()
+    stack: list[tuple[str, str, _Ignores]] = [(str(root), ".", _Ignores(()))]
+    while stack:  # depth first, in name order, without nested generators
+        directory, rel_dir, ignores = stack.pop()
+        try:
+            info = os.stat(directory)
+            key = (info.st_dev, info.st_ino)
+            if key in seen:
+                continue  # a symlink loop, or a second link to a directory already walked
+            seen.add(key)
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            if skipped is not None:
+                skipped.append(Skipped(rel_dir, f"cannot list directory: {exc.strerror or exc}"))
+            continue
+        names = {e.name for e in entries}
+        if "pyvenv.cfg" in names and rel_dir != ".":
+            continue  # a virtual environment
+        if ".gitignore" in names:
+            ignores = ignores.entering(directory, rel_dir)
+        prefix = "" if rel_dir == "." else rel_dir + "/"
+        subdirs = []
+        for entry in entries:
+            name = entry.name
+            rel = prefix + name
+            try:
+                if entry.is_symlink():
+                    # One leading out of the root is never followed; one inside names a file
+                    # or directory that is walked under its real path (no duplicate findings,
+                    # and `fix` never writes through a link).
+                    continue
+                is_dir = entry.is_dir()
+                is_file = not is_dir and entry.is_file()
+            except OSError:
+                continue
+            if is_dir:
+                if name in SKIP_DIRS:
+                    continue
+                if ignores.ignored(rel + "/") or (excluded is not None and excluded.match_file(rel + "/")):
+                    continue
+                subdirs.append((entry.path, rel, ignores))
+            elif is_file:
+                if keep_name is not None and not keep_name(name):
+                    if passed_over is not None:
+                        passed_over.append(PassedOver(entry.path, rel, ignores, excluded))
+                    continue
+                if ignores.ignored(rel) or (excluded is not None and excluded.match_file(rel)):
+                    continue
+                yield entry.path, rel
+        stack.extend(reversed(subdirs))
+
+
+def _decode(data: bytes) -> str:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    return text.replace("\r\n", "\n") if "\r" in text else text
+
+
+def wanted(name: str, scanners: Sequence[Scanner]) -> bool | None:
+    """``True`` if a scanner accepts a file of this name, ``False`` if none could, ``None``
+    when only the content can tell."""
+    answer: bool | None = False
+    for scanner in scanners:
+        verdict = scanner.accepts_name(name)
+        if verdict:
+            return True
+        if verdict is None:
+            answer = None
+    return answer
+
+
+def read_source(
+    path: str | Path,
+    relpath: str,
+    max_bytes: int = MAX_FILE_BYTES,
+    scanners: Sequence[Scanner] | None = None,
+    by_name: bool | None = None,
+    overlay: Mapping[str, bytes] | None = None,
+) -> SourceFile | Skipped | None:
+    """Read a file once, if a scanner may want it.
+
+    Args:
+        path: the file.
+        relpath: its root-relative POSIX path.
+        max_bytes: files larger than this are skipped.
+        scanners: decide by name before reading (``None``: read every file).
+        by_name: :func:`wanted` of the name when the caller knows it already.
+        overlay: contents to read instead of the disk, by real path (``fix --diff`` rescans
+            its edits in memory).
+
+    Returns:
+        The decoded :class:`SourceFile` (UTF-8, else Latin-1; CRLF made LF); ``None`` when no
+        scanner could want it (binary files included when none would read them by name);
+        :class:`Skipped` with the reason for binary, oversized or unreadable files a scanner
+        would have read.
+    """
+    if by_name is None:
+        by_name = True if scanners is None else wanted(relpath.rsplit("/", 1)[-1], scanners)
+    if by_name is False:
+        return None
+    try:
+        pending = overlay.get(os.path.realpath(path)) if overlay else None
+        size = os.stat(path).st_size if pending is None else len(pending)
+        if size > max_bytes:
+            if by_name is None and not _head_accepted(path, relpath, scanners or ()):
+                return None
+            return Skipped(relpath, f"larger than the size limit of {max_bytes} bytes ({size} bytes)")
+        data = read_bytes(path) if pending is None else pending
+    except OSError as exc:
+        return Skipped(relpath, f"cannot read: {exc.strerror or exc}", configures_vllm=bool(by_name))
+    if b"\x00" in data[:BINARY_PROBE_BYTES]:
+        return Skipped(relpath, "binary file") if by_name else None
+    source = SourceFile(relpath, _decode(data))
+    if by_name is None and scanners is not None and not any(s.accepts(source) for s in scanners):
+        return None
+    return source
+
+
+def _head_accepted(path: str | Path, relpath: str, scanners: Sequence[Scanner]) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(HEAD_BYTES)
+    except OSError:
+        return False
+    if b"\x00" in head:
+        return False
+    source = SourceFile(relpath, _decode(head))
+    return any(s.accepts(source) for s in scanners)

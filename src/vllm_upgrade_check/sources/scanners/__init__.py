@@ -1,0 +1,41 @@
+"""Scanners: each reads one kind of source and yields facts or skipped records.
+
+:func:`default_scanners` is the ordered list the engine offers every file to; each file is
+read by every scanner that accepts it.
+"""
+
+from __future__ import annotations
+
+from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
+
+
+def default_scanners() -> list[Scanner]:
+    """A fresh instance of every built-in file scanner."""
+    from vllm_upgrade_check.sources.scanners.dockerfile import DockerfileScanner
+    from vllm_upgrade_check.sources.scanners.envfiles import SystemdScanner
+    from vllm_upgrade_check.sources.scanners.helm import HelmValuesScanner
+    from vllm_upgrade_check.sources.scanners.makefile import MakefileScanner
+    from vllm_upgrade_check.sources.scanners.manifests import ManifestScanner
+    from vllm_upgrade_check.sources.scanners.monitoring import MonitoringScanner
+    from vllm_upgrade_check.sources.scanners.python_source import PythonSourceScanner
+    from vllm_upgrade_check.sources.scanners.requirements import RequirementsScanner
+    from vllm_upgrade_check.sources.scanners.serving import ServingConfigScanner
+    from vllm_upgrade_check.sources.scanners.shell import ShellScanner
+    from vllm_upgrade_check.sources.scanners.vllm_config import VllmConfigScanner
+
+    return [
+        ShellScanner(),
+        DockerfileScanner(),
+        ManifestScanner(),
+        RequirementsScanner(),
+        PythonSourceScanner(),
+        VllmConfigScanner(),
+        HelmValuesScanner(),
+        ServingConfigScanner(),
+        MakefileScanner(),
+        SystemdScanner(),
+        MonitoringScanner(),
+    ]
+
+
+__all__ = ["Scanner", "SourceFile", "default_scanners"]

@@ -1,0 +1,351 @@
+"""Dockerfiles: ``FROM`` images (``ARG`` defaults substituted), ``ENV``, ``RUN pip install``,
+and ``ENTRYPOINT``/``CMD`` in exec and shell form.
+
+Parsed with ``dockerfile-parse``. In a stage built ``FROM`` a vLLM image, whose entry point
+is vLLM's OpenAI server, exec-form ``CMD`` items are vLLM CLI flags unless the stage sets
+its own ``ENTRYPOINT``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import replace
+
+from dockerfile_parse import DockerfileParser
+
+from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span, Spans
+from vllm_upgrade_check.parsing.shell import Token, offset_locator, parse_shell
+from vllm_upgrade_check.parsing.words import link, sub_span
+from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.launch import (
+    arg_facts,
+    env_fact,
+    image_fact,
+    image_hint,
+    is_vllm_image,
+)
+from vllm_upgrade_check.sources.scanners.shell import argv_facts, shell_facts
+
+
+def is_dockerfile(name: str) -> bool:
+    """``Dockerfile``, ``Dockerfile.*``, ``*.Dockerfile``, ``*.dockerfile``, ``Containerfile``."""
+    lower = name.lower()
+    return (
+        lower in ("dockerfile", "containerfile")
+        or lower.startswith(("dockerfile.", "containerfile."))
+        or lower.endswith(".dockerfile")
+    )
+
+
+FROM_VARIABLE = re.compile(r"\$(?:\{(\w+)(?:(:?)([-+])([^}]*))?\}|(\w+))")
+"""``$NAME``, ``${NAME}``, ``${NAME:-word}``/``${NAME-word}`` and ``${NAME:+word}``/``${NAME+word}``:
+the expansions Docker applies to a ``FROM`` line (groups: name, ``:``, ``-``/``+``, word, bare name)."""
+
+
+def expand_from(reference: str, args: dict[str, str | None]) -> str | None:
+    """``reference`` (a ``FROM`` image, as written) with Docker's expansions applied from the
+    global ``ARG``s (``args``: name -> default, ``None`` for an ``ARG`` without one), or ``None``
+    when a variable has no value here (the build passes it) or another expansion is used.
+    dockerfile-parse leaves ``${NAME:-word}`` half-expanded, so ``FROM`` lines are expanded here."""
+    unknown = False
+
+    def substitute(m: re.Match[str]) -> str:
+        nonlocal unknown
+        name = m.group(1) or m.group(5)
+        value = args.get(name)
+        is_set = value is not None and (value != "" or not m.group(2))
+        if m.group(3) == "-":
+            return value if is_set and value is not None else m.group(4)
+        if m.group(3) == "+":
+            return m.group(4) if is_set else ""
+        if value is None:
+            unknown = True
+            return m.group(0)
+        return value
+
+    expanded = FROM_VARIABLE.sub(substitute, reference)
+    return None if unknown or "$" in expanded else expanded
+
+
+def _exec_tokens(content: str, words: list[str], first_line: int) -> list[Token]:
+    """Place each exec-form word at the line/column where its JSON string is written; words
+    found as written get their spans and are linked as elements of one JSON array."""
+    lines = content.split("\n")
+    tokens: list[Token] = []
+    row, cursor = 0, 0
+    exact = True
+    for word in words:
+        needle = json.dumps(word)
+        found = False
+        while row < len(lines):
+            index = lines[row].find(needle, cursor)
+            if index >= 0:
+                line = first_line + row
+                span = Span(line, index + 1, line, index + 1 + len(needle))
+                tokens.append(Token(word, line, index + 2, True, needle, span=span))
+                cursor = index + len(needle)
+                found = True
+                break
+            row, cursor = row + 1, 0
+        if not found:
+            exact = False
+            tokens.append(Token(word, first_line, 1, True, needle))
+    return link(tokens) if exact else tokens
+
+
+_VERSION_TEXT = re.compile(r"\d+(?:\.\d+)+(?:(?:a|b|rc|\.post|\.dev)\d+)?")
+
+
+def arg_uses(text: str, name: str) -> int:
+    """Expansions of ``name`` in ``text`` (``$V``, ``${V}``, ``${V:-x}``, ``${V%.*}``, ...),
+    comment lines left out."""
+    use = re.compile(rf"\$\{{?{re.escape(name)}(?![A-Za-z0-9_])")
+    return sum(len(use.findall(line)) for line in text.splitlines() if not line.lstrip().startswith("#"))
+
+
+def from_version(
+    text: str, word: Token, reference: str, defaults: dict[str, Token | None]
+) -> tuple[Span | None, str]:
+    """Where the version of ``FROM`` image ``reference`` (``word`` as written, with
+    variables) is written, as Docker reads it: in the word itself (a ``${NAME:-0.26.0}``
+    default included) or in the default of the one global ``ARG`` that holds it; or
+    ``(None, why)`` when it cannot be set there alone (an ``ARG`` other lines use, a
+    version split across parts, an expansion this does not follow, a variable with no
+    default in the file).
+
+    Args:
+        text: the Dockerfile.
+        word: the ``FROM`` word as written.
+        reference: the image it reads as.
+        defaults: global ``ARG`` name -> its default as a word (``None``: no default).
+    """
+    written = word.written
+    # Parts of the reference as (offset in the reference, text, span of that text or None).
+    parts: list[tuple[int, str, Span | None, str | None]] = []
+    resolved, cursor = "", 0
+
+    def literal(start: int, end: int) -> None:
+        nonlocal resolved
+        piece = Token(written, word.line, word.column, True, written, span=word.span)
+        parts.append((len(resolved), written[start:end], sub_span(piece, start, end), None))
+        resolved += written[start:end]
+
+    for m in FROM_VARIABLE.finditer(written):
+        if m.start() > cursor:
+            literal(cursor, m.start())
+        name = m.group(1) or m.group(5)
+        colon, sign = m.group(2), m.group(3)
+        default = defaults.get(name)
+        is_set = default is not None and (default.text != "" or not colon)
+        if sign == "+":
+            return None, f"the reference uses ${{{name}{colon}+...}}; set the version by hand"
+        if sign == "-" and not is_set:
+            literal(m.start(4), m.end(4))  # the word after :-
+        elif default is None:
+            return None, f"ARG {name} has no default in this file; set the version where the build passes it"
+        else:
+            parts.append((len(resolved), default.text, sub_span(default, 0, len(default.text)), name))
+            resolved += default.text
+        cursor = m.end()
+    if cursor < len(written):
+        literal(cursor, len(written))
+    if resolved != reference:
+        return None, f"the reference reads {resolved!r} here, not {reference!r}"
+    tag_at = resolved.rfind(":") + 1
+    version = _VERSION_TEXT.search(resolved, tag_at) if tag_at > 0 and "/" not in resolved[tag_at:] else None
+    if version is None:
+        return None, "the tag names no version"
+    for offset, piece, span, name in parts:
+        if offset <= version.start() and version.end() <= offset + len(piece):
+            if name is not None and (uses := arg_uses(text, name)) > 1:
+                return None, f"ARG {name} is used {uses} times in this file; bumping it would change the others too"
+            if span is None:
+                return None, "the version is not written as plain text; set it by hand"
+            begin = span.column + version.start() - offset
+            return Span(span.line, begin, span.line, begin + len(version.group())), ""
+    return None, f"the version {version.group()} is split across ARGs; set it by hand"
+
+
+def _defaults(structure: list[dict[str, object]], instruction: str, before_from: bool) -> dict[str, Token | None]:
+    """``ARG`` (or ``ENV``) name -> its value as a word placed where it is written (``None``
+    for an ``ARG`` without a default); with ``before_from``, only those before the first
+    ``FROM`` (the global ``ARG``s a ``FROM`` line sees). A later definition wins."""
+    found: dict[str, Token | None] = {}
+    for item in structure:
+        kind = str(item["instruction"]).upper()
+        if kind == "FROM" and before_from:
+            break
+        if kind != instruction:
+            continue
+        content = str(item["content"])
+        line = int(str(item["startline"])) + 1
+        keyword_len = len(content) - len(content.lstrip()) + len(str(item["instruction"])) + 1
+        body = content.lstrip()[len(str(item["instruction"])) :]
+        variables: dict[str, list[Token]] = {}
+        script = parse_shell(body, offset_locator(body, line, keyword_len), variables)
+        for assignment in script.assignments:
+            words = variables.get(assignment.name) or []
+            found[assignment.name] = words[0] if len(words) == 1 else Token("", line, 1)
+        for name in re.findall(r"(?<![=\w$])([A-Za-z_][A-Za-z0-9_]*)(?=\s|$)", body):
+            if instruction == "ARG" and name not in {a.name for a in script.assignments}:
+                found.setdefault(name, None)
+    return found
+
+
+class DockerfileScanner(Scanner):
+    """Dockerfiles and Containerfiles."""
+
+    name = "dockerfile"
+
+    def accepts(self, source: SourceFile) -> bool:
+        return is_dockerfile(source.name)
+
+    def accepts_name(self, name: str) -> bool | None:
+        return is_dockerfile(name)
+
+    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+        path = source.relpath
+        try:
+            parser = DockerfileParser(fileobj=io.BytesIO(source.text.encode("utf-8")))
+            structure = parser.structure
+            parents = parser.parent_images
+        except Exception as exc:  # dockerfile-parse raises plain exceptions on bad input
+            yield Skipped(path, f"cannot parse Dockerfile: {exc}", configures_vllm=source.mentions_vllm())
+            return
+        stage = -1
+        base_is_vllm = False
+        hint: tuple[str, str] | None = None
+        entrypoint_set = False
+        variables: dict[str, list[Token]] = {}
+        global_args = _defaults(structure, "ARG", before_from=True)
+        text = source.text
+        for item in structure:
+            instruction = item["instruction"].upper()
+            line = item["startline"] + 1
+            content = item["content"]
+            keyword_len = len(content) - len(content.lstrip()) + len(item["instruction"]) + 1
+            body = content.lstrip()[len(item["instruction"]) :]
+            body_offset = keyword_len
+            locate = offset_locator(body, line, body_offset)
+            if instruction == "FROM":
+                stage += 1
+                # FROM [--platform=...] image [AS name]: the image is the first word not a flag.
+                from_words = [w for w in item["value"].split() if not w.startswith("--")]
+                if not from_words:  # a bare FROM: nothing to read, never a crash
+                    base_is_vllm, entrypoint_set, hint = False, False, None
+                    continue
+                written = from_words[0]
+                reference = parents[stage] if stage < len(parents) else written
+                if "$" in written:
+                    plain = {k: (v.text if v is not None else None) for k, v in global_args.items()}
+                    reference = expand_from(written, plain) or reference
+                token = _word_at(content, written, keyword_len - 1, line, reference)
+                base_is_vllm = is_vllm_image(reference)
+                entrypoint_set = False
+                if base_is_vllm:
+                    if "$" in written:
+                        version, note = from_version(text, replace(token, text=written), reference, global_args)
+                        yield image_fact(token, path, self.name, version=version, note=note or "")
+                    else:
+                        yield image_fact(token, path, self.name)
+                    hint = image_hint(reference, path, line)
+                continue
+            if instruction in ("ARG", "ENV"):
+                # Their values are the variables later RUN and CMD lines expand.
+                parse_shell(body, locate, variables)
+                if instruction == "ENV":
+                    yield from self._env(body, path, line, body_offset)
+                continue
+            if instruction == "RUN":
+                facts, _ = shell_facts(body, path, self.name, locate, variables, hint)
+                yield from _with_pin_spans(text, body, facts, variables)
+                continue
+            if instruction not in ("CMD", "ENTRYPOINT"):
+                continue
+            value = item["value"].strip()
+            words = _json_array(value)
+            if words is not None:
+                argv = _exec_tokens(content, words, line)
+                launched = argv_facts(argv, path, self.name, hint, syntax="json")
+                if launched:
+                    yield from launched
+                elif instruction == "CMD" and base_is_vllm and not entrypoint_set:
+                    yield from arg_facts(
+                        argv,
+                        path,
+                        self.name,
+                        start=argv[0] if argv else None,
+                        entry="image vllm",
+                        hint=hint,
+                        syntax="json",
+                    )
+            else:
+                facts, _ = shell_facts(body, path, self.name, locate, variables, hint)
+                yield from facts
+            if instruction == "ENTRYPOINT":
+                entrypoint_set = True
+
+    def _env(self, body: str, path: str, line: int, offset: int) -> Iterator[Fact]:
+        words = body.split()
+        if len(words) >= 2 and "=" not in words[0]:  # legacy "ENV NAME value"
+            column = offset + len(body) - len(body.lstrip())
+            yield env_fact(words[0], " ".join(words[1:]), path, line, column, self.name)
+            return
+        _facts, script = shell_facts(body, path, self.name, offset_locator(body, line, offset))
+        for assignment in script.assignments:
+            yield env_fact(
+                assignment.name, assignment.value, path, assignment.line, assignment.column, self.name
+            )
+
+
+def _word_at(content: str, written: str, start: int, first_line: int, reference: str) -> Token:
+    """The token for ``written`` found in instruction ``content`` from offset ``start``,
+    placed (with its span) where it is written; its text is ``reference``."""
+    index = content.find(written, max(start, 0))
+    if index < 0:
+        return Token(reference, first_line, 1, True, written)
+    row = content.count("\n", 0, index)
+    column = index - (content.rfind("\n", 0, index) + 1) + 1
+    line = first_line + row
+    return Token(reference, line, column, True, written, span=Span(line, column, line, column + len(written)))
+
+
+def _with_pin_spans(text: str, body: str, facts: list[Fact], variables: dict[str, list[Token]]) -> list[Fact]:
+    """``facts`` of a ``RUN`` line, a vLLM pin whose version comes from an ``ARG`` or
+    ``ENV`` (``pip install vllm==${VLLM_VERSION}``) told where that version is written."""
+    out = []
+    for fact in facts:
+        if fact.kind != FactKind.REQUIREMENT or fact.name != "vllm" or not (fact.value or "").startswith("=="):
+            out.append(fact)
+            continue
+        pinned = (fact.value or "")[2:]
+        for name in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", body):
+            words = variables.get(name) or []
+            if len(words) == 1 and words[0].text == pinned:
+                uses = arg_uses(text, name)
+                span = sub_span(words[0], 0, len(pinned))
+                note = (
+                    f"{name} is used {uses} times in this file; bumping it would change the others too"
+                    if uses > 1
+                    else ("" if span is not None else "the version is not written as plain text; set it by hand")
+                )
+                spans = replace(fact.spans or Spans(), version=None if note else span, note=note)
+                fact = replace(fact, spans=spans)
+                break
+        out.append(fact)
+    return out
+
+
+def _json_array(value: str) -> list[str] | None:
+    if not value.startswith("["):
+        return None
+    try:
+        data = json.loads(value)
+    except ValueError:
+        return None
+    if isinstance(data, list) and all(isinstance(w, str) for w in data):
+        return data
+    return None

@@ -1,0 +1,277 @@
+"""Helm values files: the vLLM production-stack chart and generic charts running a vLLM image.
+
+The production-stack chart (``vllm-project/production-stack``, ``helm/values.yaml`` and
+``helm/templates/deployment-vllm-multi.yaml``) turns each
+``servingEngineSpec.modelSpec[]`` entry into a ``vllm serve`` container:
+
+- ``repository`` + ``tag`` form the image; ``modelURL`` is the served model;
+- ``enableLoRA`` -> ``--enable-lora``, ``enableTool`` -> ``--enable-auto-tool-choice``,
+  ``toolCallParser`` -> ``--tool-call-parser``, ``chatTemplate`` -> ``--chat-template``;
+- ``vllmConfig`` keys: see :data:`VLLM_CONFIG_FLAGS`; ``enableChunkedPrefill`` and
+  ``enablePrefixCaching`` become the flag or its ``--no-`` form; ``extraArgs`` is a list of
+  raw flags appended as written; ``v0: 1`` sets ``VLLM_USE_V1=0``;
+- ``env`` is the container's environment.
+
+Any other values file is read for mappings whose ``image`` (``repository`` + ``tag``) is a
+vLLM image: the ``args`` / ``extraArgs`` list and ``env`` / ``extraEnv`` next to it are what
+the container runs with (vLLM flags, environment).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+
+import yaml
+
+from vllm_upgrade_check.knowledge.versions import tag_version_span
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
+from vllm_upgrade_check.parsing.words import Token, sub_span
+from vllm_upgrade_check.parsing.yamlnodes import (
+    YamlProblem,
+    alias_used,
+    anchor_of,
+    documents,
+    entry_cuts,
+    get,
+    items,
+    mapping_items,
+    pos,
+    scalar,
+    scalar_word,
+    sequence_words,
+    value_word,
+)
+from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.launch import (
+    arg_facts,
+    env_fact,
+    image_fact,
+    image_hint,
+    is_vllm_image,
+    normalise_flag,
+)
+from vllm_upgrade_check.sources.scanners.manifests import YAML_SUFFIXES, untemplated
+from vllm_upgrade_check.sources.scanners.templates import has_template_actions, neutralise_templates
+from vllm_upgrade_check.sources.scanners.vllm_config import config_arg_fact, entry_spans
+from vllm_upgrade_check.sources.scanners.yamlenv import env_facts
+
+VLLM_CONFIG_FLAGS = {
+    "maxModelLen": "--max-model-len",
+    "dtype": "--dtype",
+    "tensorParallelSize": "--tensor-parallel-size",
+    "maxNumSeqs": "--max-num-seqs",
+    "gpuMemoryUtilization": "--gpu_memory_utilization",
+    "maxLoras": "--max_loras",
+}
+"""production-stack ``vllmConfig`` keys that take a value, and the flag the chart writes."""
+
+VLLM_CONFIG_SWITCHES = {
+    "enableChunkedPrefill": "--enable-chunked-prefill",
+    "enablePrefixCaching": "--enable-prefix-caching",
+}
+"""``vllmConfig`` booleans: ``true`` writes the flag, ``false`` its ``--no-`` form."""
+
+MODEL_SPEC_FLAGS = {
+    "enableLoRA": ("--enable-lora", False),
+    "enableTool": ("--enable-auto-tool-choice", False),
+    "toolCallParser": ("--tool-call-parser", True),
+    "chatTemplate": ("--chat-template", True),
+}
+"""``modelSpec`` keys the chart turns into flags: ``key -> (flag, takes a value)``."""
+
+_TRUE = frozenset({"true", "yes", "on", "1"})
+
+
+def _keyed_arg(
+    text: str,
+    flag: str,
+    key_node: yaml.Node,
+    value_node: yaml.Node,
+    key: str,
+    value: str | None,
+    path: str,
+    hint: tuple[str, str] | None,
+    cuts: dict[int, Span | None],
+) -> Fact:
+    name, aliases = normalise_flag(flag)
+    p = pos(key_node)
+    # The key is the chart's name for the flag: a rename of the flag is not a rename of it.
+    spans = replace(entry_spans(text, key_node, value_node, cuts), name=None)
+    return config_arg_fact(key, value, path, p.line, p.column, "helm", aliases, name=name, hint=hint, spans=spans)
+
+
+def _image(text: str, mapping: yaml.Node, path: str) -> tuple[list[Fact], tuple[str, str] | None, bool]:
+    """Image facts of ``repository`` + ``tag`` in ``mapping`` (or its ``image`` mapping); the
+    version is bumped in the ``tag:`` beside the repository (an anchor other values share is
+    named and left alone)."""
+    holder = get(mapping, "image")
+    if isinstance(holder, yaml.ScalarNode):
+        reference = scalar(holder) or ""
+        if not is_vllm_image(reference):
+            return [], None, False
+        token = scalar_word(text, holder)
+        return [image_fact(token, path, "helm", syntax="yaml")], image_hint(reference, path, pos(holder).line), True
+    if not isinstance(holder, yaml.MappingNode):
+        holder = mapping
+    repo_node = get(holder, "repository")
+    repo = scalar(repo_node)
+    if not isinstance(repo_node, yaml.ScalarNode) or not repo:
+        return [], None, False
+    tag_node = get(holder, "tag")
+    tag = (scalar(tag_node) or "").strip()  # a `tag: |` block scalar ends in a newline
+    reference = f"{repo}:{tag}" if tag else repo
+    if not is_vllm_image(reference):
+        return [], None, False
+    repo_word = scalar_word(text, repo_node)
+    token = Token(reference, repo_word.line, repo_word.column, True, repo)
+    version, note = None, ""
+    if isinstance(tag_node, yaml.ScalarNode) and tag:
+        anchor = anchor_of(text, tag_node)
+        found = tag_version_span(tag)
+        word = value_word(text, tag_node)
+        if anchor is not None and alias_used(text, anchor):
+            note = f"the tag is anchor &{anchor}, which other values use; set it by hand"
+        elif found is None or word.span is None:
+            note = "the tag beside the repository is not written as one value; set it by hand"
+        else:
+            version = sub_span(word, *found)
+    fact = image_fact(token, path, "helm", version=version, note=note, syntax="yaml")
+    return [fact], image_hint(reference, path, repo_word.line), True
+
+
+def model_spec_facts(text: str, spec: yaml.Node, path: str) -> Iterator[Fact]:
+    """Facts of one production-stack ``servingEngineSpec.modelSpec[]`` entry."""
+    images, hint, _ = _image(text, spec, path)
+    yield from images
+    names: set[str] = {"host", "port"}
+    facts: list[Fact] = []
+    model_node = get(spec, "modelURL")
+    if scalar(model_node) and isinstance(model_node, yaml.ScalarNode):
+        t = scalar_word(text, model_node)
+        facts.append(
+            Fact(FactKind.MODEL, t.text, Location(path, t.line, t.column), t.text, t.text, scanner="helm")
+        )
+        names.add("model")
+    cuts = entry_cuts(text, spec)
+    for key, key_node, value_node in mapping_items(spec):
+        if key in MODEL_SPEC_FLAGS:
+            flag, takes_value = MODEL_SPEC_FLAGS[key]
+            value = scalar(value_node)
+            if takes_value and value:
+                facts.append(_keyed_arg(text, flag, key_node, value_node, key, value, path, hint, cuts))
+            elif not takes_value and (value or "").lower() in _TRUE:
+                facts.append(_keyed_arg(text, flag, key_node, value_node, key, None, path, hint, cuts))
+    config = get(spec, "vllmConfig")
+    cuts = entry_cuts(text, config)
+    for key, key_node, value_node in mapping_items(config):
+        value = scalar(value_node)
+        if key in VLLM_CONFIG_FLAGS:
+            facts.append(
+                _keyed_arg(text, VLLM_CONFIG_FLAGS[key], key_node, value_node, key, value, path, hint, cuts)
+            )
+        elif key in VLLM_CONFIG_SWITCHES:
+            flag = VLLM_CONFIG_SWITCHES[key]
+            if (value or "").lower() not in _TRUE:
+                flag = "--no-" + flag[2:]
+            facts.append(_keyed_arg(text, flag, key_node, value_node, key, None, path, hint, cuts))
+        elif key == "v0" and value == "1":
+            p = pos(key_node)
+            yield env_fact(
+                "VLLM_USE_V1", "0", path, p.line, p.column, "helm", origin="helm", raw="v0: 1", spans=Spans()
+            )
+        elif key == "extraArgs":
+            words = sequence_words(text, value_node)
+            facts.extend(arg_facts(words, path, "helm", positional_model=False, hint=hint, syntax="yaml"))
+    for fact in facts:
+        if fact.kind == FactKind.ARG:
+            names.add(fact.name)
+            names.update(fact.aliases)
+    yield from facts
+    yield from env_facts(text, get(spec, "env"), path, "helm")
+    p = pos(spec)
+    yield Fact(
+        FactKind.LAUNCH,
+        "helm production-stack",
+        Location(path, p.line, p.column),
+        raw="servingEngineSpec.modelSpec",
+        origin="config",
+        args=frozenset(names),
+        scanner="helm",
+        version_hint=hint[0] if hint else None,
+        hint_source=hint[1] if hint else None,
+    )
+
+
+def _mappings(node: yaml.Node) -> Iterator[yaml.Node]:
+    stack = [node]
+    budget = 100_000
+    while stack and budget:
+        budget -= 1
+        current = stack.pop()
+        if isinstance(current, yaml.MappingNode):
+            yield current
+            stack.extend(value for _k, _kn, value in mapping_items(current))
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend(items(current))
+
+
+def values_facts(text: str, doc: yaml.Node, path: str) -> Iterator[Fact]:
+    """Facts of one values document: production-stack model specs, then generic vLLM images."""
+    specs = items(get(get(doc, "servingEngineSpec"), "modelSpec"))
+    spec_ids = {id(s) for s in specs}
+    for spec in specs:
+        yield from model_spec_facts(text, spec, path)
+    for mapping in _mappings(doc):
+        if id(mapping) in spec_ids:
+            continue
+        images, hint, vllm = _image(text, mapping, path)
+        if not vllm or (get(mapping, "image") is None and mapping is not doc and _is_image_holder(mapping)):
+            continue
+        yield from images
+        for key in ("args", "extraArgs"):
+            tokens = sequence_words(text, get(mapping, key))
+            if tokens:
+                yield from arg_facts(tokens, path, "helm", positional_model=False, hint=hint, syntax="yaml")
+        for key in ("env", "extraEnv"):
+            yield from env_facts(text, get(mapping, key), path, "helm")
+
+
+def _is_image_holder(mapping: yaml.Node) -> bool:
+    """A bare ``{repository, tag}`` mapping is the ``image`` of its parent (read there)."""
+    return {k for k, _kn, _v in mapping_items(mapping)} <= {"repository", "tag", "pullPolicy", "registry"}
+
+
+def is_values_file(source: SourceFile) -> bool:
+    """``values*.yaml`` files, and any YAML holding a production-stack ``servingEngineSpec``."""
+    return source.name.startswith("values") or "servingEngineSpec" in source.text
+
+
+class HelmValuesScanner(Scanner):
+    """Helm values files (``values*.yaml``) that mention vLLM."""
+
+    name = "helm"
+
+    def accepts_name(self, name: str) -> bool | None:
+        return None if name.endswith(YAML_SUFFIXES) else False
+
+    def accepts(self, source: SourceFile) -> bool:
+        return source.name.endswith(YAML_SUFFIXES) and is_values_file(source)
+
+    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+        if not source.mentions_vllm():
+            return
+        text = source.text
+        templated = has_template_actions(text)
+        if templated:
+            text = neutralise_templates(text)
+        try:
+            docs = documents(text)
+        except YamlProblem as exc:
+            yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line)
+            return
+        for doc in docs:
+            if scalar(get(doc, "apiVersion")) is not None and scalar(get(doc, "kind")) is not None:
+                continue
+            facts = values_facts(text, doc, source.relpath)
+            yield from untemplated(facts) if templated else facts

@@ -1,0 +1,794 @@
+"""vLLM launch recognition: which argv is a vLLM launch, and what it sets.
+
+Recognised entry points (vLLM's own, from its ``pyproject.toml`` script and module layout):
+
+- ``vllm serve [MODEL] ...``, ``vllm run-batch ...`` and ``vllm bench throughput|latency|startup|
+  mm-processor ...`` (the ``vllm`` subcommands that parse engine args, see :data:`VLLM_SUBCOMMANDS`);
+- ``python -m vllm.entrypoints.openai.api_server ...`` and ``python -m vllm.entrypoints.api_server ...``
+  (also through ``torchrun -m``);
+- any of these behind a wrapper (``env A=1``, ``timeout 60``, ``srun -n 2``, ``ray job submit --``,
+  ``uv run`` ..., see :data:`WRAPPERS`);
+- ``docker run|podman run [options] IMAGE ...`` where IMAGE is a vLLM image (its entry point
+  is the OpenAI server, so the remaining argv are vLLM CLI flags);
+- a container whose image is a vLLM image and whose ``args`` (Kubernetes) or ``command``
+  (compose) are the flags alone.
+
+vLLM's ``FlexibleArgumentParser`` accepts ``--max_num_seqs`` and ``--max-num-seqs`` alike
+and ``--flag=value`` as well as ``--flag value``; boolean flags built with
+``argparse.BooleanOptionalAction`` also have a ``--no-flag`` form.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+
+from packaging.version import InvalidVersion, Version
+
+from vllm_upgrade_check.knowledge.known_args import known_args
+from vllm_upgrade_check.knowledge.versions import tag_version_span, version_from_tag
+from vllm_upgrade_check.model.facts import MODEL_SETTINGS, Fact, FactKind, Location, Span, Spans
+from vllm_upgrade_check.parsing.words import Token, cut, sub_span
+
+VLLM_IMAGES = frozenset(
+    {
+        "vllm/vllm-openai",
+        "vllm/vllm-openai-rocm",
+        "vllm/vllm-tpu",
+        "rocm/vllm",
+        "rocm/vllm-dev",
+        "intel/vllm",
+    }
+)
+"""Image repositories whose entry point is vLLM's OpenAI-compatible server."""
+
+VLLM_MODULES = frozenset(
+    {
+        "vllm.entrypoints.openai.api_server",
+        "vllm.entrypoints.api_server",
+        "vllm.entrypoints.cli.main",
+        "vllm.entrypoints.openai.run_batch",
+    }
+)
+"""Modules run with ``python -m`` that parse vLLM CLI flags."""
+
+SHORT_FLAGS = {
+    "-tp": "tensor_parallel_size",
+    "-pp": "pipeline_parallel_size",
+    "-dp": "data_parallel_size",
+    "-q": "quantization",
+    "-O": "compilation_config",
+    "-spec-draft-tp": "speculative_draft_tensor_parallel_size",
+}
+"""Short aliases vLLM's parser defines (vllm/engine/arg_utils.py, ``add_cli_args``;
+``-spec-draft-tp`` until 0.8.2)."""
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """How a command that runs another command (``env``, ``timeout``, ``srun`` ...) is read.
+
+    The wrapper's own words are followed by options (words starting with ``-``; those in
+    ``value_opts`` take the next word as their value unless written ``--opt=value``), then
+    ``positionals`` words of its own (``timeout``'s DURATION), then the wrapped command.
+
+    Attributes:
+        value_opts: options that take a separate value word.
+        positionals: words after the options that belong to the wrapper.
+        assignments: ``NAME=value`` words before the command set environment variables
+            (``env``, ``sudo``).
+        dash_dash: the wrapped command is everything after a ``--`` word when there is one
+            (``ray job submit -- CMD``).
+    """
+
+    value_opts: frozenset[str] = frozenset()
+    positionals: int = 0
+    assignments: bool = False
+    dash_dash: bool = False
+
+
+def _opts(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+WRAPPERS: dict[tuple[str, ...], Wrapper] = {
+    ("exec",): Wrapper(_opts("-a")),
+    ("nohup",): Wrapper(),
+    ("time",): Wrapper(_opts("-f --format -o --output")),
+    ("sudo",): Wrapper(
+        _opts(
+            "-u --user -g --group -C --close-from -h --host -p --prompt -D --chdir -r --role -t --type -U --other-user"
+        ),
+        assignments=True,
+    ),
+    ("env",): Wrapper(_opts("-u --unset -C --chdir -S --split-string"), assignments=True),
+    ("stdbuf",): Wrapper(_opts("-i -o -e --input --output --error")),
+    ("nice",): Wrapper(_opts("-n --adjustment")),
+    ("ionice",): Wrapper(_opts("-c --class -n --classdata -p --pid -P --pgid -u --uid")),
+    ("taskset",): Wrapper(positionals=1),
+    ("numactl",): Wrapper(
+        _opts("-N --cpunodebind -m --membind -C --physcpubind -p --preferred -i --interleave")
+    ),
+    ("timeout",): Wrapper(_opts("-s --signal -k --kill-after"), positionals=1),
+    ("srun",): Wrapper(
+        _opts(
+            """-n --ntasks -N --nodes -c --cpus-per-task -p --partition -t --time -G --gpus --gres
+            -J --job-name -A --account -o --output -e --error -i --input -w --nodelist -x --exclude
+            -C --constraint -q --qos -D --chdir -d --dependency -m --distribution --mem --mem-per-cpu
+            --mem-per-gpu --gpus-per-node --gpus-per-task --ntasks-per-node --cpus-per-gpu --export
+            --mpi --cpu-bind --reservation --container-image --container-mounts --container-workdir
+            --container-name --time-min --begin --signal --jobid --het-group"""
+        )
+    ),
+    ("ray", "job", "submit"): Wrapper(
+        _opts(
+            """--address --job-id --submission-id --runtime-env --runtime-env-json --working-dir
+            --metadata-json --entrypoint-num-cpus --entrypoint-num-gpus --entrypoint-memory
+            --entrypoint-resources --headers --log-style --log-color -v"""
+        ),
+        dash_dash=True,
+    ),
+    ("uv", "run"): Wrapper(
+        _opts(
+            "--with --with-editable --with-requirements --python -p --project --directory --env-file --extra --group --package --index --index-url --from"
+        )
+    ),
+    ("poetry", "run"): Wrapper(_opts("-C --directory -P --project")),
+    ("pipx", "run"): Wrapper(_opts("--spec --python --pip-args --index-url")),
+    ("conda", "run"): Wrapper(_opts("-n --name -p --prefix --cwd")),
+    ("mamba", "run"): Wrapper(_opts("-n --name -p --prefix --cwd")),
+}
+"""Commands that run the command after them, keyed by their leading words (coreutils,
+``sudo``, Slurm ``srun``, ``ray job submit``, Python environment runners)."""
+
+PYTHON_RUNNERS: dict[str, frozenset[str]] = {
+    "python": _opts("-W -X -c"),
+    "torchrun": _opts(
+        """--nproc-per-node --nproc_per_node --nnodes --node-rank --node_rank --master-addr
+        --master_addr --master-port --master_port --rdzv-endpoint --rdzv_endpoint --rdzv-backend
+        --rdzv_backend --rdzv-id --rdzv_id --rdzv-conf --rdzv_conf --max-restarts --max_restarts
+        --monitor-interval --monitor_interval --start-method --start_method --role --log-dir
+        --log_dir -r --redirects -t --tee --local-addr --local_addr --local-ranks-filter
+        --local_ranks_filter --logs-specs --logs_specs"""
+    ),
+}
+"""Programs whose ``-m MODULE`` runs a Python module (``python3.12`` counts as ``python``;
+``torchrun -m`` / ``--module`` per torch.distributed.run), with their value-taking options."""
+
+VLLM_SUBCOMMANDS: dict[tuple[str, ...], bool] = {
+    ("serve",): True,
+    ("run-batch",): False,
+    ("bench", "throughput"): False,
+    ("bench", "latency"): False,
+    ("bench", "startup"): False,
+    ("bench", "mm-processor"): False,
+}
+"""``vllm`` subcommands that parse engine args, and whether the first positional is the
+model. ``serve`` (vllm/entrypoints/cli/serve.py, ``model_tag``); ``run-batch``
+(entrypoints/openai/run_batch.py ``make_arg_parser`` adds ``AsyncEngineArgs``); ``bench
+throughput|latency|startup|mm-processor`` (vllm/benchmarks/*.py ``add_cli_args`` add
+``EngineArgs``/``AsyncEngineArgs``, 0.28.0 and 0.33.0). ``bench serve`` is an HTTP client and
+takes no engine args."""
+
+_DOCKER_VALUE_OPTS = frozenset(
+    """-e --env --env-file -v --volume -p --publish --name --gpus --ipc --shm-size --runtime
+    --network --net -w --workdir --entrypoint --mount --device -u --user --ulimit --cpus
+    --memory -m --label -l --platform --restart --hostname -h --add-host --cap-add --cap-drop
+    --security-opt --pid --group-add --log-driver --log-opt --cpuset-cpus --memory-swap
+    --health-cmd --health-interval --health-retries --health-timeout --stop-signal
+    --stop-timeout --tmpfs --expose --dns --uts --userns --cgroupns --pull --cidfile
+    --device-cgroup-rule --storage-opt --sysctl --volumes-from --link --mac-address --ip
+    --ip6 --network-alias --label-file --annotation""".split()
+)
+
+
+def split_image(reference: str) -> tuple[str, str | None]:
+    """Split ``registry/repo:tag@digest`` into (repository without registry, tag or ``None``).
+
+    ``docker.io/vllm/vllm-openai:v0.26.0`` -> ``("vllm/vllm-openai", "v0.26.0")``.
+    """
+    ref = reference.split("@", 1)[0]
+    name, tag = ref, None
+    slash = ref.rfind("/")
+    colon = ref.rfind(":")
+    if colon > slash:
+        name, tag = ref[:colon], ref[colon + 1 :]
+    parts = name.split("/")
+    if len(parts) > 2 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
+        parts = parts[1:]
+    if parts and parts[0] in ("docker.io", "index.docker.io"):
+        parts = parts[1:]
+    if parts and parts[0] == "library":
+        parts = parts[1:]
+    return "/".join(parts), tag
+
+
+def is_vllm_image(reference: str) -> bool:
+    """``True`` for a vLLM server image (see :data:`VLLM_IMAGES`), whatever the registry."""
+    repo, _tag = split_image(reference)
+    return repo in VLLM_IMAGES or any(repo.endswith("/" + image) for image in VLLM_IMAGES)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A recognised vLLM launch inside an argv.
+
+    Attributes:
+        entry: ``vllm serve``, ``python -m <module>``, or ``image <repo>``.
+        args: the argv after the entry point (vLLM flags and positionals).
+        start: the first token of the launch (for its location).
+        image: the image token, when launched through ``docker run``.
+        env: ``NAME=value`` tokens given with ``docker run -e``.
+        positional_model: ``True`` when the first positional is the model (``vllm serve``).
+    """
+
+    entry: str
+    args: tuple[Token, ...]
+    start: Token
+    image: Token | None = None
+    env: tuple[Token, ...] = ()
+    positional_model: bool = True
+
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _match_wrapper(tokens: Sequence[Token]) -> tuple[int, Wrapper] | None:
+    head = tokens[0].text.rsplit("/", 1)[-1]
+    for words, wrapper in WRAPPERS.items():
+        n = len(words)
+        if len(tokens) > n and (head, *(t.text for t in tokens[1:n])) == words:
+            return n, wrapper
+    return None
+
+
+def _skip_options(tokens: Sequence[Token], i: int, value_opts: frozenset[str]) -> int:
+    """Index of the first word at or after ``i`` that is not an option or an option's value.
+
+    A ``--`` word ends the options and is skipped."""
+    while i < len(tokens):
+        text = tokens[i].text
+        if text == "--":
+            return i + 1
+        if not text.startswith("-") or text == "-":
+            break
+        i += 2 if text in value_opts else 1
+    return i
+
+
+def strip_wrappers(argv: Sequence[Token]) -> tuple[list[Token], list[Token]]:
+    """The wrapped command of ``argv`` with every :data:`WRAPPERS` prefix removed, and the
+    ``NAME=value`` words those wrappers set (``env VLLM_USE_V1=1 CMD``).
+
+    ``timeout -k 5 60 env A=1 vllm serve m`` -> (``vllm serve m`` tokens, [``A=1``]).
+    """
+    tokens = list(argv)
+    env: list[Token] = []
+    while tokens:
+        found = _match_wrapper(tokens)
+        if found is None:
+            break
+        i, wrapper = found
+        rest = [t.text for t in tokens[i:]]
+        if wrapper.dash_dash and "--" in rest:
+            tokens = tokens[i + rest.index("--") + 1 :]
+            continue
+        positionals = wrapper.positionals
+        while i < len(tokens):
+            i = _skip_options(tokens, i, wrapper.value_opts)
+            if i >= len(tokens) or tokens[i - 1].text == "--":
+                break
+            if wrapper.assignments and _ASSIGNMENT.match(tokens[i].text):
+                env.append(tokens[i])
+            elif positionals > 0:
+                positionals -= 1
+            else:
+                break
+            i += 1
+        tokens = tokens[i:]
+    return tokens, env
+
+
+def _vllm_subcommand(args: Sequence[Token]) -> tuple[str, bool, int] | None:
+    """(entry, positional model, words used) for a ``vllm`` subcommand that takes engine args."""
+    for words, positional in VLLM_SUBCOMMANDS.items():
+        if tuple(t.text for t in args[: len(words)]) == words:
+            return "vllm " + " ".join(words), positional, len(words)
+    return None
+
+
+def find_launch(argv: Sequence[Token]) -> Launch | None:
+    """Recognise a vLLM launch in a command's argv, or return ``None``.
+
+    Wrappers (:data:`WRAPPERS`) are looked through; ``NAME=value`` words they set are the
+    launch's ``env``. Entry points: ``vllm`` with a :data:`VLLM_SUBCOMMANDS` subcommand,
+    ``python``/``torchrun`` ``-m`` one of :data:`VLLM_MODULES`, ``docker|podman run`` of a vLLM image.
+    """
+    tokens, env = strip_wrappers(argv)
+    launch = _find_entry(tokens)
+    if launch is not None and env:
+        launch = replace(launch, env=tuple(env) + launch.env)
+    return launch
+
+
+def _find_entry(tokens: list[Token]) -> Launch | None:
+    if not tokens:
+        return None
+    head = tokens[0].text.rsplit("/", 1)[-1]
+    if head == "vllm":
+        sub = _vllm_subcommand(tokens[1:])
+        if sub is None:
+            return None
+        entry, positional, used = sub
+        return Launch(entry, tuple(tokens[1 + used :]), tokens[0], positional_model=positional)
+    runner = "python" if head.startswith("python") else head
+    if runner in PYTHON_RUNNERS:
+        value_opts = PYTHON_RUNNERS[runner] - {"-m", "--module"}
+        i = 1
+        while i < len(tokens) and tokens[i].text not in ("-m", "--module"):
+            if not tokens[i].text.startswith("-"):
+                return None
+            i += 2 if tokens[i].text in value_opts else 1
+        rest = tokens[i:]
+        if len(rest) >= 2 and rest[1].text in VLLM_MODULES:
+            module = rest[1].text
+            args = rest[2:]
+            positional = module == "vllm.entrypoints.cli.main"
+            if positional:
+                sub = _vllm_subcommand(args)
+                if sub is None:
+                    return None
+                _entry, positional, used = sub
+                args = args[used:]
+            return Launch(f"{runner} -m {module}", tuple(args), tokens[0], positional_model=positional)
+        return None
+    if head in ("docker", "podman", "nerdctl") and len(tokens) > 1:
+        return _docker_run(tokens)
+    return None
+
+
+def _docker_run(tokens: list[Token]) -> Launch | None:
+    i = 1
+    if tokens[i].text == "container":
+        i += 1
+    if i >= len(tokens) or tokens[i].text != "run":
+        return None
+    i += 1
+    env: list[Token] = []
+    while i < len(tokens):
+        text = tokens[i].text
+        if not text.startswith("-") or text == "-":
+            break
+        option = text.split("=", 1)[0]
+        takes_value = option in _DOCKER_VALUE_OPTS and "=" not in text
+        if option in ("-e", "--env"):
+            value = tokens[i + 1] if takes_value and i + 1 < len(tokens) else None
+            if "=" in text:
+                env.append(
+                    Token(text.split("=", 1)[1], tokens[i].line, tokens[i].column, tokens[i].resolved, text)
+                )
+            elif value is not None:
+                env.append(value)
+        i += 2 if takes_value else 1
+    if i >= len(tokens) or not is_vllm_image(tokens[i].text):
+        return None
+    image = tokens[i]
+    return Launch(
+        f"image {split_image(image.text)[0]}", tuple(tokens[i + 1 :]), tokens[0], image=image, env=tuple(env)
+    )
+
+
+def normalise_flag(flag: str) -> tuple[str, tuple[str, ...]]:
+    """The snake_case arg name of a CLI flag, and the aliases it also answers to.
+
+    ``--max-num-seqs`` -> ``("max_num_seqs", ())``; ``--no-enable-prefix-caching`` ->
+    ``("no_enable_prefix_caching", ("enable_prefix_caching",))``;
+    ``--compilation-config.level`` -> ``("compilation_config", ("compilation_config.level",))``.
+    """
+    body = flag.lstrip("-")
+    name = body.replace("-", "_")
+    aliases: list[str] = []
+    if "." in name:
+        head = name.split(".", 1)[0]
+        aliases.append(name)
+        name = head
+    if name.startswith("no_") and len(name) > 3:
+        aliases.append(name[3:])
+    return name, tuple(aliases)
+
+
+def _loc(path: str | None, token: Token) -> Location:
+    end = token.column + len(token.written or token.text)
+    return Location(path, token.line, token.column, token.line, end)
+
+
+def _shown(token: Token, syntax: str) -> str:
+    """A word as the user wrote it; a list item (``syntax`` other than shell) without the
+    one pair of quotes of its list's syntax."""
+    written = token.written or token.text
+    if syntax != "shell" and len(written) >= 2 and written[0] == written[-1] and written[0] in "\"'" and written[1:-1] == token.text:
+        return token.text
+    return written
+
+
+def _hinted_version(hint: tuple[str, str] | None) -> Version | None:
+    if hint is None:
+        return None
+    try:
+        return Version(hint[0])
+    except InvalidVersion:
+        return None
+
+
+def owned_words(args: Sequence[Token], start: int, takes: str | None) -> list[Token]:
+    """The words from ``args[start]`` on that a flag of arity ``takes`` consumes, as argparse
+    does (see :meth:`~vllm_upgrade_check.knowledge.known_args.KnownArgs.arity`): none for ``"0"``, the
+    next word unless it is a flag for ``"1"``/``"?"`` (and for an unknown arity, ``None``),
+    every word up to the next flag for ``"+"``/``"*"``, at most N for a number."""
+    if takes == "0":
+        return []
+    values: list[Token] = []
+    for token in args[start:]:
+        if not _is_value(token):
+            break
+        values.append(token)
+    if takes in ("+", "*"):
+        return values
+    if takes is not None and takes.isdigit():
+        return values[: int(takes)]
+    return values[:1]
+
+
+def arg_spans(token: Token, flag: str, inline: bool, owned: Sequence[Token], syntax: str, sure: bool) -> Spans:
+    """Where a fix edits the flag ``flag`` written as ``token`` (with ``=value`` when
+    ``inline``) and the value words it ``owned``: the name, the value and what to cut."""
+    if inline:
+        value = sub_span(token, len(flag) + 1, len(token.text))
+    elif len(owned) == 1:
+        value = sub_span(owned[0], 0, len(owned[0].text))
+    else:
+        value = None
+    return Spans(
+        name=sub_span(token, 0, len(flag)),
+        value=value,
+        cut=cut([token, *owned]),
+        syntax=syntax,
+        sure=sure,
+    )
+
+
+def arg_facts(
+    args: Sequence[Token],
+    path: str | None,
+    scanner: str,
+    origin: str = "cli",
+    positional_model: bool = True,
+    entry: str = "vllm serve",
+    start: Token | None = None,
+    hint: tuple[str, str] | None = None,
+    syntax: str = "shell",
+) -> Iterator[Fact]:
+    """Facts for the vLLM argv ``args`` (flags and positionals after the entry point).
+
+    Yields one ``arg`` fact per flag, one ``model`` fact for the served model, and one
+    ``launch`` fact listing every arg name set (for rules on changed defaults). A flag owns
+    the words its arity says (:func:`owned_words`, from each release's parser: a
+    ``store_true`` flag never owns the model after it); its value is ``=value`` or those
+    words. Each ``arg`` fact records where a fix may edit it (:func:`arg_spans`). Words that
+    could not be resolved from the repository (``$VLLM_ARGS`` set elsewhere) make the launch
+    fact ``resolved=False`` with those words as its ``value``; no flags are invented for
+    them. ``--*-config`` JSON values add one fact per top-level key (see
+    :func:`json_subkey_facts`).
+
+    Args:
+        args: tokens after the entry point.
+        path: file path for locations.
+        scanner: name of the calling scanner.
+        origin: ``cli`` for command lines.
+        positional_model: whether the first positional is the model (``vllm serve``).
+        entry: the entry point, for the launch fact.
+        start: the token the launch starts at (for the launch fact's location).
+        hint: ``(version, source)`` when the launch's vLLM version is known (image tag).
+        syntax: the syntax the words are written in (``shell``, ``yaml``, ``json``,
+            ``python``), for quoting what a fix writes.
+    """
+    version_hint, hint_source = hint if hint else (None, None)
+    known = known_args()
+    version = _hinted_version(hint)
+    names: set[str] = set()
+    facts: list[Fact] = []
+    seen_positional = False
+    served: str | None = None
+    unresolved: list[str] = []
+    i = 0
+    while i < len(args):
+        token = args[i]
+        text = token.text
+        if not token.resolved and not text.startswith("-"):
+            unresolved.append(_shown(token, syntax))
+            i += 1
+            continue
+        if text.startswith("--") and len(text) > 2:
+            flag, has_eq, inline = text.partition("=")
+            owned: list[Token] = []
+            sure = True
+            if has_eq:
+                value: str | None = inline
+            else:
+                takes, sure = known.arity(flag, version)
+                owned = owned_words(args, i + 1, takes)
+                value = " ".join(t.text for t in owned) if owned else None
+            name, aliases = normalise_flag(flag)
+            facts.append(
+                Fact(
+                    FactKind.ARG,
+                    name,
+                    _loc(path, token),
+                    raw=flag,
+                    value=value,
+                    origin=origin,
+                    aliases=aliases,
+                    scanner=scanner,
+                    version_hint=version_hint,
+                    hint_source=hint_source,
+                    resolved=token.resolved,
+                    spans=arg_spans(token, flag, bool(has_eq), owned, syntax, sure),
+                )
+            )
+            names.add(name)
+            names.update(aliases)
+            value_token = owned[0] if len(owned) == 1 else token
+            if value is not None and name.endswith("_config"):
+                sub = json_subkey_facts(name, flag, value, value_token, path, scanner, origin, hint)
+                facts.extend(sub)
+                names.update(f.name for f in sub)
+            if name == "model" and value and not value_token.resolved:
+                # --model $(MODEL) with MODEL known only at run time: the model is not known.
+                unresolved.append(_shown(value_token, syntax))
+            elif name == "model" and value:
+                served = value
+                facts.append(_model_fact(value_token, value, path, scanner, hint))
+            i += 1 + len(owned)
+            continue
+        if text in SHORT_FLAGS or (text.startswith("-") and len(text) > 1 and not _is_number(text)):
+            name = SHORT_FLAGS.get(text, text.lstrip("-").replace("-", "_"))
+            takes, sure = known.arity(text, version)
+            if takes is None and text in SHORT_FLAGS:
+                takes, sure = "1", True  # vLLM's short aliases all take a value
+            owned = owned_words(args, i + 1, takes)
+            facts.append(
+                Fact(
+                    FactKind.ARG,
+                    name,
+                    _loc(path, token),
+                    raw=text,
+                    value=" ".join(t.text for t in owned) if owned else None,
+                    origin=origin,
+                    scanner=scanner,
+                    version_hint=version_hint,
+                    hint_source=hint_source,
+                    spans=arg_spans(token, text, False, owned, syntax, sure),
+                )
+            )
+            names.add(name)
+            i += 1 + len(owned)
+            continue
+        if positional_model and not seen_positional:
+            seen_positional = True
+            served = served or text
+            facts.append(_model_fact(token, text, path, scanner, hint))
+            names.add("model")
+        i += 1
+    yield from with_model_settings(facts)
+    if start is not None:
+        yield Fact(
+            FactKind.LAUNCH,
+            entry,
+            _loc(path, start),
+            raw=entry,
+            value=" ".join(unresolved) or None,
+            origin=origin,
+            args=frozenset(names),
+            scanner=scanner,
+            version_hint=version_hint,
+            hint_source=hint_source,
+            resolved=not unresolved,
+            model=served,
+        )
+
+
+def json_subkey_facts(
+    name: str,
+    flag: str,
+    value: str,
+    token: Token,
+    path: str | None,
+    scanner: str,
+    origin: str,
+    hint: tuple[str, str] | None = None,
+) -> list[Fact]:
+    """``arg`` facts for the top-level keys of a JSON object given to a ``--*-config`` flag.
+
+    ``--compilation-config '{"level": 3}'`` -> a fact named ``compilation_config.level``
+    (value ``3``), placed where ``"level"`` is written inside ``token`` (multi-line JSON
+    included). Anything that is not a JSON object yields nothing.
+    """
+    text = value.strip()
+    if not text.startswith("{"):
+        return []
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    written = token.written or token.text
+    facts = []
+    for key, sub in data.items():
+        line, column = token.line, token.column
+        index = written.find(f'"{key}"')
+        if index >= 0:
+            rows = written.count("\n", 0, index)
+            if rows:
+                line, column = token.line + rows, index - written.rfind("\n", 0, index)
+            else:
+                column = token.column + index
+        sub_text = sub if isinstance(sub, str) else json.dumps(sub)
+        facts.append(
+            Fact(
+                FactKind.ARG,
+                f"{name}.{key}",
+                Location(path, line, column, line, column + len(key) + 2),
+                raw=f"{flag}.{key}",
+                value=sub_text,
+                origin=origin,
+                scanner=scanner,
+                version_hint=hint[0] if hint else None,
+                hint_source=hint[1] if hint else None,
+                resolved=token.resolved,
+            )
+        )
+    return facts
+
+
+def with_model_settings(facts: list[Fact]) -> list[Fact]:
+    """``facts`` of one launch, its ``model`` facts carrying the launch's
+    :data:`~vllm_upgrade_check.model.facts.MODEL_SETTINGS` as ``name=value`` in ``args``
+    (``--model-impl transformers`` -> ``model_impl=transformers``)."""
+    last: dict[str, str] = {}  # a flag given twice: the last one wins, as in argparse
+    for f in facts:
+        if f.kind == FactKind.ARG and f.name in MODEL_SETTINGS and f.value:
+            last[f.name] = f.value
+    if not last:
+        return facts
+    settings = frozenset(f"{name}={value}" for name, value in last.items())
+    return [replace(f, args=f.args | settings) if f.kind == FactKind.MODEL else f for f in facts]
+
+
+def _model_fact(
+    token: Token, value: str, path: str | None, scanner: str, hint: tuple[str, str] | None
+) -> Fact:
+    return Fact(
+        FactKind.MODEL,
+        value,
+        _loc(path, token),
+        raw=value,
+        value=value,
+        scanner=scanner,
+        version_hint=hint[0] if hint else None,
+        hint_source=hint[1] if hint else None,
+    )
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_value(token: Token) -> bool:
+    text = token.text
+    return not text.startswith("-") or _is_number(text) or text == "-"
+
+
+def env_fact(
+    name: str,
+    value: str | None,
+    path: str | None,
+    line: int,
+    column: int,
+    scanner: str,
+    origin: str = "env",
+    raw: str | None = None,
+    spans: Spans | None = None,
+) -> Fact:
+    """An ``env_var`` fact for ``name`` set to ``value`` at the given position.
+
+    ``spans``: where a fix edits it; by default the name is taken to be written at
+    ``line``/``column`` (a rename checks that it is).
+    """
+    if spans is None:
+        spans = Spans(name=Span(line, column, line, column + len(name)))
+    return Fact(
+        FactKind.ENV_VAR,
+        name,
+        Location(path, line, column, line, column + len(name)),
+        raw=raw or name,
+        value=value,
+        origin=origin,
+        scanner=scanner,
+        spans=spans,
+    )
+
+
+DIGEST_NOTE = "the image is pinned by digest; update the digest by hand"
+"""Why the tag of an image pinned by ``@sha256:...`` is not bumped."""
+
+
+def image_fact(
+    token: Token,
+    path: str | None,
+    scanner: str,
+    version: Span | None = None,
+    note: str = "",
+    syntax: str = "",
+) -> Fact:
+    """An ``image`` fact for an image reference token.
+
+    Its spans name where the tag's version is written: ``version`` when the caller found it
+    elsewhere (a Helm ``tag:``, a Dockerfile ``ARG`` default), else inside the token when the
+    reference is written as its text; ``note`` says why it cannot be set, if so.
+    """
+    repo, tag = split_image(token.text)
+    if "@" in token.text:
+        version, note = None, DIGEST_NOTE
+    elif version is None and tag is not None and not note:
+        found = tag_version_span(tag)
+        at = len(token.text) - len(tag)
+        version = None if found is None else sub_span(token, at + found[0], at + found[1])
+    spans = Spans(version=version, note=note, syntax=syntax)
+    return Fact(FactKind.IMAGE, repo, _loc(path, token), raw=token.text, value=tag, scanner=scanner, spans=spans)
+
+
+def launch_facts(
+    launch: Launch,
+    path: str | None,
+    scanner: str,
+    hint: tuple[str, str] | None = None,
+    syntax: str = "shell",
+) -> Iterator[Fact]:
+    """Every fact of a recognised launch: image, ``-e`` env vars, args, model, the launch
+    (``syntax``: what the argv is written in, see :func:`arg_facts`)."""
+    if launch.image is not None:
+        yield image_fact(launch.image, path, scanner)
+        tag_hint = image_hint(launch.image.text, path, launch.image.line)
+        hint = tag_hint or hint
+    for token in launch.env:
+        name, _, value = token.text.partition("=")
+        yield env_fact(name, value if _ else None, path, token.line, token.column, scanner, raw=token.text)
+    yield from arg_facts(
+        launch.args,
+        path,
+        scanner,
+        positional_model=launch.positional_model,
+        entry=launch.entry,
+        start=launch.start,
+        hint=hint,
+        syntax=syntax,
+    )
+
+
+def image_hint(reference: str, path: str | None, line: int | None) -> tuple[str, str] | None:
+    """``(version, "path:line image")`` when ``reference`` is a vLLM image with a version tag."""
+    if not is_vllm_image(reference):
+        return None
+    _repo, tag = split_image(reference)
+    version = version_from_tag(tag) if tag else None
+    if version is None:
+        return None
+    where = f"{path}:{line}" if path and line else (path or "")
+    return str(version), f"{where} image {reference}"

@@ -1,0 +1,82 @@
+"""Makefiles: recipe lines are shell commands (``make serve`` often launches vLLM).
+
+The Makefile is turned into one shell text of the same shape: recipe lines (those starting
+with a tab, and their ``\\`` continuations) keep their text at their own line and column,
+with make's ``@``/``-``/``+`` prefixes blanked; every other line becomes empty. A make
+reference ``$(NAME)`` to a simple variable is rewritten ``${NAME}`` (same length), and the
+simple assignments of the Makefile (``NAME = value``, ``:=``, ``::=``, ``?=``) are handed to
+the shell parser as known variables, so ``$(MODEL)`` resolves to what the Makefile says
+and a reference to anything else stays unresolved. Comments are never launches.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from vllm_upgrade_check.model.facts import Fact, Skipped
+from vllm_upgrade_check.parsing.shell import Token, parse_shell
+from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.shell import shell_facts
+
+MAKEFILE_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
+_ASSIGN = re.compile(r"^(?:export\s+|override\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(?:::=|:=|\?=|=)\s*(.*)$")
+_MAKE_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+
+
+def make_shell_text(text: str) -> tuple[str, dict[str, list[Token]]]:
+    """The recipe lines of ``text`` as shell text (same lines and columns) and the
+    Makefile's simple variables as shell tokens (placed at their values)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    variables: dict[str, list[Token]] = {}
+    continuing = False
+    for number, line in enumerate(lines, start=1):
+        if line.startswith("\t") or continuing:
+            body = line
+            if line.startswith("\t"):
+                rest = line[1:]
+                stripped = rest.lstrip("@-+ ")
+                body = "\t" + " " * (len(rest) - len(stripped)) + stripped
+            out.append(_MAKE_REF.sub(lambda m: "${" + m.group(1) + "}", body))
+            continuing = line.endswith("\\")
+            continue
+        out.append("")
+        match = _ASSIGN.match(line)
+        if match and not line.lstrip().startswith("#"):
+            name, value = match.group(1), match.group(2).split(" #", 1)[0].strip()
+            column = match.start(2) + 1
+            words = parse_shell(
+                _MAKE_REF.sub(lambda m: "${" + m.group(1) + "}", value), variables=dict(variables)
+            )
+            tokens = [t for c in words.commands for t in c.argv]
+            variables[name] = [
+                Token(t.text, number, column + t.column - 1, t.resolved, t.written) for t in tokens
+            ] or [Token(value, number, column, True, value)]
+    return "\n".join(out), variables
+
+
+class MakefileScanner(Scanner):
+    """``Makefile``, ``GNUmakefile`` and ``*.mk`` files that mention vLLM."""
+
+    name = "makefile"
+
+    def accepts_name(self, name: str) -> bool | None:
+        return name in MAKEFILE_NAMES or name.endswith(".mk")
+
+    def accepts(self, source: SourceFile) -> bool:
+        return source.name in MAKEFILE_NAMES or source.name.endswith(".mk")
+
+    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+        if not source.mentions_vllm():
+            return
+        shell, variables = make_shell_text(source.text)
+        facts, script = shell_facts(shell, source.relpath, self.name, variables=variables)
+        yield from facts
+        if script.has_error:
+            yield Skipped(
+                source.relpath,
+                f"shell syntax error in a recipe at line {script.error_line}: the recipe was only partly read",
+                configures_vllm=True,
+                line=script.error_line,
+            )

@@ -1,0 +1,365 @@
+"""YAML deployment manifests: docker-compose files and Kubernetes objects (multi-document).
+
+Both describe containers: an image, an entry point (compose ``entrypoint`` / Kubernetes
+``command``), its arguments (compose ``command`` / Kubernetes ``args``) and an environment.
+A container whose image is a vLLM image and whose entry point is not overridden runs
+vLLM's server, so its arguments alone are vLLM CLI flags; a flag and its value may sit in
+two list items. ``sh -c 'TEXT'`` arguments are parsed as shell.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+
+import yaml
+
+from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
+from vllm_upgrade_check.parsing.shell import Token, parse_shell
+from vllm_upgrade_check.parsing.textpos import line_index
+from vllm_upgrade_check.parsing.yamlnodes import (
+    YamlProblem,
+    documents,
+    get,
+    items,
+    mapping_items,
+    pos,
+    scalar,
+    scalar_locator,
+    scalar_word,
+    sequence_words,
+)
+from vllm_upgrade_check.sources.scanners.base import Conditional, Reference, ScanItem, Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.kserve import predictor_facts
+from vllm_upgrade_check.sources.scanners.launch import (
+    arg_facts,
+    image_fact,
+    image_hint,
+    is_vllm_image,
+    split_image,
+)
+from vllm_upgrade_check.sources.scanners.shell import _SHELLS, Relocate, argv_facts, shell_facts
+from vllm_upgrade_check.sources.scanners.templates import (
+    has_template_actions,
+    is_templated,
+    neutralise_templates,
+)
+from vllm_upgrade_check.sources.scanners.yamlenv import env_facts, key_env_fact
+
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def scalar_relocator(text: str, node: yaml.Node) -> Relocate:
+    """Place tokens parsed from a YAML scalar's value where their text is written in the file.
+
+    Where the value aligns with its source exactly (:func:`~vllm_upgrade_check.parsing.yamlnodes.scalar_offsets`)
+    every position is mapped, spans included, so a fix can cut words out of the scalar.
+    Otherwise each token's written text is searched for within the scalar's source span,
+    left to right, and the token is placed there without spans (a token that cannot be
+    found is placed at the scalar's start).
+    """
+    start, end = node.start_mark.index, node.end_mark.index
+    region = text[start:end]
+    cursor = [0]
+    origin = pos(node)
+    exact = scalar_locator(text, node) if isinstance(node, yaml.ScalarNode) else None
+    if exact is not None:
+        rows = str(node.value).split("\n")
+
+        def point(p: tuple[int, int]) -> tuple[int, int]:
+            # p: 1-based (line, character column) in the value, as parse_shell placed it
+            row = p[0] - 1
+            chars = p[1] - 1
+            line = rows[row] if row < len(rows) else ""
+            return exact(row, len(line[:chars].encode("utf-8")))
+
+        return lambda token: token.moved(point)
+
+    def move(token: Token) -> Token:
+        needle = token.written or token.text
+        index = region.find(needle, cursor[0]) if needle else -1
+        if index < 0:
+            return replace(token.unplaced(), line=origin.line, column=origin.column)
+        cursor[0] = index + len(needle)
+        line, column = line_index(text).line_col(start + index)
+        return replace(token.unplaced(), line=line, column=column)
+
+    return move
+
+
+@dataclass(frozen=True)
+class _Item:
+    token: Token
+    node: yaml.Node
+
+
+def _argv(text: str, node: yaml.Node | None) -> list[_Item]:
+    """argv items of a YAML list of scalars, or of a scalar command string (split as a shell would)."""
+    if node is None:
+        return []
+    if isinstance(node, yaml.SequenceNode):
+        scalars = [child for child in items(node) if scalar(child) is not None]
+        return [_Item(token, child) for token, child in zip(sequence_words(text, node), scalars, strict=True)]
+    value = scalar(node)
+    if value is None:
+        return []
+    move = scalar_relocator(text, node)
+    script = parse_shell(value)
+    return [_Item(move(t), node) for c in script.commands for t in c.argv]
+
+
+_K8S_REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+"""``$(VAR)`` in a Kubernetes container's ``command``, ``args`` and ``env`` values, and the
+``$$`` escape (Kubernetes docs, "Define a command and arguments for a container")."""
+
+
+def k8s_expand(value: str, env: Mapping[str, str | None]) -> tuple[str, bool]:
+    """``value`` with Kubernetes' ``$(VAR)`` references replaced from the container's ``env``
+    (``$$`` is a literal ``$``), and whether every reference was known. A variable set by
+    ``valueFrom`` (``None`` in ``env``), by ``envFrom`` or not at all is left as written:
+    the kubelet leaves an undefined one as it is, and the others are only known at run time.
+    """
+    known = True
+
+    def substitute(m: re.Match[str]) -> str:
+        nonlocal known
+        if m.group(1) is None:
+            return "$"
+        found = env.get(m.group(1))
+        if found is None:
+            known = False
+            return m.group(0)
+        return found
+
+    return _K8S_REFERENCE.sub(substitute, value), known
+
+
+def container_env(node: yaml.Node | None) -> dict[str, str | None]:
+    """A Kubernetes container's ``env`` as name -> value, each value expanded with the ones
+    before it as the kubelet does; ``None`` for ``valueFrom`` and for values that use an
+    unknown variable."""
+    env: dict[str, str | None] = {}
+    for child in items(node):
+        name = scalar(get(child, "name"))
+        if not name:
+            continue
+        value = scalar(get(child, "value"))
+        if value is None:
+            env[name] = None if get(child, "valueFrom") is not None else ""
+            continue
+        expanded, known = k8s_expand(value, env)
+        env[name] = expanded if known else None
+    return env
+
+
+def _expanded(item: _Item, env: Mapping[str, str | None]) -> _Item:
+    token = item.token
+    if "$" not in token.text:
+        return item
+    text, known = k8s_expand(token.text, env)
+    if text == token.text and known:
+        return item
+    written = token.written or token.text
+    return _Item(Token(text, token.line, token.column, token.resolved and known, written), item.node)
+
+
+def container_facts(
+    text: str,
+    path: str,
+    scanner: str,
+    image_node: yaml.Node | None,
+    entry_node: yaml.Node | None,
+    args_node: yaml.Node | None,
+    env: Mapping[str, str | None] | None = None,
+) -> Iterator[Fact]:
+    """Facts of one container (compose service or Kubernetes container). With ``env`` (a
+    Kubernetes container's, :func:`container_env`), ``$(VAR)`` in its command and args is
+    expanded first (:func:`k8s_expand`)."""
+    image = scalar(image_node)
+    hint = None
+    vllm_image = False
+    if image and isinstance(image_node, yaml.ScalarNode):
+        token = scalar_word(text, image_node)
+        vllm_image = is_vllm_image(image)
+        if vllm_image:
+            yield image_fact(token, path, scanner, syntax="yaml")
+            hint = image_hint(image, path, token.line)
+    entry = _argv(text, entry_node)
+    args = _argv(text, args_node)
+    if env is not None:
+        entry = [_expanded(item, env) for item in entry]
+        args = [_expanded(item, env) for item in args]
+    argv = entry + args
+    if not argv:
+        return
+    if (
+        len(argv) >= 3
+        and argv[0].token.text.rsplit("/", 1)[-1] in _SHELLS
+        and argv[1].token.text.startswith("-")
+        and "c" in argv[1].token.text
+    ):
+        script = argv[2]
+        relocate = scalar_relocator(text, script.node)
+        facts, _ = shell_facts(script.token.text, path, scanner, hint=hint, relocate=relocate)
+        yield from facts
+        return
+    tokens = [i.token for i in argv]
+    syntax = "yaml" if isinstance(args_node if args else entry_node, yaml.SequenceNode) else "shell"
+    facts = argv_facts(tokens, path, scanner, hint, syntax=syntax)
+    if facts:
+        yield from facts
+    elif vllm_image and not entry:
+        repo, _tag = split_image(image or "")
+        yield from arg_facts(
+            tokens, path, scanner, entry=f"image {repo}", start=tokens[0], hint=hint, syntax=syntax
+        )
+
+
+def compose_facts(text: str, doc: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
+    """Facts of a docker-compose document (``services.*``)."""
+    for _name, _key, service in mapping_items(get(doc, "services")):
+        yield from container_facts(
+            text, path, scanner, get(service, "image"), get(service, "entrypoint"), get(service, "command")
+        )
+        yield from env_facts(text, get(service, "environment"), path, scanner)
+
+
+MAX_CONTAINERS = 10_000
+"""Containers read from one document at most (bounds what an alias bomb can produce)."""
+
+
+def _containers(node: yaml.Node) -> Iterator[yaml.Node]:
+    """Every container mapping under ``node``; each node is visited once, so aliases
+    (even an alias bomb) cost no more than the text they are written in."""
+    stack = [node]
+    visited: set[int] = set()
+    found = 0
+    while stack and len(visited) < 100_000 and found < MAX_CONTAINERS:
+        current = stack.pop()
+        if id(current) in visited:
+            continue
+        visited.add(id(current))
+        if isinstance(current, yaml.MappingNode):
+            for key, _k, value in mapping_items(current):
+                if key in ("containers", "initContainers", "ephemeralContainers") and isinstance(
+                    value, yaml.SequenceNode
+                ):
+                    for container in items(value):
+                        if isinstance(container, yaml.MappingNode) and id(container) not in visited:
+                            visited.add(id(container))
+                            found += 1
+                            yield container
+                else:
+                    stack.append(value)
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend(items(current))
+
+
+def kubernetes_facts(text: str, doc: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
+    """Facts of a Kubernetes object: every container's image, command/args and env."""
+    for container in _containers(doc):
+        env = container_env(get(container, "env"))
+        yield from container_facts(
+            text, path, scanner, get(container, "image"), get(container, "command"), get(container, "args"), env
+        )
+        yield from env_facts(text, get(container, "env"), path, scanner)
+
+
+def is_compose(doc: yaml.Node) -> bool:
+    """A compose document has a ``services`` mapping."""
+    return isinstance(get(doc, "services"), yaml.MappingNode)
+
+
+def is_kubernetes(doc: yaml.Node) -> bool:
+    """A Kubernetes object has ``apiVersion`` and ``kind``."""
+    return scalar(get(doc, "apiVersion")) is not None and scalar(get(doc, "kind")) is not None
+
+
+def untemplated(facts: Iterator[Fact]) -> Iterator[Fact]:
+    """Facts of a neutralised template (see :mod:`.templates`): none from inside an action.
+
+    A flag or name written inside ``{{ ... }}`` is dropped; a value written there becomes
+    ``None`` with ``resolved=False`` (only Helm knows it).
+    """
+    for fact in facts:
+        if is_templated(fact.raw) or is_templated(fact.name):
+            continue
+        if fact.kind == FactKind.MODEL and is_templated(fact.value):
+            continue
+        if is_templated(fact.value):
+            fact = replace(fact, value=None, resolved=False)
+        yield fact
+
+
+def _config_maps(doc: yaml.Node) -> Iterator[tuple[str, yaml.Node]]:
+    if scalar(get(doc, "kind")) == "ConfigMap":
+        name = scalar(get(get(doc, "metadata"), "name"))
+        if name:
+            yield name, doc
+
+
+def _env_from_refs(doc: yaml.Node) -> Iterator[str]:
+    for container in _containers(doc):
+        for source in items(get(container, "envFrom")):
+            name = scalar(get(get(source, "configMapRef"), "name"))
+            if name:
+                yield name
+
+
+CONFIG_MAP_KEY = "configmap:"
+"""Prefix of the :class:`~.base.Conditional` key of a Kubernetes ConfigMap (``configmap:NAME``)."""
+
+
+def config_map_env_facts(text: str, config_map: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
+    """``env_var`` facts of a ConfigMap's ``data`` keys (each at its key's line)."""
+    for key, key_node, value_node in mapping_items(get(config_map, "data")):
+        yield key_env_fact(text, key, key_node, scalar(value_node), path, scanner, origin="configmap")
+
+
+class ManifestScanner(Scanner):
+    """docker-compose files and Kubernetes manifests (``*.yaml``/``*.yml`` that mention vLLM).
+
+    Helm templates are read after their ``{{ ... }}`` actions are neutralised (see
+    :mod:`.templates`). A ConfigMap's ``data`` keys are ``env_var`` facts when a container's
+    ``envFrom.configMapRef`` names it, in whichever scanned file either side is: each
+    ConfigMap is yielded as a :class:`~.base.Conditional` and each ``envFrom`` name as a
+    :class:`~.base.Reference`, which the engine joins.
+    """
+
+    name = "manifest"
+
+    def accepts(self, source: SourceFile) -> bool:
+        return source.name.endswith(YAML_SUFFIXES)
+
+    def accepts_name(self, name: str) -> bool | None:
+        return name.endswith(YAML_SUFFIXES)
+
+    def scan(self, source: SourceFile) -> Iterator[ScanItem]:
+        if "configmap" not in source.text.lower() and not source.mentions_vllm():
+            return
+        text = source.text
+        templated = has_template_actions(text)
+        if templated:
+            text = neutralise_templates(text)
+        try:
+            docs = list(documents(text))
+        except YamlProblem as exc:
+            if source.mentions_vllm():
+                yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line)
+            return
+        facts: list[Fact] = []
+        links: list[Conditional | Reference] = []
+        for doc in docs:
+            if is_compose(doc):
+                facts.extend(compose_facts(text, doc, source.relpath, "compose"))
+            elif is_kubernetes(doc):
+                facts.extend(kubernetes_facts(text, doc, source.relpath, "kubernetes"))
+                facts.extend(predictor_facts(text, doc, source.relpath, "kserve"))
+                for name, node in _config_maps(doc):
+                    env = config_map_env_facts(text, node, source.relpath, "kubernetes")
+                    found = tuple(untemplated(env) if templated else env)
+                    links.append(Conditional(CONFIG_MAP_KEY + name, found))
+                links.extend(Reference(CONFIG_MAP_KEY + name) for name in _env_from_refs(doc))
+        yield from untemplated(iter(facts)) if templated else facts
+        yield from links

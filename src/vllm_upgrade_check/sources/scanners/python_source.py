@@ -1,0 +1,963 @@
+"""Python source read with :mod:`ast` (never imported or run): how code configures vLLM.
+
+What is read (vLLM's Python API as of its ``vllm/__init__.py`` exports and
+``vllm/engine/arg_utils.py``):
+
+- ``LLM(...)``, ``EngineArgs(...)``, ``AsyncEngineArgs(...)`` keywords -> ``arg`` facts with
+  origin ``python`` (name = the keyword), a ``model`` fact for the model, and one ``launch``
+  fact per call listing every keyword (for absence rules);
+- ``SamplingParams(...)`` keywords -> ``arg`` facts with origin ``sampling``: sampling
+  parameters are not engine args, so rules reach them only with ``origins: [sampling]``;
+- ``**d`` splats where ``d`` is a dict literal, ``dict(...)`` call, or a name bound to one
+  earlier in the same function (or module), with later ``d["k"] = v`` / ``d.update(...)``
+  applied; a splat that cannot be resolved marks the launch fact ``resolved=False``;
+- ``from vllm... import name`` / ``import vllm.x`` -> ``import`` facts;
+- ``os.environ["VLLM_X"] = ...``, ``os.environ.setdefault(...)``, ``os.environ.update({...})``,
+  ``os.putenv(...)`` -> ``env_var`` facts;
+- ``subprocess.run/Popen/call/check_call/check_output`` and ``os.system``: argv lists (a flag
+  and its value in two elements; lists built with ``+``, ``+=``, ``.append``, ``.extend``
+  and comprehensions over literal dicts such as ``[f"--{k.replace('_', '-')}", str(v)]``)
+  and command strings (parsed as shell) that launch vLLM -> the same facts as a shell launch;
+- ``x.reasoning_content``, ``x["reasoning_content"]``, ``x.get("reasoning_content")`` ->
+  ``response_field`` facts (client code; read even when the file does not mention vLLM).
+
+Only names imported from ``vllm`` count as ``LLM``/``EngineArgs``/...; a class of the same
+name from another library is not vLLM. Comments and docstrings are never read as code.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
+from vllm_upgrade_check.parsing.textpos import own_lines, with_comments_above
+from vllm_upgrade_check.parsing.words import Token, cut, link
+from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.launch import env_fact, with_model_settings
+from vllm_upgrade_check.sources.scanners.shell import argv_facts, is_env_name, shell_facts
+
+ENGINE_CALLS = frozenset({"LLM", "EngineArgs", "AsyncEngineArgs"})
+"""vLLM classes whose keywords are engine args (``vllm/entrypoints/llm.py``, ``vllm/engine/arg_utils.py``)."""
+SAMPLING_CALLS = frozenset({"SamplingParams"})
+"""vLLM classes whose keywords are sampling parameters (``vllm/sampling_params.py``)."""
+SUBPROCESS_CALLS = frozenset(
+    {
+        "subprocess.run",
+        "subprocess.Popen",
+        "subprocess.call",
+        "subprocess.check_call",
+        "subprocess.check_output",
+        "os.system",
+    }
+)
+"""Calls whose first argument is a command (argv list or shell string)."""
+RESPONSE_FIELDS = frozenset({"reasoning_content", "reasoning"})
+"""Response fields whose reading by client code is reported: those the bundled rules name,
+and what their fixes rename them to (so a fixed client still reads as one; a test keeps
+this in step with the packs)."""
+
+_MAX_ITEMS = 10_000
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One resolved keyword: name, value text, where the key is written, and the value node
+    (``None`` when the keyword stands for what cannot be read)."""
+
+    name: str
+    value: str | None
+    node: ast.AST
+    resolved: bool = True
+    value_node: ast.AST | None = None
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+
+
+_ELEMENT_HEAD = re.compile(r"[ \t]*")
+_ELEMENT_TAIL = re.compile(r"[ \t]*,?[ \t]*(#.*)?")
+"""What may follow a list element alone on its lines: its comma, a comment."""
+
+
+def _const_text(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool)):
+        return str(node.value)
+    return None
+
+
+def _dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+_LINE_BREAK = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
+"""Splits after ``\\r\\n``, ``\\r`` or ``\\n``, keeping the breaks (the lines the tokenizer sees:
+not ``\\f`` or the other characters :meth:`str.splitlines` breaks on)."""
+
+
+class _Scope:
+    """Statements of one function (or the module) in source order, without nested defs."""
+
+    def __init__(self, body: list[ast.stmt], parent: _Scope | None) -> None:
+        self.parent = parent
+        self.nodes: list[ast.AST] = []
+        stack: list[ast.AST] = list(reversed(body))
+        while stack and len(self.nodes) < _MAX_ITEMS * 10:
+            node = stack.pop()
+            self.nodes.append(node)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                continue
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        self.assigned = {
+            t.id
+            for n in self.nodes
+            if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            if isinstance(t, ast.Name)
+        }
+
+    def owner(self, name: str) -> _Scope | None:
+        scope: _Scope | None = self
+        while scope is not None:
+            if name in scope.assigned:
+                return scope
+            scope = scope.parent
+        return None
+
+
+class _Module:
+    """State for one file: the source, the vLLM import aliases, the facts collected."""
+
+    def __init__(self, source: SourceFile, tree: ast.Module) -> None:
+        self.src = source.text
+        self.lines = source.text.split("\n")
+        self._ff_lines: list[str] | None = None
+        self.path = source.relpath
+        self.tree = tree
+        self.aliases: dict[str, str] = {}
+        self.facts: list[Fact] = []
+        self.cuts: dict[int, Span | None] = {}
+
+    # ---- positions -------------------------------------------------------------
+    def char_col(self, lineno: int, byte_col: int) -> int:
+        """The 0-based character column of 0-based UTF-8 byte column ``byte_col`` (what
+        :mod:`ast` gives) on 1-based line ``lineno``."""
+        if not 1 <= lineno <= len(self.lines):
+            return byte_col
+        line = self.lines[lineno - 1]
+        if line.isascii():
+            return byte_col
+        return len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+
+    def span(self, node: ast.AST) -> Span | None:
+        """Where ``node`` is written (characters, 1-based, end exclusive), if :mod:`ast` says."""
+        lineno, end_lineno = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+        if lineno is None or end_lineno is None or col is None or end_col is None:
+            return None
+        return Span(lineno, self.char_col(lineno, col) + 1, end_lineno, self.char_col(end_lineno, end_col) + 1)
+
+    def loc(self, node: ast.AST) -> Location:
+        """The location of ``node`` (columns in characters)."""
+        span = self.span(node)
+        if span is None:
+            line = getattr(node, "lineno", None)
+            return Location(self.path, line)
+        return Location(self.path, span.line, span.column, span.end_line, span.end_column)
+
+    def key_loc(self, node: ast.AST, name: str) -> Location:
+        """Location of a keyword (``name=``) or a string key, pointing at the name itself."""
+        loc = self.loc(node)
+        if isinstance(node, ast.keyword) and loc.column is not None and loc.line is not None:
+            return Location(self.path, loc.line, loc.column, loc.line, loc.column + len(name))
+        if isinstance(node, ast.Constant) and loc.column is not None and loc.line is not None:
+            return Location(self.path, loc.line, loc.column + 1, loc.line, loc.column + 1 + len(name))
+        return loc
+
+    def string_span(self, node: ast.AST | None) -> Span | None:
+        """Where a plain string literal's value is written inside its quotes (one line, no
+        prefix, no escape, no implicit concatenation), else ``None``."""
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            return None
+        span = self.span(node)
+        if span is None or span.line != span.end_line:
+            return None
+        written = self.lines[span.line - 1][span.column - 1 : span.end_column - 1]
+        if len(written) < 2 or written[0] not in "'\"" or written[-1] != written[0] or written[1:-1] != node.value:
+            return None
+        return Span(span.line, span.column + 1, span.line, span.end_column - 1)
+
+    def value_span(self, node: ast.AST | None) -> Span | None:
+        """Where a value is written: inside the quotes of a plain string, else the expression."""
+        if node is None:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return self.string_span(node)
+        return self.span(node)
+
+    def whole_lines(self, span: Span) -> Span | None:
+        """The whole lines ``span`` stands on when nothing else does: only blanks before it,
+        and after it at most a comma and a comment; else ``None``."""
+        return own_lines(self.lines, span.start, span.end, _ELEMENT_HEAD, _ELEMENT_TAIL)
+
+    def elements(self, extents: list[Span | None]) -> list[Token]:
+        """The elements of one comma-separated list (a call's arguments, a list's items, a
+        dict's entries), each written at ``extents``, as linked words: an element alone on
+        its lines is one of whole lines (its comma and comment go with it)."""
+        tokens = []
+        previous_end = 0
+        for extent in extents:
+            element = None if extent is None else self.whole_lines(extent)
+            if element is not None and previous_end:
+                element = with_comments_above(self.lines, element, previous_end)
+            previous_end = 0 if extent is None else extent.end_line
+            tokens.append(Token("", 0, 0, span=extent, element=element))
+        return link(tokens)
+
+    def remember_cuts(self, keys: list[ast.AST], extents: list[Span | None]) -> None:
+        """Record what removing each element of one list takes out, by its key node."""
+        for key, token in zip(keys, self.elements(extents), strict=True):
+            self.cuts[id(key)] = cut([token])
+
+    def call_cuts(self, call: ast.Call) -> None:
+        """:meth:`remember_cuts` for the arguments and keywords of ``call``, in source order."""
+        nodes: list[ast.AST] = sorted([*call.args, *call.keywords], key=_position)
+        self.remember_cuts(nodes, [self.span(n) for n in nodes])
+
+    # ---- names ---------------------------------------------------------------
+    def qualified(self, func: ast.AST) -> str | None:
+        dotted = _dotted(func)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        base = self.aliases.get(head, head)
+        return f"{base}.{rest}" if rest else base
+
+    def segment(self, node: ast.AST) -> str:
+        """The source text of ``node``, as :func:`ast.get_source_segment` gives it, without
+        splitting the whole file again for every node."""
+        lineno, end_lineno = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+        if lineno is None or end_lineno is None or col is None or end_col is None:
+            return ""
+        if self._ff_lines is None:
+            self._ff_lines = _LINE_BREAK.split(self.src)
+        lines = self._ff_lines
+        if end_lineno == lineno:
+            return lines[lineno - 1].encode()[col:end_col].decode()
+        first = lines[lineno - 1].encode()[col:].decode()
+        last = lines[end_lineno - 1].encode()[:end_col].decode()
+        return "".join([first, *lines[lineno : end_lineno - 1], last])
+
+    # ---- dict and list resolution --------------------------------------------
+    def binding(self, name: str, scope: _Scope, before: int) -> tuple[ast.AST, _Scope] | None:
+        owner = scope.owner(name)
+        if owner is None:
+            return None
+        found: ast.AST | None = None
+        for node in owner.nodes:
+            line = getattr(node, "lineno", 0)
+            if line >= before and owner is scope:
+                break
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == name for t in node.targets
+            ):
+                found = node.value
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                if node.target.id == name and node.value is not None:
+                    found = node.value
+        return (found, owner) if found is not None else None
+
+    def later_updates(
+        self, name: str, owner: _Scope, start: int, before: int, scope: _Scope
+    ) -> list[ast.AST]:
+        out = []
+        for node in owner.nodes:
+            line = getattr(node, "lineno", 0)
+            if line <= start:
+                continue
+            if line >= before and owner is scope:
+                break
+            out.append(node)
+        return out
+
+    def dict_entries(self, node: ast.AST, scope: _Scope, before: int, depth: int = 0) -> list[_Entry] | None:
+        """Keys of a dict expression, or ``None`` when it cannot be resolved from the file."""
+        if depth > 5:
+            return None
+        if isinstance(node, ast.Dict):
+            out: list[_Entry] = []
+            pairs = list(zip(node.keys, node.values, strict=False))
+            extents = [self._pair_span(k, v) for k, v in pairs]
+            self.remember_cuts([v if k is None else k for k, v in pairs], extents)
+            for key, value in pairs:
+                if key is None:
+                    inner = self.dict_entries(value, scope, before, depth + 1)
+                    if inner is None:
+                        return None
+                    out.extend(inner)
+                    continue
+                name = _const_text(key)
+                if name is None:
+                    return None
+                out.append(_Entry(name, self.value_text(value), key, value_node=value))
+            return out
+        if isinstance(node, ast.Call) and _dotted(node.func) == "dict" and not node.args:
+            self.call_cuts(node)
+            return self.keyword_entries(node.keywords, scope, before, depth + 1)
+        if isinstance(node, ast.Call) and _dotted(node.func) == "dict" and len(node.args) == 1:
+            base = self.dict_entries(node.args[0], scope, before, depth + 1)
+            more = self.keyword_entries(node.keywords, scope, before, depth + 1)
+            return None if base is None or more is None else base + more
+        if isinstance(node, ast.Name):
+            bound = self.binding(node.id, scope, before)
+            if bound is None:
+                return None
+            bound_value, owner = bound
+            entries = self.dict_entries(bound_value, owner, getattr(bound_value, "lineno", before), depth + 1)
+            if entries is None:
+                return None
+            for stmt in self.later_updates(
+                node.id, owner, getattr(bound_value, "end_lineno", 0) or 0, before, scope
+            ):
+                entries = self.apply_update(node.id, stmt, entries, owner, depth)
+                if entries is None:
+                    return None
+            return entries
+        return None
+
+    def apply_update(
+        self, name: str, stmt: ast.AST, entries: list[_Entry], scope: _Scope, depth: int
+    ) -> list[_Entry] | None:
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                if (
+                    isinstance(target, ast.Subscript)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == name
+                ):
+                    key = _const_text(target.slice)
+                    if key is None:
+                        return None
+                    entries = [e for e in entries if e.name != key]
+                    statement = self.span(stmt)
+                    self.cuts[id(target.slice)] = None if statement is None else self.whole_lines(statement)
+                    entries.append(_Entry(key, self.value_text(stmt.value), target.slice, value_node=stmt.value))
+                elif isinstance(target, ast.Name) and target.id == name:
+                    return self.dict_entries(stmt.value, scope, stmt.lineno, depth + 1)
+        elif (
+            isinstance(stmt, ast.Call)
+            and isinstance(stmt.func, ast.Attribute)
+            and _dotted(stmt.func.value) == name
+        ):
+            method = stmt.func.attr
+            if method == "update":
+                more: list[_Entry] = []
+                for arg in stmt.args:
+                    inner = self.dict_entries(arg, scope, stmt.lineno, depth + 1)
+                    if inner is None:
+                        return None
+                    more.extend(inner)
+                kw = self.keyword_entries(stmt.keywords, scope, stmt.lineno, depth + 1)
+                if kw is None:
+                    return None
+                more.extend(kw)
+                names = {e.name for e in more}
+                entries = [e for e in entries if e.name not in names] + more
+            elif method in ("pop", "setdefault", "clear", "popitem"):
+                return None
+        return entries
+
+    def keyword_entries(
+        self, keywords: list[ast.keyword], scope: _Scope, before: int, depth: int = 0
+    ) -> list[_Entry] | None:
+        out: list[_Entry] = []
+        for kw in keywords:
+            if kw.arg is None:
+                inner = self.dict_entries(kw.value, scope, before, depth + 1)
+                if inner is None:
+                    out.append(_Entry("**" + self.segment(kw.value), None, kw, resolved=False))
+                else:
+                    out.extend(inner)
+            else:
+                out.append(_Entry(kw.arg, self.value_text(kw.value), kw, value_node=kw.value))
+        return out
+
+    def _pair_span(self, key: ast.AST | None, value: ast.AST) -> Span | None:
+        """Where a dict entry ``key: value`` (or ``**value``) is written."""
+        end = self.span(value)
+        if key is None:
+            if end is None:
+                return None
+            line = self.lines[end.line - 1]
+            star = line.rfind("**", 0, end.column - 1)
+            return None if star < 0 else Span(end.line, star + 1, end.end_line, end.end_column)
+        start = self.span(key)
+        return None if start is None or end is None else Span.between(start.start, end.end)
+
+    def entry_spans(self, entry: _Entry) -> Spans:
+        """Where a fix edits keyword ``entry``: its name, its value, what removing it cuts."""
+        if isinstance(entry.node, ast.keyword):
+            loc = self.key_loc(entry.node, entry.name)
+            name = None if loc.line is None or loc.column is None else Span(loc.line, loc.column, loc.line, loc.column + len(entry.name))
+        else:
+            name = self.string_span(entry.node)
+        return Spans(name=name, value=self.value_span(entry.value_node), cut=self.cuts.get(id(entry.node)), syntax="python")
+
+    def value_text(self, node: ast.AST) -> str:
+        text = _const_text(node)
+        return text if text is not None else self.segment(node)
+
+    # ---- facts -----------------------------------------------------------------
+    def engine_call(self, call: ast.Call, what: str, scope: _Scope) -> None:
+        origin = "sampling" if what in SAMPLING_CALLS else "python"
+        first_fact = len(self.facts)
+        self.call_cuts(call)
+        entries = self.keyword_entries(call.keywords, scope, call.lineno) or []
+        names: set[str] = set()
+        unresolved: list[str] = []
+        served: str | None = None
+        if origin == "python" and call.args:
+            first = call.args[0]
+            model = _const_text(first)
+            served = model
+            if model is not None:
+                self.facts.append(
+                    Fact(
+                        FactKind.MODEL,
+                        model,
+                        self.loc(first),
+                        raw=model,
+                        value=model,
+                        scanner="python",
+                    )
+                )
+            names.add("model")
+        for entry in entries:
+            if not entry.resolved:
+                unresolved.append(entry.name)
+                continue
+            names.add(entry.name)
+            self.facts.append(
+                Fact(
+                    FactKind.ARG,
+                    entry.name,
+                    self.key_loc(entry.node, entry.name),
+                    raw=entry.name,
+                    value=entry.value,
+                    origin=origin,
+                    scanner="python",
+                    spans=self.entry_spans(entry),
+                )
+            )
+            if origin == "python" and entry.name == "model" and entry.value:
+                served = entry.value
+                self.facts.append(
+                    Fact(
+                        FactKind.MODEL,
+                        entry.value,
+                        self.key_loc(entry.node, entry.name),
+                        raw=entry.value,
+                        value=entry.value,
+                        scanner="python",
+                    )
+                )
+        if origin == "python":
+            self.facts[first_fact:] = with_model_settings(self.facts[first_fact:])
+            self.facts.append(
+                Fact(
+                    FactKind.LAUNCH,
+                    f"{what}(...)",
+                    self.loc(call.func),
+                    raw=self.segment(call.func),
+                    value=" ".join(unresolved) or None,
+                    origin="python",
+                    args=frozenset(names),
+                    scanner="python",
+                    resolved=not unresolved,
+                    model=served,
+                )
+            )
+
+    def import_facts(self, node: ast.Import | ast.ImportFrom) -> None:
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level or not (module == "vllm" or module.startswith("vllm.")):
+                return
+            spans = Spans(name=self.module_span(node, module), syntax="python")
+            for alias in node.names:
+                self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
+                self.facts.append(
+                    Fact(
+                        FactKind.IMPORT,
+                        module,
+                        self.loc(alias if hasattr(alias, "lineno") else node),
+                        raw=f"from {module} import {alias.name}",
+                        value=alias.name,
+                        origin="python",
+                        scanner="python",
+                        spans=spans,
+                    )
+                )
+            return
+        for alias in node.names:
+            if not (alias.name == "vllm" or alias.name.startswith("vllm.")):
+                continue
+            if alias.asname:
+                self.aliases[alias.asname] = alias.name
+            at = self.span(alias) if hasattr(alias, "lineno") else None
+            name = None if at is None else Span(at.line, at.column, at.line, at.column + len(alias.name))
+            self.facts.append(
+                Fact(
+                    FactKind.IMPORT,
+                    alias.name,
+                    self.loc(alias if hasattr(alias, "lineno") else node),
+                    raw=f"import {alias.name}",
+                    origin="python",
+                    scanner="python",
+                    spans=Spans(name=name, syntax="python"),
+                )
+            )
+
+    def module_span(self, node: ast.ImportFrom, module: str) -> Span | None:
+        """Where the module of ``from MODULE import ...`` is written, when it is written as one word."""
+        span = self.span(node)
+        if span is None:
+            return None
+        line = self.lines[span.line - 1]
+        match = re.compile(rf"from\s+({re.escape(module)})(?![\w.])").search(line, span.column - 1)
+        if match is None:
+            return None
+        return Span(span.line, match.start(1) + 1, span.line, match.end(1) + 1)
+
+    def env_from(self, name_node: ast.AST, value: ast.AST | None) -> None:
+        name = _const_text(name_node)
+        if name is None or not is_env_name(name):
+            return
+        loc = self.key_loc(name_node, name)
+        self.facts.append(
+            env_fact(
+                name,
+                None if value is None else self.value_text(value),
+                self.path,
+                loc.line or 0,
+                loc.column or 0,
+                "python",
+                origin="python",
+                spans=Spans(name=self.string_span(name_node), syntax="python"),
+            )
+        )
+
+    def is_environ(self, node: ast.AST) -> bool:
+        return self.qualified(node) == "os.environ"
+
+    def env_assign(self, stmt: ast.Assign) -> None:
+        for target in stmt.targets:
+            if isinstance(target, ast.Subscript) and self.is_environ(target.value):
+                self.env_from(target.slice, stmt.value)
+
+    def env_call(self, call: ast.Call, qualified: str) -> None:
+        if qualified in ("os.putenv", "os.environ.setdefault") and call.args:
+            self.env_from(call.args[0], call.args[1] if len(call.args) > 1 else None)
+        elif qualified == "os.environ.update" and call.args and isinstance(call.args[0], ast.Dict):
+            for key, value in zip(call.args[0].keys, call.args[0].values, strict=False):
+                if key is not None:
+                    self.env_from(key, value)
+
+    def subprocess_call(self, call: ast.Call, scope: _Scope) -> None:
+        if not call.args:
+            return
+        command = call.args[0]
+        text = _const_text(command)
+        if isinstance(command, ast.Constant) and text is not None:
+            facts, _ = shell_facts(text, self.path, "python", relocate=self.string_relocator(command))
+            self.facts.extend(facts)
+            return
+        tokens = ArgvBuilder(self, scope, call.lineno).argv(command)
+        if tokens:
+            self.facts.extend(argv_facts(tokens, self.path, "python", syntax="python"))
+
+    def string_relocator(self, node: ast.AST):  # noqa: ANN201 - a Relocate
+        """Place tokens parsed from a string literal's value where they are written: with
+        their spans when the literal is written as its value (one line, no escapes)."""
+        start = self.loc(node)
+        line, col = start.line or 1, (start.column or 1) - 1
+        prefix = self.lines[line - 1][col:] if line - 1 < len(self.lines) else ""
+        quote = 3 if prefix[:3] in ('"""', "'''") else (1 if prefix[:1] in ("'", '"') else 0)
+        exact = self.string_span(node) is not None
+
+        def point(p: tuple[int, int]) -> tuple[int, int]:
+            return (line, col + quote + p[1]) if p[0] == 1 else (line + p[0] - 1, p[1])
+
+        def move(token: Token) -> Token:
+            return token.moved(point) if exact else replace(token.unplaced(), line=point(token.start)[0], column=point(token.start)[1])
+
+        return move
+
+    def response_field(self, node: ast.AST, name: str, written: ast.AST | None = None) -> None:
+        """A ``response_field`` fact for reading ``name`` in ``node``; ``written`` is the string
+        literal that names it (``x["name"]``, ``x.get("name")``), else ``node`` is ``x.name``."""
+        if written is not None:
+            where = self.string_span(written)
+        else:
+            end = self.span(node)
+            where = None if end is None else Span(end.end_line, end.end_column - len(name), end.end_line, end.end_column)
+        self.facts.append(
+            Fact(
+                FactKind.RESPONSE_FIELD,
+                name,
+                self.loc(node),
+                raw=self.segment(node),
+                origin="python",
+                scanner="python",
+                spans=Spans(name=where, syntax="python"),
+            )
+        )
+
+    # ---- walk ------------------------------------------------------------------
+    def run(self) -> None:
+        # Every scope is collected first (one pass over the tree), so that the imports of
+        # the whole file are known before any call is resolved.
+        module = _Scope(self.tree.body, None)
+        inner: dict[int, _Scope] = {}
+        scopes = [module]
+        for scope in scopes:  # grows while iterated: breadth first
+            for node in scope.nodes:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    inner[id(node)] = child = _Scope(node.body, scope)
+                    scopes.append(child)
+                elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                    self.import_facts(node)
+        self.walk_scope(module, inner)
+
+    def walk_scope(self, scope: _Scope, inner: dict[int, _Scope]) -> None:
+        for node in scope.nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.walk_scope(inner[id(node)], inner)
+                continue
+            if isinstance(node, ast.Lambda):
+                continue
+            if isinstance(node, ast.Assign):
+                self.env_assign(node)
+            elif isinstance(node, ast.Call):
+                self.visit_call(node, scope)
+            elif isinstance(node, ast.Attribute) and node.attr in RESPONSE_FIELDS:
+                if isinstance(node.ctx, ast.Load):
+                    self.response_field(node, node.attr)
+            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+                key = _const_text(node.slice)
+                if key in RESPONSE_FIELDS:
+                    self.response_field(node, key, node.slice)
+
+    def visit_call(self, call: ast.Call, scope: _Scope) -> None:
+        qualified = self.qualified(call.func)
+        if qualified is None:
+            if isinstance(call.func, ast.Attribute):
+                self.response_getter(call)
+            return
+        head, _, last = qualified.rpartition(".")
+        if head.startswith("vllm") and (last in ENGINE_CALLS or last in SAMPLING_CALLS):
+            self.engine_call(call, last, scope)
+        elif qualified in SUBPROCESS_CALLS:
+            self.subprocess_call(call, scope)
+        elif qualified.startswith("os."):
+            self.env_call(call, qualified)
+        if isinstance(call.func, ast.Attribute):
+            self.response_getter(call)
+        elif qualified == "getattr" and len(call.args) >= 2:
+            key = _const_text(call.args[1])
+            if key in RESPONSE_FIELDS:
+                self.response_field(call, key, call.args[1])
+
+    def response_getter(self, call: ast.Call) -> None:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "get" and call.args:
+            key = _const_text(call.args[0])
+            if key in RESPONSE_FIELDS:
+                self.response_field(call, key, call.args[0])
+
+
+class ArgvBuilder:
+    """Evaluate an argv expression to tokens positioned where each word is written.
+
+    Handles list/tuple literals, ``+``, ``*spread``, names bound earlier (with ``+=``,
+    ``.append``, ``.extend`` and ``for k, v in D.items(): ...`` loops over a literal dict),
+    ``shlex.split("...")``, and comprehensions over a literal dict's ``.items()``. A word
+    that cannot be computed becomes an unresolved token (its source text), never a guess.
+    """
+
+    def __init__(self, module: _Module, scope: _Scope, before: int) -> None:
+        self.m = module
+        self.scope = scope
+        self.before = before
+
+    def argv(self, node: ast.AST, env: dict[str, Token] | None = None, depth: int = 0) -> list[Token]:
+        """Tokens of ``node``; unresolved tokens for what cannot be evaluated."""
+        env = env or {}
+        if depth > 8:
+            return [self.unresolved(node)]
+        if isinstance(node, (ast.List, ast.Tuple)):
+            out: list[Token] = []
+            elements = self.m.elements([self.m.span(e) for e in node.elts])
+            for element, placed in zip(node.elts, elements, strict=True):
+                if isinstance(element, ast.Starred):
+                    out.extend(self.argv(element.value, env, depth + 1))
+                    continue
+                token = self.word(element, env)
+                if token.span is not None and token.span == placed.span:
+                    token = replace(
+                        token, element=placed.element, prev_end=placed.prev_end, next_start=placed.next_start
+                    )
+                out.append(token)
+            return out
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return self.argv(node.left, env, depth + 1) + self.argv(node.right, env, depth + 1)
+        if isinstance(node, ast.Call) and self.m.qualified(node.func) == "shlex.split" and node.args:
+            text = _const_text(node.args[0])
+            if text is None:
+                return [self.unresolved(node)]
+            move = self.m.string_relocator(node.args[0])
+            try:
+                words = shlex.split(text)
+            except ValueError:
+                return [self.unresolved(node)]
+            cursor = 0
+            out = []
+            for word in words:
+                index = text.find(word, cursor)
+                index = max(index, 0)
+                cursor = index + len(word)
+                row = text.count("\n", 0, index)
+                col = index - (text.rfind("\n", 0, index) + 1) + 1
+                out.append(move(Token(word, row + 1, col, True, word)))
+            return out
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+            return self.comprehension(node, env, depth)
+        if isinstance(node, ast.Name) and node.id not in env:
+            return self.name(node, depth)
+        return [self.unresolved(node)]
+
+    def name(self, node: ast.Name, depth: int) -> list[Token]:
+        bound = self.m.binding(node.id, self.scope, self.before)
+        if bound is None:
+            return [self.unresolved(node)]
+        value, owner = bound
+        tokens = ArgvBuilder(self.m, owner, getattr(value, "lineno", self.before)).argv(
+            value, None, depth + 1
+        )
+        end = getattr(value, "end_lineno", 0) or 0
+        for stmt in self.m.later_updates(node.id, owner, end, self.before, self.scope):
+            tokens = self.update(node.id, stmt, tokens, owner, depth)
+        return tokens
+
+    def update(self, name: str, stmt: ast.AST, tokens: list[Token], owner: _Scope, depth: int) -> list[Token]:
+        builder = ArgvBuilder(self.m, owner, getattr(stmt, "lineno", self.before))
+        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name:
+            return tokens + builder.argv(stmt.value, None, depth + 1)
+        if isinstance(stmt, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in stmt.targets
+        ):
+            return builder.argv(stmt.value, None, depth + 1)
+        if isinstance(stmt, ast.For):
+            items = self.dict_items(stmt.iter, stmt.target)
+            if items is None:
+                return tokens
+            for env in items:
+                for inner in stmt.body:
+                    if isinstance(inner, ast.Expr) and isinstance(inner.value, ast.Call):
+                        tokens = builder.method(name, inner.value, tokens, env, depth)
+                    elif (
+                        isinstance(inner, ast.AugAssign)
+                        and isinstance(inner.target, ast.Name)
+                        and inner.target.id == name
+                    ):
+                        tokens = tokens + builder.argv(inner.value, env, depth + 1)
+            return tokens
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            return builder.method(name, stmt.value, tokens, {}, depth)
+        return tokens
+
+    def method(
+        self, name: str, call: ast.Call, tokens: list[Token], env: dict[str, Token], depth: int
+    ) -> list[Token]:
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and _dotted(func.value) == name and call.args):
+            return tokens
+        if func.attr == "append":
+            return [*tokens, self.word(call.args[0], env)]
+        if func.attr == "extend":
+            return tokens + self.argv(call.args[0], env, depth + 1)
+        return tokens
+
+    def dict_items(self, iterable: ast.AST, target: ast.AST) -> list[dict[str, Token]] | None:
+        """``for k, v in D.items()`` over a resolvable dict: one binding per entry."""
+        if not (
+            isinstance(iterable, ast.Call)
+            and isinstance(iterable.func, ast.Attribute)
+            and iterable.func.attr == "items"
+            and isinstance(target, ast.Tuple)
+            and len(target.elts) == 2
+            and all(isinstance(e, ast.Name) for e in target.elts)
+        ):
+            return None
+        entries = self.m.dict_entries(iterable.func.value, self.scope, self.before)
+        if entries is None:
+            return None
+        k_name, v_name = (e.id for e in target.elts)  # type: ignore[attr-defined]
+        out = []
+        for entry in entries:
+            key_loc = self.m.key_loc(entry.node, entry.name)
+            value_node = self._value_node(entry)
+            value_loc = self.m.loc(value_node) if value_node is not None else key_loc
+            out.append(
+                {
+                    k_name: Token(entry.name, key_loc.line or 0, key_loc.column or 0, True, entry.name),
+                    v_name: Token(
+                        entry.value or "", value_loc.line or 0, value_loc.column or 0, True, entry.value or ""
+                    ),
+                }
+            )
+        return out
+
+    def _value_node(self, entry: _Entry) -> ast.AST | None:
+        node = entry.node
+        if isinstance(node, ast.keyword):
+            return node.value
+        for parent in ast.walk(self.m.tree):
+            if isinstance(parent, ast.Dict) and node in parent.keys:
+                return parent.values[parent.keys.index(node)]
+            if isinstance(parent, ast.Assign) and any(
+                isinstance(t, ast.Subscript) and t.slice is node for t in parent.targets
+            ):
+                return parent.value
+        return None
+
+    def comprehension(
+        self, node: ast.ListComp | ast.GeneratorExp, env: dict[str, Token], depth: int
+    ) -> list[Token]:
+        if not node.generators or node.generators[0].ifs:
+            return [self.unresolved(node)]
+        first = node.generators[0]
+        items = self.dict_items(first.iter, first.target)
+        if items is None:
+            return [self.unresolved(node)]
+        out: list[Token] = []
+        for binding in items:
+            inner_env = {**env, **binding}
+            rest = node.generators[1:]
+            if not rest:
+                if isinstance(node.elt, (ast.List, ast.Tuple)):
+                    out.extend(self.argv(node.elt, inner_env, depth + 1))
+                else:
+                    out.append(self.word(node.elt, inner_env))
+                continue
+            gen = rest[0]
+            if len(rest) != 1 or gen.ifs or not isinstance(gen.target, ast.Name):
+                return [self.unresolved(node)]
+            for word in self.argv(gen.iter, inner_env, depth + 1):
+                out.append(self.word(node.elt, {**inner_env, gen.target.id: word}))
+        return out
+
+    def word(self, node: ast.AST, env: dict[str, Token]) -> Token:
+        """One argv word; positioned at the string literal, or at the dict key/value it came from."""
+        text, anchor = self.evaluate(node, env)
+        if text is None:
+            return self.unresolved(node)
+        if anchor is not None:
+            return Token(text, anchor.line, anchor.column, True, anchor.written)
+        loc = self.m.loc(node)
+        column = loc.column or 1
+        line_text = self.m.lines[(loc.line or 1) - 1] if loc.line else ""
+        if isinstance(node, ast.Constant) and line_text[column - 1 : column] in ("'", '"'):
+            column += 1
+        inside = self.m.string_span(node)
+        if inside is None:
+            return Token(text, loc.line or 0, column, True, text)
+        # A plain string literal: a word written in quotes, cut out as its list's element.
+        return Token(text, loc.line or 0, column, True, self.m.segment(node), span=self.m.span(node))
+
+    def evaluate(self, node: ast.AST, env: dict[str, Token]) -> tuple[str | None, Token | None]:
+        """``(text, anchor)``: the string value and the token it derives from (for positions)."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float)):
+            return str(node.value), None
+        if isinstance(node, ast.Name) and node.id in env:
+            return env[node.id].text, env[node.id]
+        if isinstance(node, ast.Call) and _dotted(node.func) == "str" and len(node.args) == 1:
+            return self.evaluate(node.args[0], env)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            base, base_anchor = self.evaluate(node.func.value, env)
+            if base is None:
+                return None, None
+            args = [_const_text(a) for a in node.args]
+            if any(a is None for a in args):
+                return None, None
+            method = node.func.attr
+            if method == "replace" and len(args) == 2:
+                return base.replace(args[0] or "", args[1] or ""), base_anchor
+            if method in ("lower", "upper", "strip") and not args:
+                return getattr(base, method)(), base_anchor
+            return None, None
+        if isinstance(node, ast.JoinedStr):
+            parts: list[str] = []
+            anchor: Token | None = None
+            for value in node.values:
+                if isinstance(value, ast.Constant):
+                    parts.append(str(value.value))
+                elif isinstance(value, ast.FormattedValue) and value.format_spec is None:
+                    text, inner = self.evaluate(value.value, env)
+                    if text is None:
+                        return None, None
+                    parts.append(text)
+                    anchor = anchor or inner
+                else:
+                    return None, None
+            return "".join(parts), anchor
+        return None, None
+
+    def unresolved(self, node: ast.AST) -> Token:
+        loc = self.m.loc(node)
+        text = self.m.segment(node)
+        return Token(text, loc.line or 0, loc.column or 0, False, text)
+
+
+class PythonSourceScanner(Scanner):
+    """``*.py`` files that mention vLLM (or read ``reasoning_content``), parsed with :mod:`ast`."""
+
+    name = "python"
+
+    def accepts_name(self, name: str) -> bool | None:
+        return name.endswith(".py")
+
+    def accepts(self, source: SourceFile) -> bool:
+        return source.name.endswith(".py")
+
+    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+        vllm = source.mentions_vllm()
+        client = any(field in source.text for field in RESPONSE_FIELDS)
+        if not vllm and not client:
+            return
+        try:
+            tree = ast.parse(source.text, filename=source.relpath)
+        except (SyntaxError, ValueError) as exc:
+            line = getattr(exc, "lineno", None)
+            yield Skipped(
+                source.relpath,
+                f"Python syntax error at line {line}: {getattr(exc, 'msg', exc)}",
+                configures_vllm=vllm,
+                line=line,
+            )
+            return
+        module = _Module(source, tree)
+        module.run()
+        for fact in module.facts:
+            if vllm or fact.kind == FactKind.RESPONSE_FIELD:
+                yield fact

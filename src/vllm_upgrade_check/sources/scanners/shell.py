@@ -1,0 +1,163 @@
+"""Shell launch scripts: ``vllm serve``, ``python -m vllm.entrypoints...``, ``docker run``
+of a vLLM image, ``pip install`` lines, and the environment variables set for vLLM
+(``export``, ``VAR=1 cmd``).
+
+Parsed with tree-sitter-bash (see :mod:`vllm_upgrade_check.parsing.shell`); comments are never
+launches. The helpers here also serve every other place that holds shell text (Dockerfile
+``RUN``/``CMD``, compose ``command``, ``sh -c`` in Kubernetes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+
+from vllm_upgrade_check.model.facts import Fact, Skipped
+from vllm_upgrade_check.parsing.shell import Locator, ShellScript, Token, parse_shell
+from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.launch import env_fact, find_launch, launch_facts
+from vllm_upgrade_check.sources.scanners.requirements import pip_install_facts
+
+SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".envrc")
+NOT_SCRIPT_SUFFIXES = frozenset(
+    "py pyi pyc md rst txt json jsonl yaml yml toml ini cfg conf lock js mjs cjs ts tsx jsx go rs java "
+    "kt c h cc cpp hpp cs rb php html htm css scss svg png jpg jpeg gif ico pdf zip gz tgz tar whl "
+    "so o a ipynb csv tsv xml proto sql tf tfvars hcl mod sum gradle properties log".split()
+)
+"""Suffixes of files that are never shell scripts, whatever their first line (not read)."""
+_SHELLS = frozenset({"sh", "bash", "zsh", "ksh", "dash"})
+
+Relocate = Callable[[Token], Token]
+"""Maps a token parsed from embedded text to its real position in the file."""
+
+
+def is_env_name(name: str) -> bool:
+    """``True`` for names that look like environment variables (``VLLM_USE_V1``)."""
+    return bool(name) and name.upper() == name and (name[0].isalpha() or name[0] == "_")
+
+
+def shell_facts(
+    text: str,
+    path: str | None,
+    scanner: str,
+    locate: Locator | None = None,
+    variables: dict[str, list[Token]] | None = None,
+    hint: tuple[str, str] | None = None,
+    relocate: Relocate | None = None,
+) -> tuple[list[Fact], ShellScript]:
+    """Facts of every vLLM launch and ``pip install`` in shell ``text``, and the env vars set.
+
+    Env var facts come from ``export``, command prefixes of a vLLM launch
+    (``VLLM_X=1 vllm serve``) and plain assignments of ``VLLM_*`` names.
+
+    Args:
+        text: shell source.
+        path: file path for locations.
+        scanner: calling scanner's name.
+        locate: position mapping for embedded text (see :func:`parse_shell`).
+        variables: variables known beforehand (updated with the text's assignments).
+        hint: ``(version, source)`` of the vLLM version these launches run, if known.
+        relocate: applied to every token after parsing (for text whose positions are found
+            by searching the file, e.g. folded YAML scalars).
+
+    Returns:
+        ``(facts, parsed script)``.
+    """
+    script = parse_shell(text, locate, variables)
+    move = relocate or (lambda token: token)
+    facts: list[Fact] = []
+    for assignment in script.assignments:
+        if assignment.prefix or not is_env_name(assignment.name):
+            continue
+        if assignment.exported or assignment.name.startswith("VLLM_"):
+            where = move(Token(assignment.name, assignment.line, assignment.column))
+            facts.append(env_fact(assignment.name, assignment.value, path, where.line, where.column, scanner))
+    for command in script.commands:
+        argv = [move(t) for t in command.argv]
+        prefix = [move(Token(a.name, a.line, a.column, True, f"{a.name}={a.value}")) for a in command.prefix]
+        facts.extend(
+            argv_facts(
+                argv, path, scanner, hint, prefix_env=prefix, values={a.name: a.value for a in command.prefix}
+            )
+        )
+    return facts, script
+
+
+def argv_facts(
+    argv: Sequence[Token],
+    path: str | None,
+    scanner: str,
+    hint: tuple[str, str] | None = None,
+    prefix_env: Sequence[Token] = (),
+    values: dict[str, str] | None = None,
+    syntax: str = "shell",
+) -> list[Fact]:
+    """Facts of one command's argv: a vLLM launch, a ``pip install``, or ``sh -c 'TEXT'``
+    (TEXT parsed as shell, its positions inside the argument). ``syntax``: what the argv
+    is written in (``shell``, or ``yaml``/``json``/``python`` for a list)."""
+    if (
+        len(argv) >= 3
+        and argv[0].text.rsplit("/", 1)[-1] in _SHELLS
+        and argv[1].text.startswith("-")
+        and "c" in argv[1].text
+    ):
+        script_token = argv[2]
+        inner = _inner_locator(script_token)
+        facts, _ = shell_facts(script_token.text, path, scanner, hint=hint, relocate=inner)
+        return facts
+    launch = find_launch(argv)
+    if launch is None:
+        return list(pip_install_facts(argv, path, scanner))
+    facts = [
+        env_fact(t.text, (values or {}).get(t.text), path, t.line, t.column, scanner, raw=t.written)
+        for t in prefix_env
+    ]
+    facts.extend(launch_facts(launch, path, scanner, hint, syntax))
+    return facts
+
+
+def _inner_locator(token: Token) -> Relocate:
+    """Positions inside an ``sh -c`` argument: offset from where the argument is written."""
+    quote = 1 if token.written[:1] in ("'", '"') else 0
+    base_col = token.column + quote
+
+    def move(inner: Token) -> Token:
+        if inner.line == 1:
+            return replace(inner, line=token.line, column=base_col + inner.column - 1)
+        return replace(inner, line=token.line + inner.line - 1)
+
+    return move
+
+
+class ShellScanner(Scanner):
+    """Shell scripts (``*.sh``, ``*.bash``, or a shell shebang)."""
+
+    name = "shell"
+
+    def accepts(self, source: SourceFile) -> bool:
+        if source.name.endswith(SHELL_SUFFIXES):
+            return True
+        first = source.text[:200].split("\n", 1)[0]
+        if not first.startswith("#!"):
+            return False
+        words = first[2:].split()
+        return bool(words) and (words[-1] in _SHELLS or words[0].rsplit("/", 1)[-1] in _SHELLS)
+
+    def accepts_name(self, name: str) -> bool | None:
+        if name.endswith(SHELL_SUFFIXES):
+            return True
+        suffix = name.rpartition(".")[2].lower() if "." in name.lstrip(".") else ""
+        return False if suffix in NOT_SCRIPT_SUFFIXES else None
+
+    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+        if not source.mentions_vllm():
+            return
+        facts, script = shell_facts(source.text, source.relpath, self.name)
+        yield from facts
+        if script.has_error:
+            yield Skipped(
+                source.relpath,
+                f"shell syntax error at line {script.error_line}: the file was only partly read",
+                configures_vllm=True,
+                line=script.error_line,
+            )
