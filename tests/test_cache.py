@@ -20,7 +20,8 @@ from test_sources_targets import TEST_PACK
 from vllm_upgrade_check.cli import _register, app
 from vllm_upgrade_check.engine import ScanOptions, run_scan
 from vllm_upgrade_check.knowledge.registry import Registry, load_registry
-from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Report, Skipped, Span, Spans
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
+from vllm_upgrade_check.model.findings import Report
 from vllm_upgrade_check.sources import cache as cache_module
 from vllm_upgrade_check.sources import dispatch as filescan
 from vllm_upgrade_check.sources.cache import FileResult, decode_result, encode_result

@@ -6,7 +6,8 @@ import pytest
 from packaging.version import Version
 
 from vllm_upgrade_check.matching.matcher import Assumption, VersionContext, match_rules, specifiers_conflict
-from vllm_upgrade_check.model.facts import Fact, FactKind, Location, VersionBasis
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location
+from vllm_upgrade_check.model.findings import VersionBasis
 from vllm_upgrade_check.model.pack import Pack
 
 

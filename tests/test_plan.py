@@ -14,7 +14,7 @@ from vllm_upgrade_check.engine import ScanOptions, run_scan
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.knowledge.envrules import load_driver_table
 from vllm_upgrade_check.knowledge.registry import Registry, load_registry
-from vllm_upgrade_check.model.facts import Report
+from vllm_upgrade_check.model.findings import Report
 from vllm_upgrade_check.planning.planner import Host, Plan, make_plan, parse_keep
 from vllm_upgrade_check.planning.resolve import (
     marker_environment,

@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 from vllm_upgrade_check import __version__
 from vllm_upgrade_check.cli import _register, app
 from vllm_upgrade_check.knowledge.registry import load_registry
-from vllm_upgrade_check.model.facts import Fact, FactKind, Finding, Location, Report, VersionBasis
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location
+from vllm_upgrade_check.model.findings import Finding, Report, VersionBasis
 from vllm_upgrade_check.reporters import FORMATS
 from vllm_upgrade_check.reporters.github import annotation
 from vllm_upgrade_check.reporters.sarif import sarif_log

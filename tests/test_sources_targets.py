@@ -22,7 +22,7 @@ import pytest
 
 from vllm_upgrade_check.engine import ScanOptions, run_scan
 from vllm_upgrade_check.knowledge.registry import Registry, load_registry
-from vllm_upgrade_check.model.facts import Report
+from vllm_upgrade_check.model.findings import Report
 
 TARGETS = Path(__file__).resolve().parent / "targets"
 TEST_PACK = TARGETS / "rules" / "test-pack.yaml"

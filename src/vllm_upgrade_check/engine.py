@@ -19,7 +19,8 @@ from vllm_upgrade_check.knowledge.versions import parse_version
 from vllm_upgrade_check.matching.checks import UNKNOWN_FLAG_ID, unknown_flag_findings
 from vllm_upgrade_check.matching.matcher import Assumption, VersionContext, match_rules, sort_key
 from vllm_upgrade_check.matching.suppress import Ignore, apply_filters, check_prefixes
-from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, Fact, FactKind, Report, Skipped, VersionBasis
+from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, Fact, FactKind, Skipped
+from vllm_upgrade_check.model.findings import Report, VersionBasis
 from vllm_upgrade_check.model.pack import MatchKind
 from vllm_upgrade_check.sources.cache import FileResult, ScanCache, code_salt, file_stamp
 from vllm_upgrade_check.sources.discovery import (  # noqa: F401

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from vllm_upgrade_check.errors import UsageError
-from vllm_upgrade_check.model.facts import Report
+from vllm_upgrade_check.model.findings import Report
 from vllm_upgrade_check.model.pack import Severity
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -16,7 +16,7 @@ from vllm_upgrade_check.cli.common import (
     print_console,
     write_output,
 )
-from vllm_upgrade_check.model.facts import Report
+from vllm_upgrade_check.model.findings import Report
 
 
 class PlanFormat(str, Enum):

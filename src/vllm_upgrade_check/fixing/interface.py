@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from vllm_upgrade_check.errors import VucError
-from vllm_upgrade_check.model.facts import Finding, Skipped
+from vllm_upgrade_check.model.facts import Skipped
+from vllm_upgrade_check.model.findings import Finding
 from vllm_upgrade_check.model.pack import FixAction
 
 MECHANICAL = frozenset(

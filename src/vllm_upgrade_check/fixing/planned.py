@@ -21,7 +21,8 @@ from vllm_upgrade_check.fixing.interface import MECHANICAL, CannotFix
 from vllm_upgrade_check.fixing.specifiers import admitting
 from vllm_upgrade_check.knowledge.requires import base_requirement
 from vllm_upgrade_check.knowledge.versions import tag_version_span
-from vllm_upgrade_check.model.facts import Fact, FactKind, Finding, Span
+from vllm_upgrade_check.model.facts import Fact, FactKind, Span
+from vllm_upgrade_check.model.findings import Finding
 from vllm_upgrade_check.model.pack import Applicability, FixAction
 from vllm_upgrade_check.parsing.reqtext import specifier_offsets
 

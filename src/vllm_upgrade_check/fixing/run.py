@@ -36,7 +36,8 @@ from vllm_upgrade_check.fixing.interface import (
 from vllm_upgrade_check.fixing.planned import Planned, plan_finding, signature, version_change
 from vllm_upgrade_check.fixing.verify import FileReading, check, read_file
 from vllm_upgrade_check.knowledge.versions import version_from_tag
-from vllm_upgrade_check.model.facts import Fact, FactKind, Finding
+from vllm_upgrade_check.model.facts import Fact, FactKind
+from vllm_upgrade_check.model.findings import Finding
 from vllm_upgrade_check.model.pack import Applicability, FixAction, Severity
 from vllm_upgrade_check.parsing.textfiles import (
     FileText,

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from vllm_upgrade_check.errors import UsageError
-from vllm_upgrade_check.model.facts import Finding, Report
+from vllm_upgrade_check.model.findings import Finding, Report
 
 SCHEMA_VERSION = 1
 

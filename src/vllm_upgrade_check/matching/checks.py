@@ -13,7 +13,8 @@ from collections.abc import Iterable
 
 from vllm_upgrade_check.knowledge.known_args import DATA_FILE, KnownArgs, known_args
 from vllm_upgrade_check.matching.matcher import VersionContext
-from vllm_upgrade_check.model.facts import Fact, FactKind, Finding, Location
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location
+from vllm_upgrade_check.model.findings import Finding
 from vllm_upgrade_check.model.pack import (
     Applicability,
     Docs,

@@ -18,7 +18,8 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from vllm_upgrade_check.knowledge.versions import Window
-from vllm_upgrade_check.model.facts import Fact, FactKind, Finding, VersionBasis
+from vllm_upgrade_check.model.facts import Fact, FactKind
+from vllm_upgrade_check.model.findings import Finding, VersionBasis
 from vllm_upgrade_check.model.pack import FixAction, Match, MatchKind, Pack, Rule, Severity
 
 _ARG_ORIGINS_CLI = frozenset({"cli", "config"})

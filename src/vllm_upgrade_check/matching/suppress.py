@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import pathspec
 
-from vllm_upgrade_check.model.facts import Finding
+from vllm_upgrade_check.model.findings import Finding
 
 if TYPE_CHECKING:  # pragma: no cover
     from vllm_upgrade_check.engine import ScanOptions

@@ -1,42 +1,12 @@
-"""Data model: rule packs (pydantic, validated from YAML) and the frozen records that flow
-through the pipeline (facts, skipped files, findings, reports)."""
+"""The records of the pipeline, each in the module of its stage's output:
 
-from vllm_upgrade_check.model.facts import (
-    Fact,
-    FactKind,
-    Finding,
-    Location,
-    Report,
-    Skipped,
-    VersionBasis,
-)
-from vllm_upgrade_check.model.pack import (
-    Applicability,
-    Evidence,
-    Fix,
-    FixAction,
-    Match,
-    MatchKind,
-    Pack,
-    Rule,
-    Severity,
-)
+- :mod:`.facts`: what scanners saw (facts, their spans, skipped files);
+- :mod:`.pack`: rule packs (pydantic, validated from YAML);
+- :mod:`.findings`: rules applied to facts, and the report of a run;
+- :mod:`.options`: what a run is asked to do;
+- :mod:`.environment`: the Python environment and host a run checks;
+- :mod:`.fixes`: edits and what a ``fix`` run did;
+- :mod:`.plan`: an upgrade plan.
 
-__all__ = [
-    "Applicability",
-    "Evidence",
-    "Fact",
-    "FactKind",
-    "Finding",
-    "Fix",
-    "FixAction",
-    "Location",
-    "Match",
-    "MatchKind",
-    "Pack",
-    "Report",
-    "Rule",
-    "Severity",
-    "Skipped",
-    "VersionBasis",
-]
+Nothing is imported here, so that a module needing only facts does not load pydantic.
+"""

@@ -1,22 +1,18 @@
-"""Frozen records that flow from scanners through the matcher to reporters.
+"""Frozen records of what the scanners saw.
 
 A :class:`Fact` is one thing a scanner saw (a CLI flag given to a vLLM launch, an env var, a
-requirement, an installed distribution, ...). The matcher turns (rule, fact) pairs into
-:class:`Finding` records; a :class:`Report` holds them with the version window and the
-files that were skipped.
+requirement, an installed distribution, ...), placed by a :class:`Location` and, where a fix
+may edit it, by its :class:`Spans`; a :class:`Skipped` says why a file was not read. The
+matcher turns (rule, fact) pairs into findings (:mod:`.findings`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # pragma: no cover
-    from vllm_upgrade_check.model.pack import Rule, Severity
+from typing import Any
 
 
 class FactKind(str, Enum):
@@ -327,96 +323,3 @@ class Skipped:
     reason: str
     configures_vllm: bool = False
     line: int | None = None
-
-
-class VersionBasis(str, Enum):
-    """How the "from" version of a finding was decided."""
-
-    OPTION = "option"
-    """Given with ``--from``."""
-    FILE = "file"
-    """Read from the same file as the finding (an image tag or a vllm pin)."""
-    REPOSITORY = "repository"
-    """Read from another scanned file."""
-    ENVIRONMENT = "environment"
-    """The installed vllm distribution."""
-    UNKNOWN = "unknown"
-    """Nothing told the version: every release up to the target was checked."""
-
-
-@dataclass(frozen=True)
-class Finding:
-    """A rule applied to a fact.
-
-    Attributes:
-        rule: the rule that matched.
-        fact: the fact it matched.
-        severity: the effective severity (a deprecation not yet removed at the target is a
-            ``warning`` whatever the rule's own severity).
-        release: the release whose pack holds the rule.
-        from_version: the version assumed to be in use for this finding (``None`` = unknown).
-        from_basis: how ``from_version`` was decided.
-        from_source: human-readable origin of ``from_version`` (``Dockerfile:1``, ...).
-        deprecated_only: ``True`` when the target is inside the deprecation window: the thing
-            still works at the target but is slated for removal in ``release``.
-        fix_before_upgrade: ``True`` when the rule's replacement already exists in
-            ``from_version``, so the fix can land before the upgrade.
-    """
-
-    rule: Rule
-    fact: Fact
-    severity: Severity
-    release: str
-    from_version: str | None
-    from_basis: VersionBasis
-    from_source: str
-    deprecated_only: bool = False
-    fix_before_upgrade: bool = False
-
-    @property
-    def location(self) -> Location:
-        """The fact's location."""
-        return self.fact.location
-
-    @property
-    def fingerprint(self) -> str:
-        """A stable 16-hex-digit id of (rule id, path, fact kind, subject as written).
-
-        It ignores line numbers so that baselines survive unrelated edits.
-        """
-        key = "\x1f".join([self.rule.id, self.fact.location.path or "", self.fact.kind.value, self.fact.raw])
-        return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class Report:
-    """Everything one run found.
-
-    Attributes:
-        to_version: the target release.
-        from_version: the version detected or given for the run as a whole (``None`` =
-            unknown); single findings may assume another (see :class:`Finding`).
-        from_basis: how ``from_version`` was decided.
-        from_source: where it was read.
-        releases: releases whose packs were applied, oldest first.
-        findings: sorted by path, line, column, rule id.
-        skipped: files that could not be read or parsed.
-        files_scanned: number of files read.
-        roots: the scanned directories/files as given.
-        notes: extra lines for the summary (e.g. "several vllm versions found: ...").
-    """
-
-    to_version: str
-    from_version: str | None
-    from_basis: VersionBasis
-    from_source: str
-    releases: tuple[str, ...]
-    findings: tuple[Finding, ...]
-    skipped: tuple[Skipped, ...] = ()
-    files_scanned: int = 0
-    roots: tuple[str, ...] = ()
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-    def count(self, severity: Severity) -> int:
-        """Number of findings of exactly ``severity``."""
-        return sum(1 for f in self.findings if f.severity == severity)

@@ -23,7 +23,8 @@ from packaging.version import Version
 
 from vllm_upgrade_check.knowledge.envrules import DriverTable
 from vllm_upgrade_check.knowledge.registry import Registry
-from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, Report
+from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE
+from vllm_upgrade_check.model.findings import Report
 from vllm_upgrade_check.model.pack import MatchKind, Severity, WheelFacts
 from vllm_upgrade_check.planning.resolve import FutureEnvironment, resolve_future
 from vllm_upgrade_check.sources.scanners.environment import Environment

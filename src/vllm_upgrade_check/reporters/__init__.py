@@ -10,7 +10,7 @@ from collections.abc import Callable
 from importlib import import_module
 
 from vllm_upgrade_check.knowledge.registry import Registry
-from vllm_upgrade_check.model.facts import Report
+from vllm_upgrade_check.model.findings import Report
 
 Renderer = Callable[[Report, Registry], str]
 

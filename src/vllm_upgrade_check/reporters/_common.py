@@ -7,7 +7,7 @@ from pathlib import Path
 from packaging.version import Version
 
 from vllm_upgrade_check.fixing import MECHANICAL, CannotFix, Edit, planned_edits
-from vllm_upgrade_check.model.facts import Finding, Report
+from vllm_upgrade_check.model.findings import Finding, Report
 from vllm_upgrade_check.model.pack import Applicability
 from vllm_upgrade_check.parsing.textfiles import OutsideRoots, read_text, resolve_in_roots
 

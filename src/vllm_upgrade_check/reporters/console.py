@@ -7,7 +7,7 @@ from itertools import groupby
 from rich.console import Console
 from rich.markup import escape
 
-from vllm_upgrade_check.model.facts import Finding, Report
+from vllm_upgrade_check.model.findings import Finding, Report
 from vllm_upgrade_check.model.pack import Severity
 
 _STYLE = {Severity.BLOCKER: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}

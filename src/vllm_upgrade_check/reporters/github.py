@@ -8,7 +8,7 @@ Values are escaped as the runner expects (``%``, CR, LF; plus ``:`` and ``,`` in
 from __future__ import annotations
 
 from vllm_upgrade_check.knowledge.registry import Registry
-from vllm_upgrade_check.model.facts import Finding, Report
+from vllm_upgrade_check.model.findings import Finding, Report
 from vllm_upgrade_check.model.pack import Severity
 from vllm_upgrade_check.reporters._common import subject
 

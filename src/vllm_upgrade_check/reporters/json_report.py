@@ -37,7 +37,7 @@ from typing import Any
 
 from vllm_upgrade_check import __version__
 from vllm_upgrade_check.knowledge.registry import Registry
-from vllm_upgrade_check.model.facts import Finding, Report
+from vllm_upgrade_check.model.findings import Finding, Report
 from vllm_upgrade_check.model.pack import Severity
 
 SCHEMA_VERSION = 1

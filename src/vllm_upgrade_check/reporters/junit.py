@@ -10,7 +10,7 @@ from __future__ import annotations
 from xml.etree import ElementTree as ET
 
 from vllm_upgrade_check.knowledge.registry import Registry
-from vllm_upgrade_check.model.facts import Finding, Report
+from vllm_upgrade_check.model.findings import Finding, Report
 from vllm_upgrade_check.reporters._common import subject
 
 

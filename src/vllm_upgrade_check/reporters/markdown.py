@@ -11,7 +11,7 @@ from __future__ import annotations
 from packaging.version import Version
 
 from vllm_upgrade_check.knowledge.registry import Registry
-from vllm_upgrade_check.model.facts import Finding, Report, VersionBasis
+from vllm_upgrade_check.model.findings import Finding, Report, VersionBasis
 from vllm_upgrade_check.model.pack import Applicability, Severity
 from vllm_upgrade_check.reporters._common import mechanical_fix, subject, uri_path
 
