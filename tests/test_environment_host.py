@@ -15,14 +15,15 @@ from typer.testing import CliRunner
 from vllm_upgrade_check.cli import _register, app
 from vllm_upgrade_check.engine import ScanOptions, run_scan
 from vllm_upgrade_check.errors import UsageError
+from vllm_upgrade_check.model.environment import Gpu, HostInfo
 from vllm_upgrade_check.parsing.elf import cuda_major_of, file_needed
-from vllm_upgrade_check.sources.scanners.environment import (
+from vllm_upgrade_check.sources.host.environment import (
     read_current_environment,
     read_freeze_file,
     read_interpreter_environment,
     read_torch_build,
 )
-from vllm_upgrade_check.sources.scanners.host import Gpu, HostInfo, read_host
+from vllm_upgrade_check.sources.host.gpus import read_host
 
 _register()
 runner = CliRunner()

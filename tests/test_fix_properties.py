@@ -37,8 +37,10 @@ def _kept_flags() -> dict[str, str]:
     """Flags 0.26.0 and 0.28.0 both accept, by arity (0, 1 or +), none a rule touches."""
     known = known_args()
     out = {}
-    for flag in known.flags:
+    for flag, (first, last, _ref) in known.flags.items():
         if not flag.startswith("--") or flag in ("--model", "--config", "--help") or "config" in flag:
+            continue
+        if not Version(first) <= Version(FROM) or Version(last) < Version(TO) or flag in REMOVED + REMOVED_SWITCHES:
             continue
         old, _ = known.arity(flag, Version(FROM))
         new, _ = known.arity(flag, Version(TO))

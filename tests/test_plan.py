@@ -14,6 +14,7 @@ from vllm_upgrade_check.engine import ScanOptions, run_scan
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.knowledge.envrules import load_driver_table
 from vllm_upgrade_check.knowledge.registry import Registry, load_registry
+from vllm_upgrade_check.model.environment import Environment
 from vllm_upgrade_check.model.findings import Report
 from vllm_upgrade_check.planning.planner import Host, Plan, make_plan, parse_keep
 from vllm_upgrade_check.planning.resolve import (
@@ -23,7 +24,7 @@ from vllm_upgrade_check.planning.resolve import (
 )
 from vllm_upgrade_check.reporters.plan_json import plan_dict
 from vllm_upgrade_check.reporters.plan_markdown import render_plan_markdown
-from vllm_upgrade_check.sources.scanners.environment import Environment, read_freeze_file
+from vllm_upgrade_check.sources.host.environment import read_freeze_file
 
 _register()
 runner = CliRunner()

@@ -19,6 +19,7 @@ from vllm_upgrade_check.knowledge.versions import parse_version
 from vllm_upgrade_check.matching.checks import UNKNOWN_FLAG_ID, unknown_flag_findings
 from vllm_upgrade_check.matching.matcher import Assumption, VersionContext, match_rules, sort_key
 from vllm_upgrade_check.matching.suppress import Ignore, apply_filters, check_prefixes
+from vllm_upgrade_check.model.environment import Environment, HostInfo
 from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, Fact, FactKind, Skipped
 from vllm_upgrade_check.model.findings import Report, VersionBasis
 from vllm_upgrade_check.model.pack import MatchKind
@@ -35,9 +36,9 @@ from vllm_upgrade_check.sources.discovery import (  # noqa: F401
     wanted,
 )
 from vllm_upgrade_check.sources.dispatch import Dispatcher, Outcome, Pending, hinted, pinned_version
+from vllm_upgrade_check.sources.host.environment import environment_facts
+from vllm_upgrade_check.sources.host.gpus import host_facts
 from vllm_upgrade_check.sources.scanners import Scanner, SourceFile, default_scanners
-from vllm_upgrade_check.sources.scanners.environment import Environment, environment_facts
-from vllm_upgrade_check.sources.scanners.host import HostInfo, host_facts
 from vllm_upgrade_check.sources.scanners.vllm_config import referenced_config_paths, scan_config
 
 
@@ -50,7 +51,7 @@ class ScanOptions:
         to_version: target release text (``None``: the newest pack).
         from_version: the version in use (``None``: detect it).
         environment: the environment to check, or ``None`` to leave it out.
-        host: the host's GPUs and driver (:func:`~vllm_upgrade_check.sources.scanners.host.read_host`),
+        host: the host's GPUs and driver (:func:`~vllm_upgrade_check.sources.host.gpus.read_host`),
             or ``None`` to leave them out.
         rule_paths: extra rule pack files/directories.
         exclude: gitignore-style patterns of paths to leave out.

@@ -23,7 +23,7 @@ from vllm_upgrade_check.matching.suppress import Ignore
 
 if TYPE_CHECKING:  # pragma: no cover
     from vllm_upgrade_check.engine import ScanOptions
-    from vllm_upgrade_check.sources.scanners.environment import Environment
+    from vllm_upgrade_check.model.environment import Environment
 
 if sys.version_info >= (3, 11):
     import tomllib

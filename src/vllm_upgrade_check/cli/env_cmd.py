@@ -14,8 +14,7 @@ from vllm_upgrade_check.cli import app
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
 
-    from vllm_upgrade_check.sources.scanners.environment import Environment
-    from vllm_upgrade_check.sources.scanners.host import HostInfo
+    from vllm_upgrade_check.model.environment import Environment, HostInfo
 from vllm_upgrade_check.cli.common import (
     RULES_OPTION,
     TO_OPTION,
@@ -164,12 +163,12 @@ def env(
 
     from vllm_upgrade_check.engine import ScanOptions, run_scan
     from vllm_upgrade_check.errors import UsageError
-    from vllm_upgrade_check.sources.scanners.environment import (
+    from vllm_upgrade_check.sources.host.environment import (
         read_current_environment,
         read_freeze_file,
         read_interpreter_environment,
     )
-    from vllm_upgrade_check.sources.scanners.host import read_host
+    from vllm_upgrade_check.sources.host.gpus import read_host
 
     if python is not None and freeze is not None:
         raise UsageError("--python and --freeze cannot be combined")

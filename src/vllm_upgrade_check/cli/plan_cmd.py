@@ -68,7 +68,7 @@ def plan(
     from vllm_upgrade_check.knowledge.registry import load_registry
     from vllm_upgrade_check.knowledge.versions import parse_version
     from vllm_upgrade_check.planning.planner import Host, make_plan, parse_keep
-    from vllm_upgrade_check.sources.scanners import environment as environment_mod
+    from vllm_upgrade_check.sources.host import environment as environment_mod
 
     env = (
         environment_mod.read_freeze_file(freeze)

@@ -42,7 +42,7 @@ def report(
 
     environment = None
     if env:
-        from vllm_upgrade_check.sources.scanners.environment import read_current_environment
+        from vllm_upgrade_check.sources.host.environment import read_current_environment
 
         environment = read_current_environment()
     settings = config_for(paths or [], config)

@@ -78,7 +78,7 @@ def scan(
 
     environment = None
     if env:
-        from vllm_upgrade_check.sources.scanners.environment import read_current_environment
+        from vllm_upgrade_check.sources.host.environment import read_current_environment
 
         environment = read_current_environment()
     settings = config_for(paths or [], config)
@@ -98,7 +98,7 @@ def scan(
     )
     options.max_file_bytes = parse_size(max_file_size)
     if env:
-        from vllm_upgrade_check.sources.scanners.host import read_host
+        from vllm_upgrade_check.sources.host.gpus import read_host
 
         options.host = read_host()
     with scan_progress(fmt == Format.console) as progress:

@@ -3,8 +3,8 @@ target wheel requires) and the CUDA driver table ``rules/data/cuda-drivers.yaml`
 
 The knowledge lives in the packs and the table; this module only turns it into
 :class:`~vllm_upgrade_check.model.pack.Rule` objects the generic matcher applies to the
-facts of :mod:`~vllm_upgrade_check.sources.scanners.environment` and
-:mod:`~vllm_upgrade_check.sources.scanners.host`. Generated rule ids are ``VUCENV<release>-NNN``:
+facts of :mod:`~vllm_upgrade_check.sources.host.environment` and
+:mod:`~vllm_upgrade_check.sources.host.gpus`. Generated rule ids are ``VUCENV<release>-NNN``:
 ``001`` Python, ``002`` glibc, ``003`` CPU architecture, ``004`` NVIDIA driver, ``1NN`` an
 installed distribution the upgrade replaces (warning), ``2NN`` an installed distribution whose
 own requirement conflicts with the target's (blocker).

@@ -23,11 +23,11 @@ from packaging.version import Version
 
 from vllm_upgrade_check.knowledge.envrules import DriverTable
 from vllm_upgrade_check.knowledge.registry import Registry
+from vllm_upgrade_check.model.environment import Environment
 from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE
 from vllm_upgrade_check.model.findings import Report
 from vllm_upgrade_check.model.pack import MatchKind, Severity, WheelFacts
 from vllm_upgrade_check.planning.resolve import FutureEnvironment, resolve_future
-from vllm_upgrade_check.sources.scanners.environment import Environment
 
 PLAN_KEYWORDS = ("driver", "python")
 """``--keep`` values that name a host property rather than a distribution."""

@@ -34,7 +34,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from vllm_upgrade_check.matching.matcher import specifiers_conflict
-from vllm_upgrade_check.sources.scanners.environment import Environment
+from vllm_upgrade_check.model.environment import Environment
 
 PIP_TIMEOUT_S = 600.0
 """Seconds ``--resolve`` gives pip (it downloads metadata) before giving up."""

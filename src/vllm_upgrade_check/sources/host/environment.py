@@ -21,8 +21,7 @@ import platform
 import re
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from packaging.utils import (
 )
 
 from vllm_upgrade_check.errors import UsageError
+from vllm_upgrade_check.model.environment import Environment, TorchBuild
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location
 from vllm_upgrade_check.parsing.elf import cuda_major_of, file_needed
 
@@ -45,67 +45,6 @@ ENVIRONMENT = Location(None)
 
 READER_TIMEOUT_S = 60.0
 """Seconds the metadata reader may run in another interpreter before it is given up."""
-
-
-@dataclass(frozen=True)
-class TorchBuild:
-    """torch's build, read from ``torch/version.py`` as text (or a freeze file's local label).
-
-    Attributes:
-        version: ``__version__`` (``2.11.0+cu130``).
-        cuda: the CUDA toolkit torch was built with (``13.0``), ``None`` for CPU/ROCm builds.
-        hip: the ROCm/HIP version of a ROCm build (``6.4.43482``), else ``None``.
-        source: the file (or freeze line) it was read from.
-    """
-
-    version: str | None
-    cuda: str | None
-    hip: str | None
-    source: str
-
-
-@dataclass(frozen=True)
-class Environment:
-    """What is installed where the deployment runs.
-
-    Attributes:
-        distributions: canonical distribution name -> version.
-        python: the interpreter version (``3.11.7``), ``None`` when unknown (a freeze file).
-        machine: CPU architecture (``x86_64``), ``None`` when unknown.
-        source: where it was read (``current interpreter ...``, an interpreter path, a freeze file).
-        glibc: the C library version (``2.35``) when it is glibc, else ``None``.
-        requires: canonical distribution name -> its ``Requires-Dist`` lines.
-        unversioned: canonical names installed without a known version (``-e`` / ``@ URL`` lines).
-        paths: the ``sys.path`` directories the distributions were read from.
-        torch: torch's build, when torch is installed and its build could be read.
-        vllm_cuda_major: CUDA major of the installed ``vllm/_C*.so`` (``DT_NEEDED`` of
-            ``libcudart.so.N``), ``None`` when not installed or not a CUDA build.
-        vllm_cuda_source: the extension file ``vllm_cuda_major`` was read from.
-        markers: PEP 508 marker environment of the interpreter (for ``Requires-Dist`` markers).
-    """
-
-    distributions: dict[str, str]
-    python: str | None
-    machine: str | None
-    source: str
-    glibc: str | None = None
-    requires: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    unversioned: tuple[str, ...] = ()
-    paths: tuple[str, ...] = ()
-    torch: TorchBuild | None = None
-    vllm_cuda_major: int | None = None
-    vllm_cuda_source: str | None = None
-    markers: Mapping[str, str] = field(default_factory=dict)
-
-    @property
-    def vllm(self) -> str | None:
-        """The installed vllm version, if any."""
-        return self.distributions.get("vllm")
-
-    def installed(self, name: str) -> bool:
-        """``True`` when distribution ``name`` is installed (with or without a known version)."""
-        key = canonicalize_name(name)
-        return key in self.distributions or key in self.unversioned
 
 
 def _glibc() -> str | None:

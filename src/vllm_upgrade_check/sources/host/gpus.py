@@ -12,10 +12,10 @@ import re
 import shutil
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vllm_upgrade_check.model.environment import Gpu, HostInfo
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location
 
 SMI_TIMEOUT_S = 20.0
@@ -25,47 +25,6 @@ NVIDIA_QUERY = ["--query-gpu=name,compute_cap,driver_version,memory.total", "--f
 """Arguments of the ``nvidia-smi`` query (one CSV line per GPU)."""
 
 PROC_NVIDIA_VERSION = Path("/proc/driver/nvidia/version")
-
-
-@dataclass(frozen=True)
-class Gpu:
-    """One GPU.
-
-    Attributes:
-        vendor: ``nvidia`` or ``amd``.
-        name: the product name (``NVIDIA H200``).
-        compute_capability: NVIDIA compute capability (``9.0``) or AMD gfx target (``gfx942``).
-        memory_mib: total memory in MiB, if known.
-    """
-
-    vendor: str
-    name: str
-    compute_capability: str | None
-    memory_mib: int | None
-
-    @property
-    def memory_gib(self) -> float | None:
-        """Total memory in GiB (1 GiB = 1024 MiB), rounded to 0.1."""
-        return None if self.memory_mib is None else round(self.memory_mib / 1024, 1)
-
-
-@dataclass(frozen=True)
-class HostInfo:
-    """GPUs and drivers of the host.
-
-    Attributes:
-        gpus: every GPU found (possibly none).
-        nvidia_driver: the NVIDIA kernel driver version (``580.159.03``), if present.
-        rocm: the ROCm version amd-smi reports, if present.
-        driver_source: how the driver version was read (``nvidia-smi``, ``/proc/driver/nvidia/version``).
-        problems: tools that were present but failed (timeout, bad output), one sentence each.
-    """
-
-    gpus: tuple[Gpu, ...] = ()
-    nvidia_driver: str | None = None
-    rocm: str | None = None
-    driver_source: str | None = None
-    problems: tuple[str, ...] = field(default_factory=tuple)
 
 
 def _run(argv: list[str], timeout: float) -> tuple[str | None, str | None]:

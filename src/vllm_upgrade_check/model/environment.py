@@ -1,0 +1,115 @@
+"""Records of the environment a deployment runs in: the Python environment (distributions,
+interpreter, torch's build, vLLM's compiled extensions) and the host (GPUs and drivers).
+
+They are read by :mod:`vllm_upgrade_check.sources.host` and used by the matcher (as facts),
+the planner and the reporters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from packaging.utils import canonicalize_name
+
+
+@dataclass(frozen=True)
+class TorchBuild:
+    """torch's build, read from ``torch/version.py`` as text (or a freeze file's local label).
+
+    Attributes:
+        version: ``__version__`` (``2.11.0+cu130``).
+        cuda: the CUDA toolkit torch was built with (``13.0``), ``None`` for CPU/ROCm builds.
+        hip: the ROCm/HIP version of a ROCm build (``6.4.43482``), else ``None``.
+        source: the file (or freeze line) it was read from.
+    """
+
+    version: str | None
+    cuda: str | None
+    hip: str | None
+    source: str
+
+
+@dataclass(frozen=True)
+class Environment:
+    """What is installed where the deployment runs.
+
+    Attributes:
+        distributions: canonical distribution name -> version.
+        python: the interpreter version (``3.11.7``), ``None`` when unknown (a freeze file).
+        machine: CPU architecture (``x86_64``), ``None`` when unknown.
+        source: where it was read (``current interpreter ...``, an interpreter path, a freeze file).
+        glibc: the C library version (``2.35``) when it is glibc, else ``None``.
+        requires: canonical distribution name -> its ``Requires-Dist`` lines.
+        unversioned: canonical names installed without a known version (``-e`` / ``@ URL`` lines).
+        paths: the ``sys.path`` directories the distributions were read from.
+        torch: torch's build, when torch is installed and its build could be read.
+        vllm_cuda_major: CUDA major of the installed ``vllm/_C*.so`` (``DT_NEEDED`` of
+            ``libcudart.so.N``), ``None`` when not installed or not a CUDA build.
+        vllm_cuda_source: the extension file ``vllm_cuda_major`` was read from.
+        markers: PEP 508 marker environment of the interpreter (for ``Requires-Dist`` markers).
+    """
+
+    distributions: dict[str, str]
+    python: str | None
+    machine: str | None
+    source: str
+    glibc: str | None = None
+    requires: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    unversioned: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    torch: TorchBuild | None = None
+    vllm_cuda_major: int | None = None
+    vllm_cuda_source: str | None = None
+    markers: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def vllm(self) -> str | None:
+        """The installed vllm version, if any."""
+        return self.distributions.get("vllm")
+
+    def installed(self, name: str) -> bool:
+        """``True`` when distribution ``name`` is installed (with or without a known version)."""
+        key = canonicalize_name(name)
+        return key in self.distributions or key in self.unversioned
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One GPU.
+
+    Attributes:
+        vendor: ``nvidia`` or ``amd``.
+        name: the product name (``NVIDIA H200``).
+        compute_capability: NVIDIA compute capability (``9.0``) or AMD gfx target (``gfx942``).
+        memory_mib: total memory in MiB, if known.
+    """
+
+    vendor: str
+    name: str
+    compute_capability: str | None
+    memory_mib: int | None
+
+    @property
+    def memory_gib(self) -> float | None:
+        """Total memory in GiB (1 GiB = 1024 MiB), rounded to 0.1."""
+        return None if self.memory_mib is None else round(self.memory_mib / 1024, 1)
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    """GPUs and drivers of the host.
+
+    Attributes:
+        gpus: every GPU found (possibly none).
+        nvidia_driver: the NVIDIA kernel driver version (``580.159.03``), if present.
+        rocm: the ROCm version amd-smi reports, if present.
+        driver_source: how the driver version was read (``nvidia-smi``, ``/proc/driver/nvidia/version``).
+        problems: tools that were present but failed (timeout, bad output), one sentence each.
+    """
+
+    gpus: tuple[Gpu, ...] = ()
+    nvidia_driver: str | None = None
+    rocm: str | None = None
+    driver_source: str | None = None
+    problems: tuple[str, ...] = field(default_factory=tuple)
