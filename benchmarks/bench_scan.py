@@ -349,14 +349,15 @@ def touch_all(root: Path) -> None:
 
 def inprocess_scan(root: Path, repeat: int, **options: object) -> tuple[float, int, int]:
     """Best in-process ``run_scan`` time with ``options``; files scanned; findings."""
-    from vllm_upgrade_check.engine import ScanOptions, run_scan
+    from vllm_upgrade_check.engine import run_scan
     from vllm_upgrade_check.knowledge.registry import load_registry
+    from vllm_upgrade_check.model.options import ScanOptions
 
     registry = load_registry()
     result = {}
 
     def once() -> None:
-        result["report"] = run_scan(ScanOptions(paths=[root], **options), registry)  # type: ignore[arg-type]
+        result["report"] = run_scan(ScanOptions.of(paths=[root], **options), registry)  # type: ignore[arg-type]
 
     elapsed = best_of(repeat, once)
     report = result["report"]

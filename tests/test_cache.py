@@ -18,10 +18,11 @@ from typer.testing import CliRunner
 from test_sources_repo import FILES
 from test_sources_targets import TEST_PACK
 from vllm_upgrade_check.cli import _register, app
-from vllm_upgrade_check.engine import ScanOptions, run_scan
+from vllm_upgrade_check.engine import run_scan
 from vllm_upgrade_check.knowledge.registry import Registry, load_registry
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
 from vllm_upgrade_check.model.findings import Report
+from vllm_upgrade_check.model.options import ScanOptions
 from vllm_upgrade_check.sources import cache as cache_module
 from vllm_upgrade_check.sources import dispatch as filescan
 from vllm_upgrade_check.sources.cache import FileResult, decode_result, encode_result
@@ -43,7 +44,7 @@ def write_repo(root: Path, copies: int = 1) -> None:
 
 def scan(root: Path, registry: Registry, **options: object) -> Report:
     return run_scan(
-        ScanOptions(paths=[root], to_version="99.0.0", from_version="0.25.0", **options),  # type: ignore[arg-type]
+        ScanOptions.of(paths=[root], to_version="99.0.0", from_version="0.25.0", **options),  # type: ignore[arg-type]
         registry,
     )
 
@@ -233,11 +234,11 @@ def test_each_root_label_has_its_own_cache(tmp_path: Path, registry: Registry, m
         (tmp_path / name).write_text(f"vllm serve m {flag}\n")
         os.utime(tmp_path / name, ns=(10**18, 10**18))
     (tmp_path / "b").mkdir()
-    one = run_scan(ScanOptions(paths=[Path("a")], to_version="99.0.0", from_version="0.25.0", cache_dir=cache), registry)
+    one = run_scan(ScanOptions.of(paths=[Path("a")], to_version="99.0.0", from_version="0.25.0", cache_dir=cache), registry)
     assert one.findings
     two = [Path("a"), Path("b")]
-    cold = run_scan(ScanOptions(paths=two, to_version="99.0.0", from_version="0.25.0"), registry)
-    warm = run_scan(ScanOptions(paths=two, to_version="99.0.0", from_version="0.25.0", cache_dir=cache), registry)
+    cold = run_scan(ScanOptions.of(paths=two, to_version="99.0.0", from_version="0.25.0"), registry)
+    warm = run_scan(ScanOptions.of(paths=two, to_version="99.0.0", from_version="0.25.0", cache_dir=cache), registry)
     assert rows(warm) == rows(cold)
 
 
@@ -274,7 +275,7 @@ def test_new_tool_code_does_not_reuse_results(
     cold = sorted(parsed)
     assert len(cold) > 10
     parsed.clear()
-    monkeypatch.setattr("vllm_upgrade_check.engine.code_salt", lambda: "another build")
+    monkeypatch.setattr("vllm_upgrade_check.sources.tree.code_salt", lambda: "another build")
     scan(repo, registry, cache_dir=cache)
     assert sorted(parsed) == cold
 
@@ -478,9 +479,9 @@ def test_ctrl_c_during_a_parallel_scan_stops_it_and_its_workers(tmp_path: Path) 
 
 def test_a_root_given_twice_or_inside_another_is_scanned_once(tmp_path: Path, registry: Registry) -> None:
     write_repo(tmp_path / "repo")
-    once = run_scan(ScanOptions(paths=[tmp_path / "repo"], to_version="99.0.0", from_version="0.25.0"), registry)
+    once = run_scan(ScanOptions.of(paths=[tmp_path / "repo"], to_version="99.0.0", from_version="0.25.0"), registry)
     roots = [tmp_path / "repo" / "deploy", tmp_path / "repo", tmp_path / "repo" / "." / "ops", tmp_path / "repo"]
-    again = run_scan(ScanOptions(paths=roots, to_version="99.0.0", from_version="0.25.0"), registry)
+    again = run_scan(ScanOptions.of(paths=roots, to_version="99.0.0", from_version="0.25.0"), registry)
     assert len(again.findings) == len(once.findings)
     assert [s.reason.split(" (")[0] for s in again.skipped] == [
         "inside another scanned root",
@@ -490,7 +491,7 @@ def test_a_root_given_twice_or_inside_another_is_scanned_once(tmp_path: Path, re
     # One root is left, so paths are relative to it, as when it is given alone.
     assert [f.location.path for f in again.findings] == [f.location.path for f in once.findings]
     (tmp_path / "other").mkdir()
-    two = run_scan(ScanOptions(paths=[*roots, tmp_path / "other"], to_version="99.0.0", from_version="0.25.0"), registry)
+    two = run_scan(ScanOptions.of(paths=[*roots, tmp_path / "other"], to_version="99.0.0", from_version="0.25.0"), registry)
     paths = [f.location.path for f in two.findings if f.location.path]
     assert paths and all(p.startswith(f"{tmp_path / 'repo'}/") for p in paths)
 

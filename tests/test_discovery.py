@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from vllm_upgrade_check.cli.progress import parse_size, scan_progress
-from vllm_upgrade_check.engine import ScanOptions, discover, scan_files
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.model.facts import FactKind
+from vllm_upgrade_check.model.options import ScanOptions
 from vllm_upgrade_check.sources import discovery
+from vllm_upgrade_check.sources.tree import discover, scan_files
 
 COMPOSE = "services:\n  llm:\n    image: vllm/vllm-openai:v0.27.0\n    command: [--max-num-seqs, '8']\n"
 
@@ -36,7 +37,7 @@ def rels(root: Path, exclude: tuple[str, ...] = ()) -> list[str]:
 
 
 def scan(root: Path, **kwargs: object) -> tuple[list, list, int]:
-    return scan_files(ScanOptions(paths=[root], **kwargs))  # type: ignore[arg-type]
+    return scan_files(ScanOptions.of(paths=[root], **kwargs).request)
 
 
 def test_nested_gitignore_is_honoured_with_git_precedence(tmp_path: Path) -> None:

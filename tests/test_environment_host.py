@@ -13,9 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from vllm_upgrade_check.cli import _register, app
-from vllm_upgrade_check.engine import ScanOptions, run_scan
+from vllm_upgrade_check.engine import run_scan
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.model.environment import Gpu, HostInfo
+from vllm_upgrade_check.model.options import ScanOptions
 from vllm_upgrade_check.parsing.elf import cuda_major_of, file_needed
 from vllm_upgrade_check.sources.host.environment import (
     read_current_environment,
@@ -83,7 +84,7 @@ def test_site_dir_with_torch_build_and_vllm_extension(tmp_path: Path) -> None:
     assert env.distributions["torch"] == "2.11.0+cu130"
     assert env.torch is not None and env.torch.cuda == "13.0" and env.torch.hip is None
     assert env.vllm_cuda_major == 12
-    report = run_scan(ScanOptions(environment=env, to_version="0.28.0"))
+    report = run_scan(ScanOptions.of(environment=env, to_version="0.28.0"))
     ids = {(f.rule.id, f.fact.raw) for f in report.findings}
     # torchaudio-ext pins torch==2.11.0 against the target's torch==2.13.0: a blocker; vllm's own pin is not.
     assert ("VUCENV0280-201", "torchaudio-ext 1.0 requires torch==2.11.0") in ids
@@ -162,10 +163,10 @@ def test_fake_nvidia_smi_and_driver_rule(tmp_path: Path, monkeypatch: pytest.Mon
     host = read_host()
     assert host.nvidia_driver == "570.86.15" and len(host.gpus) == 2
     assert host.gpus[0].memory_gib == 140.4
-    report = run_scan(ScanOptions(host=host, to_version="0.28.0"))
+    report = run_scan(ScanOptions.of(host=host, to_version="0.28.0"))
     assert [f.rule.id for f in report.findings] == ["VUCENV0280-004"]
     good = HostInfo((Gpu("nvidia", "NVIDIA H200", "9.0", 143771),), "580.159.04")
-    assert run_scan(ScanOptions(host=good, to_version="0.28.0")).findings == ()
+    assert run_scan(ScanOptions.of(host=good, to_version="0.28.0")).findings == ()
 
 
 def test_no_gpu_tools_is_a_fact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -210,7 +211,7 @@ def test_python_glibc_machine_rules(tmp_path: Path) -> None:
     from dataclasses import replace
 
     env = replace(read_current_environment([str(tmp_path)]), python="3.9.18", glibc="2.17", machine="ppc64le")
-    ids = {f.rule.id for f in run_scan(ScanOptions(environment=env, to_version="0.28.0")).findings}
+    ids = {f.rule.id for f in run_scan(ScanOptions.of(environment=env, to_version="0.28.0")).findings}
     assert {"VUCENV0280-001", "VUCENV0280-002", "VUCENV0280-003"} <= ids
 
 
@@ -221,12 +222,12 @@ def test_bitsandbytes_rule_silent_when_plugin_installed(tmp_path: Path) -> None:
     site = tmp_path / "site"
     site.mkdir()
     without = run_scan(
-        ScanOptions(paths=[repo], environment=read_current_environment([str(site)]), to_version="0.28.0")
+        ScanOptions.of(paths=[repo], environment=read_current_environment([str(site)]), to_version="0.28.0")
     )
     assert "VUC0280-003" in {f.rule.id for f in without.findings}
     dist_info(site, "vllm-bnb-plugin", "0.1.0")
     with_plugin = run_scan(
-        ScanOptions(paths=[repo], environment=read_current_environment([str(site)]), to_version="0.28.0")
+        ScanOptions.of(paths=[repo], environment=read_current_environment([str(site)]), to_version="0.28.0")
     )
     assert "VUC0280-003" not in {f.rule.id for f in with_plugin.findings}
 

@@ -14,9 +14,10 @@ from packaging.version import Version
 from typer.testing import CliRunner
 
 from vllm_upgrade_check.cli import _register, app
-from vllm_upgrade_check.engine import ScanOptions, run_scan
+from vllm_upgrade_check.engine import run_scan
 from vllm_upgrade_check.fixing import Edit, apply_edits, planned_edits
 from vllm_upgrade_check.knowledge.registry import load_registry
+from vllm_upgrade_check.model.options import ScanOptions
 from vllm_upgrade_check.parsing.textfiles import OutsideRoots, resolve_in_roots
 from vllm_upgrade_check.sources.scanners import default_scanners
 
@@ -123,7 +124,7 @@ def test_last_line_removal_drops_the_dangling_continuation(tmp_path: Path) -> No
 
 
 def _plan(root: Path) -> list[Edit]:
-    options = ScanOptions(paths=[root], to_version="0.28.0")
+    options = ScanOptions.of(paths=[root], to_version="0.28.0")
     report = run_scan(options)
     edits = []
     for finding in report.findings:
@@ -307,13 +308,13 @@ def test_a_second_scan_in_one_process_finds_the_same(tmp_path: Path) -> None:
         "      containers:\n      - name: v\n        image: vllm/vllm-openai:v0.8.0\n"
         "        envFrom: [{configMapRef: {name: cfg}}]\n"
     )
-    options = ScanOptions(paths=[tmp_path], to_version="0.33.0")
+    options = ScanOptions.of(paths=[tmp_path], to_version="0.33.0")
     first = [f.fingerprint for f in run_scan(options).findings]
     second = [f.fingerprint for f in run_scan(options).findings]
     assert second == first
     rules = {f.rule.id for f in run_scan(options).findings if f.location.path in (".env", "k8s.yaml")}
     assert len(rules) >= 2, rules
-    shared = ScanOptions(paths=[tmp_path], to_version="0.33.0", scanners=default_scanners())
+    shared = ScanOptions.of(paths=[tmp_path], to_version="0.33.0", scanners=default_scanners())
     assert [f.fingerprint for f in run_scan(shared).findings] == first
     assert [f.fingerprint for f in run_scan(shared).findings] == first
 
@@ -325,7 +326,7 @@ def test_symlink_inside_the_root_is_scanned_once_and_fixed(tmp_path: Path) -> No
     os.mkdir(tmp_path / "d")
     os.symlink(tmp_path / "d", tmp_path / "dlink")
     (tmp_path / "d" / "run.sh").write_text("vllm serve m --max-num-partial-prefills 4\n")
-    report = run_scan(ScanOptions(paths=[tmp_path], to_version="0.28.0"))
+    report = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.28.0"))
     assert sorted(f.location.path for f in report.findings) == ["d/run.sh", "real.sh"]
     code, out = _fix(str(tmp_path), "--to", "0.28.0")
     assert code == 0, out
@@ -341,7 +342,7 @@ def test_several_roots_keep_their_paths_apart(tmp_path: Path, monkeypatch: pytes
         (tmp_path / name).mkdir()
         (tmp_path / name / "r.sh").write_text("vllm serve m --swap-space 4\n")
     monkeypatch.chdir(tmp_path)
-    report = run_scan(ScanOptions(paths=[Path("a"), Path("b")], from_version="0.12.0", to_version="0.18.0"))
+    report = run_scan(ScanOptions.of(paths=[Path("a"), Path("b")], from_version="0.12.0", to_version="0.18.0"))
     assert sorted({f.location.path for f in report.findings}) == ["a/r.sh", "b/r.sh"]
     code, out = _fix("a", "b", "--from", "0.12.0", "--to", "0.18.0")
     assert code == 0 and "Fixed 2 issue(s) in 2 file(s)" in out, out
@@ -351,7 +352,7 @@ def test_several_roots_keep_their_paths_apart(tmp_path: Path, monkeypatch: pytes
     code, out = _fix("a/r.sh", str(tmp_path / "b" / "r.sh"), "--from", "0.12.0", "--to", "0.18.0")
     assert code == 0 and "Fixed 2 issue(s) in 2 file(s)" in out, out
     (tmp_path / "a" / "r.sh").write_text("vllm serve m --swap-space 4\n")
-    single = run_scan(ScanOptions(paths=[Path("a")], from_version="0.12.0", to_version="0.18.0"))
+    single = run_scan(ScanOptions.of(paths=[Path("a")], from_version="0.12.0", to_version="0.18.0"))
     assert [f.location.path for f in single.findings] == ["r.sh"]
 
 

@@ -21,10 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from packaging.version import Version
 
-from vllm_upgrade_check.engine import ScanOptions, run_scan
+from vllm_upgrade_check.engine import run_scan
 from vllm_upgrade_check.fixing import diff_paths, fix_paths
 from vllm_upgrade_check.knowledge.known_args import known_args
 from vllm_upgrade_check.model.facts import Fact, FactKind
+from vllm_upgrade_check.model.options import ScanOptions
 
 FROM, TO = "0.26.0", "0.28.0"
 REMOVED = ["--max-num-partial-prefills", "--max-long-partial-prefills", "--override-attention-dtype"]
@@ -105,7 +106,7 @@ def _render(kind: str, argv: list[str], continued: bool) -> tuple[str, str]:
 
 def _facts(root: Path) -> tuple[list[Fact], int]:
     facts: list[Fact] = []
-    report = run_scan(ScanOptions(paths=[root], to_version=TO, from_version=FROM), facts_out=facts)
+    report = run_scan(ScanOptions.of(paths=[root], to_version=TO, from_version=FROM), facts_out=facts)
     return facts, len(report.skipped)
 
 
@@ -123,7 +124,7 @@ def test_fix_keeps_the_model_and_every_other_flag_and_writes_what_parses(
         root = Path(tmp)
         name, text = _render(kind, argv, continued)
         (root / name).write_text(text)
-        options = ScanOptions(paths=[root], to_version=TO, from_version=FROM)
+        options = ScanOptions.of(paths=[root], to_version=TO, from_version=FROM)
         diff, _ = diff_paths(options, unsafe=True, bump=False)
         assert (root / name).read_text() == text  # --diff writes nothing
         result = fix_paths(options, unsafe=True, bump=False)

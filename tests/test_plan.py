@@ -10,12 +10,13 @@ import pytest
 from typer.testing import CliRunner
 
 from vllm_upgrade_check.cli import _register, app
-from vllm_upgrade_check.engine import ScanOptions, run_scan
+from vllm_upgrade_check.engine import run_scan
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.knowledge.envrules import load_driver_table
 from vllm_upgrade_check.knowledge.registry import Registry, load_registry
 from vllm_upgrade_check.model.environment import Environment
 from vllm_upgrade_check.model.findings import Report
+from vllm_upgrade_check.model.options import ScanOptions
 from vllm_upgrade_check.planning.planner import Host, Plan, make_plan, parse_keep
 from vllm_upgrade_check.planning.resolve import (
     marker_environment,
@@ -94,7 +95,7 @@ def plan_for(
 ) -> Plan:
     def scan(frm: str | None, to: str) -> Report:
         paths = [repo] if repo else []
-        return run_scan(ScanOptions(paths=paths, from_version=frm, to_version=to), registry)
+        return run_scan(ScanOptions.of(paths=paths, from_version=frm, to_version=to), registry)
 
     host = Host(environment, python or environment.python, driver, parse_keep(keep))
     return make_plan(registry, host, load_driver_table(), scan, environment.vllm, "installed vllm")

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from vllm_upgrade_check.engine import ScanOptions, run_scan
+from vllm_upgrade_check.engine import run_scan
 from vllm_upgrade_check.knowledge.registry import load_registry
 from vllm_upgrade_check.matching.checks import UNKNOWN_FLAG_ID
+from vllm_upgrade_check.model.options import ScanOptions
 
 DATA = json.loads(resources.files("vllm_upgrade_check").joinpath("data/known_args.json").read_text())
 NEWEST = DATA["releases"][-1]
@@ -41,7 +42,7 @@ def removed(table: str) -> list[tuple[str, str]]:
 
 def findings_on_line(tmp_path: Path, name: str, text: str, since: str, line: int) -> list[str]:
     (tmp_path / name).write_text(text)
-    report = run_scan(ScanOptions(paths=[tmp_path], to_version=NEWEST, from_version=since), registry=REGISTRY)
+    report = run_scan(ScanOptions.of(paths=[tmp_path], to_version=NEWEST, from_version=since), registry=REGISTRY)
     return [f.rule.id for f in report.findings if f.location.line == line and f.rule.id != UNKNOWN_FLAG_ID]
 
 

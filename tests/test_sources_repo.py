@@ -10,8 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from test_sources_targets import TEST_PACK
-from vllm_upgrade_check.engine import ScanOptions, run_scan
+from vllm_upgrade_check.engine import run_scan
 from vllm_upgrade_check.knowledge.registry import load_registry
+from vllm_upgrade_check.model.options import ScanOptions
 from vllm_upgrade_check.sources.scanners.monitoring import promql_metric_names
 from vllm_upgrade_check.sources.scanners.templates import PLACEHOLDER, neutralise_templates
 
@@ -116,7 +117,7 @@ def test_multi_source_repository(tmp_path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     registry = load_registry([TEST_PACK])
-    report = run_scan(ScanOptions(paths=[tmp_path], to_version="99.0.0", from_version="0.25.0"), registry)
+    report = run_scan(ScanOptions.of(paths=[tmp_path], to_version="99.0.0", from_version="0.25.0"), registry)
     # Changed-default (absent_arg) rules fire on every launch; this test is about where uses are found.
     found = {
         (f.location.path, f.location.line, f.rule.id)

@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from vllm_upgrade_check.engine import ScanOptions, run_scan
+from vllm_upgrade_check.engine import run_scan
 from vllm_upgrade_check.knowledge.registry import Registry, load_registry
 from vllm_upgrade_check.model.findings import Report
+from vllm_upgrade_check.model.options import ScanOptions
 
 TARGETS = Path(__file__).resolve().parent / "targets"
 TEST_PACK = TARGETS / "rules" / "test-pack.yaml"
@@ -70,7 +71,7 @@ def registry() -> Registry:
 
 def scan_dir(root: Path, registry: Registry) -> Report:
     """Scan ``root`` from 0.25.0 to the test pack's release."""
-    return run_scan(ScanOptions(paths=[root], to_version="99.0.0", from_version="0.25.0"), registry)
+    return run_scan(ScanOptions.of(paths=[root], to_version="99.0.0", from_version="0.25.0"), registry)
 
 
 @pytest.mark.parametrize("source", SOURCES)

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from vllm_upgrade_check.engine import ScanOptions, run_scan
+from vllm_upgrade_check.engine import run_scan
 from vllm_upgrade_check.knowledge.registry import load_registry
+from vllm_upgrade_check.model.options import ScanOptions
 
 TARGETS = Path(__file__).resolve().parent / "targets_py"
 RULES = TARGETS / "rules"
@@ -64,7 +65,7 @@ def registry():
 def test_target(path: Path, registry) -> None:
     expected = annotations(path)
     assert expected, f"{path} has no annotations"
-    report = run_scan(ScanOptions(paths=[path], to_version="0.28.0", from_version="0.26.0"), registry)
+    report = run_scan(ScanOptions.of(paths=[path], to_version="0.28.0", from_version="0.26.0"), registry)
     seen = {(f.rule.id, f.location.line) for f in report.findings}
     missing = [(rule, line) for kind, rule, line in expected if kind == "ruleid" and (rule, line) not in seen]
     unwanted = [(rule, line) for kind, rule, line in expected if kind == "ok" and (rule, line) in seen]

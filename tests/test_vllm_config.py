@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from conftest import args_of, scan_text
-from vllm_upgrade_check.engine import ScanOptions, run_scan
+from vllm_upgrade_check.engine import run_scan
 from vllm_upgrade_check.matching.checks import UNKNOWN_FLAG_ID
+from vllm_upgrade_check.model.options import ScanOptions
 from vllm_upgrade_check.sources.scanners.vllm_config import VllmConfigScanner
 
 
@@ -49,7 +50,7 @@ def _repo(tmp_path: Path) -> Path:
 
 
 def test_multi_source_repo_reports_every_use_at_its_line(tmp_path: Path) -> None:
-    report = run_scan(ScanOptions(paths=[_repo(tmp_path)], to_version="0.28.0", from_version="0.26.0"))
+    report = run_scan(ScanOptions.of(paths=[_repo(tmp_path)], to_version="0.28.0", from_version="0.26.0"))
     # Changed-default (absent_arg) rules fire on every launch; this test is about where uses are found.
     got = {
         (f.rule.id, f.location.path, f.location.line, f.location.column)
@@ -76,6 +77,6 @@ def test_referenced_config_is_found_under_each_of_several_roots(
         (tmp_path / name / "conf").mkdir()
         (tmp_path / name / "conf" / "engine.yaml").write_text("seed: 1\ncalculate_kv_scales: true\n")
     monkeypatch.chdir(tmp_path)
-    options = ScanOptions(paths=[Path("a"), Path("b")], to_version="0.28.0", from_version="0.26.0")
+    options = ScanOptions.of(paths=[Path("a"), Path("b")], to_version="0.28.0", from_version="0.26.0")
     got = {f.location.path for f in run_scan(options).findings if f.rule.id == "VUC0280-001"}
     assert got == {"a/conf/engine.yaml", "b/conf/engine.yaml"}

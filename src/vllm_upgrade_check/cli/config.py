@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING
 
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.knowledge.versions import parse_version
-from vllm_upgrade_check.matching.suppress import Ignore
+from vllm_upgrade_check.model.options import Ignore
 
 if TYPE_CHECKING:  # pragma: no cover
-    from vllm_upgrade_check.engine import ScanOptions
     from vllm_upgrade_check.model.environment import Environment
+    from vllm_upgrade_check.model.options import ScanOptions
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -206,9 +206,9 @@ def scan_options(
 ) -> ScanOptions:
     """The :class:`~vllm_upgrade_check.engine.ScanOptions` of a run: command-line values win,
     ``config`` fills the rest (rule directories and excludes add up)."""
-    from vllm_upgrade_check.engine import ScanOptions
+    from vllm_upgrade_check.model.options import ScanOptions
 
-    return ScanOptions(
+    return ScanOptions.of(
         paths=list(paths) or ([] if environment is not None else [Path(".")]),
         to_version=to if to is not None else config.to_version,
         from_version=from_ if from_ is not None else config.from_version,

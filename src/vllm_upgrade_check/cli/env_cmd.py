@@ -161,8 +161,9 @@ def env(
     """Report the Python environment and host (GPUs, driver, builds) and their findings for the target release."""
     import socket
 
-    from vllm_upgrade_check.engine import ScanOptions, run_scan
+    from vllm_upgrade_check.engine import run_scan
     from vllm_upgrade_check.errors import UsageError
+    from vllm_upgrade_check.model.options import ScanOptions
     from vllm_upgrade_check.sources.host.environment import (
         read_current_environment,
         read_freeze_file,
@@ -182,7 +183,7 @@ def env(
     host = read_host() if probe_host else None
     name = host_name or socket.gethostname()
     report = run_scan(
-        ScanOptions(paths=paths or [], to_version=to, environment=environment, host=host, rule_paths=rules)
+        ScanOptions.of(paths=paths or [], to_version=to, environment=environment, host=host, rule_paths=rules)
     )
     installed = {n: environment.distributions.get(n) for n in WATCHED}
     if fmt == EnvFormat.json:

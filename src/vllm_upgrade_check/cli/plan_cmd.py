@@ -67,6 +67,7 @@ def plan(
     from vllm_upgrade_check.knowledge.envrules import load_driver_table
     from vllm_upgrade_check.knowledge.registry import load_registry
     from vllm_upgrade_check.knowledge.versions import parse_version
+    from vllm_upgrade_check.model.options import VersionWindow
     from vllm_upgrade_check.planning.planner import Host, make_plan, parse_keep
     from vllm_upgrade_check.sources.host import environment as environment_mod
 
@@ -84,10 +85,10 @@ def plan(
     base = scan_options(roots, settings, from_=from_, environment=env, rules=rules, exclude=exclude)
     registry = load_registry(base.rule_paths)
     given = "--from" if from_ is not None else f"from in {settings.source}"
-    from_ = base.from_version  # --from, else the configuration's `from`
+    from_ = base.window.from_version  # --from, else the configuration's `from`
 
     def scan(frm: str | None, to: str) -> Report:
-        return run_scan(replace(base, to_version=to, from_version=frm), registry)
+        return run_scan(replace(base, window=VersionWindow(to, frm)), registry)
 
     current: str | None
     if from_ is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from enum import Enum
 from pathlib import Path
 
@@ -96,14 +97,14 @@ def scan(
         cache_dir=cache_dir(cache, no_cache),
         jobs=jobs,
     )
-    options.max_file_bytes = parse_size(max_file_size)
+    host = None
     if env:
         from vllm_upgrade_check.sources.host.gpus import read_host
 
-        options.host = read_host()
+        host = read_host()
     with scan_progress(fmt == Format.console) as progress:
-        options.progress = progress
-        report = run_scan(options)
+        request = replace(options.request, max_file_bytes=parse_size(max_file_size), host=host, progress=progress)
+        report = run_scan(replace(options, request=request))
     fail_on = fail_on or FailOn(settings.fail_on or "blocker")
     rules = list(options.rule_paths)
     if fmt == Format.console:

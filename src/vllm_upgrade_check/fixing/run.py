@@ -50,7 +50,7 @@ from vllm_upgrade_check.sources.scanners import Scanner, default_scanners
 from vllm_upgrade_check.sources.scanners.launch import is_vllm_image
 
 if TYPE_CHECKING:  # pragma: no cover
-    from vllm_upgrade_check.engine import ScanOptions
+    from vllm_upgrade_check.model.options import ScanOptions
 
 
 @dataclass
@@ -77,7 +77,8 @@ class _Run:
         self.unsafe = unsafe
         self.overlay = overlay
         self.roots = list(options.paths)
-        self.scanners: Sequence[Scanner] = options.scanners if options.scanners is not None else default_scanners()
+        scanners = options.request.scanners
+        self.scanners: Sequence[Scanner] = scanners if scanners is not None else default_scanners()
         self.result = FixResult()
         self.refused: dict[tuple[str, str, tuple[str, ...]], str] = {}
         self.lines: dict[str, LineMap] = {}
@@ -335,7 +336,7 @@ def fix_paths(
         UsageError, RulePackError: as :func:`~vllm_upgrade_check.engine.run_scan`.
     """
     if overlay is not None:
-        options = replace(options, overlay=overlay)
+        options = replace(options, request=replace(options.request, overlay=overlay))
     run = _Run(options, unsafe, overlay)
     findings: list[Finding] = []
     facts: list[Fact] = []

@@ -13,70 +13,31 @@ ignores: ``[[tool.vllm-upgrade-check.ignore]]`` tables with ``id``, optional ``p
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pathspec
 
 from vllm_upgrade_check.model.findings import Finding
-
-if TYPE_CHECKING:  # pragma: no cover
-    from vllm_upgrade_check.engine import ScanOptions
-
-_INLINE = re.compile(r"#\s*vllm-upgrade-check:\s*ignore(?:\[(?P<ids>[^\]]*)\])?", re.I)
+from vllm_upgrade_check.model.options import Filters, Ignore
+from vllm_upgrade_check.sources.inline import inline_ids
 
 
-@dataclass(frozen=True)
-class Ignore:
-    """One configured ignore.
-
-    Attributes:
-        id: rule id (case-insensitive) or ``*`` for every rule.
-        path: gitignore-style glob of relative paths, or ``None`` for every path.
-        reason: why (required: shown when the ignore expires).
-        expires: last day the ignore applies, or ``None``.
-        source: the configuration file it came from, for messages.
-    """
-
-    id: str
-    reason: str
-    path: str | None = None
-    expires: dt.date | None = None
-    source: str = ""
-
-    def expired(self, today: dt.date) -> bool:
-        """``True`` once ``today`` is after :attr:`expires`."""
-        return self.expires is not None and today > self.expires
-
-    def covers(self, finding: Finding) -> bool:
-        """``True`` when the ignore's id and path glob match ``finding``."""
-        if self.id != "*" and self.id.upper() != finding.rule.id.upper():
-            return False
-        if self.path is None:
-            return True
-        rel = finding.location.path
-        return rel is not None and pathspec.PathSpec.from_lines("gitwildmatch", [self.path]).match_file(rel)
+@lru_cache(maxsize=256)
+def _glob(pattern: str) -> pathspec.GitIgnoreSpec:
+    """The compiled gitignore-style glob ``pattern`` (each compiled once per run)."""
+    return pathspec.GitIgnoreSpec.from_lines([pattern])
 
 
-def inline_ids(line: str) -> set[str] | None:
-    """The rule ids an inline comment on ``line`` silences (upper-case), ``{"*"}`` for a bare
-    ``ignore``, or ``None`` when the line has no such comment."""
-    m = _INLINE.search(line)
-    if not m:
-        return None
-    ids = m.group("ids")
-    if ids is None or not ids.strip():
-        return {"*"}
-    return {part.strip().upper() for part in ids.split(",") if part.strip()}
-
-
-def suppression_lines(text: str) -> list[str]:
-    """The lines of a scanned file for the inline-suppression pass: all of them when the
-    text has a suppression comment, none otherwise (so that pass never reads it again)."""
-    return text.split("\n") if _INLINE.search(text) else []
+def covers(ignore: Ignore, finding: Finding) -> bool:
+    """``True`` when ``ignore``'s id and path glob match ``finding``."""
+    if ignore.id != "*" and ignore.id.upper() != finding.rule.id.upper():
+        return False
+    if ignore.path is None:
+        return True
+    rel = finding.location.path
+    return rel is not None and _glob(ignore.path).match_file(rel)
 
 
 def _lines(path: str, lines_of: dict[str, list[str] | None], roots: Sequence[Path]) -> list[str] | None:
@@ -178,7 +139,8 @@ def rule_selected(rule_id: str, select: Sequence[str], ignore: Sequence[str]) ->
 
 def apply_filters(
     findings: list[Finding],
-    options: ScanOptions,
+    filters: Filters,
+    roots: Sequence[Path] = (),
     today: dt.date | None = None,
     known_ids: Iterable[str] | None = None,
     scanned: Iterable[str] = (),
@@ -187,9 +149,11 @@ def apply_filters(
     """Drop suppressed, baselined and ignored findings.
 
     Args:
+        filters: what not to report.
+        roots: the scanned roots (to read a file whose lines the scan did not keep).
         known_ids: every loaded rule id; when given, inline ``ignore[...]`` ids in the files
             ``scanned`` (relative paths, as in fact locations) that are not among them give notes.
-        lines_of: lines of files already read by the scan (:func:`suppression_lines`), by
+        lines_of: lines of files already read by the scan (:func:`~vllm_upgrade_check.sources.inline.suppression_lines`), by
             relative path; other files are read when a finding needs them.
 
     Returns:
@@ -203,17 +167,17 @@ def apply_filters(
 
     today = today or dt.date.today()
     notes: list[str] = []
-    kept = [f for f in findings if rule_selected(f.rule.id, options.select, options.ignore_rules)]
-    if options.inline_suppressions:
+    kept = [f for f in findings if rule_selected(f.rule.id, filters.select, filters.ignore_rules)]
+    if filters.inline_suppressions:
         lines_of = {} if lines_of is None else lines_of
         before = len(kept)
-        kept = [f for f in kept if not _inline_suppressed(f, lines_of, list(options.paths))]
+        kept = [f for f in kept if not _inline_suppressed(f, lines_of, list(roots))]
         if before - len(kept):
             notes.append(f"{before - len(kept)} finding(s) suppressed by inline comments")
         if known_ids is not None:
-            notes.extend(unknown_inline_ids(scanned, known_ids, list(options.paths), lines_of))
-    active = [i for i in options.ignores if not i.expired(today)]
-    for ignore in options.ignores:
+            notes.extend(unknown_inline_ids(scanned, known_ids, list(roots), lines_of))
+    active = [i for i in filters.ignores if not i.expired(today)]
+    for ignore in filters.ignores:
         if ignore.expired(today):
             where = f" ({ignore.path})" if ignore.path else ""
             notes.append(
@@ -222,12 +186,12 @@ def apply_filters(
             )
     if active:
         before = len(kept)
-        kept = [f for f in kept if not any(i.covers(f) for i in active)]
+        kept = [f for f in kept if not any(covers(i, f) for i in active)]
         if before - len(kept):
             notes.append(f"{before - len(kept)} finding(s) ignored by configuration")
-    if options.baseline is not None:
-        known = load_baseline(options.baseline)
+    if filters.baseline is not None:
+        known = load_baseline(filters.baseline)
         before = len(kept)
         kept = new_findings(kept, known)
-        notes.append(f"{before - len(kept)} finding(s) in baseline {options.baseline} not reported")
+        notes.append(f"{before - len(kept)} finding(s) in baseline {filters.baseline} not reported")
     return kept, notes

@@ -129,7 +129,7 @@ class FileResult:
         conditionals: facts that count when another file refers to them.
         references: :class:`~.scanners.base.Reference` keys it yields.
         file_references: files it names by path.
-        lines: its suppression-comment lines (:func:`~.suppress.suppression_lines`).
+        lines: its suppression-comment lines (:func:`~vllm_upgrade_check.sources.inline.suppression_lines`).
         hint: ``(version, source)`` of the vLLM version the file itself names, if any.
     """
 

@@ -25,15 +25,16 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from packaging.version import Version
 
 from vllm_upgrade_check.knowledge.versions import version_from_tag
-from vllm_upgrade_check.matching.suppress import suppression_lines
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
+from vllm_upgrade_check.model.options import ScanRequest
 from vllm_upgrade_check.sources.cache import FileResult, ScanCache, content_digest
 from vllm_upgrade_check.sources.discovery import read_source
+from vllm_upgrade_check.sources.inline import suppression_lines
 from vllm_upgrade_check.sources.scanners.base import (
     Conditional,
     FileReference,
@@ -42,9 +43,6 @@ from vllm_upgrade_check.sources.scanners.base import (
     SourceFile,
 )
 from vllm_upgrade_check.sources.scanners.launch import is_vllm_image
-
-if TYPE_CHECKING:
-    from vllm_upgrade_check.engine import ScanOptions
 
 PARALLEL_MIN_FILES = 400
 """Fewest files to read and parse for which worker processes are started (below, forking
@@ -190,7 +188,7 @@ def hinted(facts: list[Fact], hint: tuple[str, str]) -> list[Fact]:
 def read_and_scan(
     item: Pending,
     scanners: Sequence[Scanner],
-    options: ScanOptions,
+    options: ScanRequest,
     cache: ScanCache | None = None,
     *,
     digest: bool = False,
@@ -218,7 +216,7 @@ def read_and_scan(
     return Outcome(scan_source(source, [s for s in scanners if s.accepts(source)]), value)
 
 
-_STATE: tuple[Sequence[Scanner], ScanOptions, bool] | None = None
+_STATE: tuple[Sequence[Scanner], ScanRequest, bool] | None = None
 """What forked workers inherit: set in the parent before the first worker starts."""
 
 CHUNK_FILES = 64
@@ -271,7 +269,7 @@ class Dispatcher:
         cache: the root's cache, or ``None``.
     """
 
-    def __init__(self, scanners: Sequence[Scanner], options: ScanOptions, cache: ScanCache | None) -> None:
+    def __init__(self, scanners: Sequence[Scanner], options: ScanRequest, cache: ScanCache | None) -> None:
         self.scanners = scanners
         self.options = options
         self.cache = cache

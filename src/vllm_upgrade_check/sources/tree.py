@@ -1,0 +1,252 @@
+"""Scanning the files of a tree: walk, read each file once, scan it (here or in worker
+processes, :mod:`.dispatch`), answer unchanged files from the cache (:mod:`.cache`), then join
+what links files (a ConfigMap and the ``envFrom`` naming it, a systemd ``EnvironmentFile=``,
+a ``--config`` YAML a launch names).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+from vllm_upgrade_check.errors import UsageError
+from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
+from vllm_upgrade_check.model.options import ScanRequest
+from vllm_upgrade_check.sources.cache import FileResult, ScanCache, code_salt, file_stamp
+from vllm_upgrade_check.sources.discovery import (
+    PassedOver,
+    covered_roots,
+    labelled,
+    read_source,
+    root_label,
+    walk,
+    wanted,
+)
+from vllm_upgrade_check.sources.dispatch import Dispatcher, Outcome, Pending, hinted
+from vllm_upgrade_check.sources.scanners import Scanner, SourceFile, default_scanners
+from vllm_upgrade_check.sources.scanners.vllm_config import referenced_config_paths, scan_config
+
+
+def discover(root: Path, exclude: Sequence[str] = ()) -> Iterator[tuple[Path, str]]:
+    """Yield ``(path, relative POSIX path)`` of every regular file under ``root`` that is not
+    ignored (see :func:`vllm_upgrade_check.sources.discovery.walk`)."""
+    for path, rel in walk(root, exclude):
+        yield Path(path), rel
+
+
+def scan_files(
+    request: ScanRequest, lines_out: dict[str, list[str] | None] | None = None
+) -> tuple[list[Fact], list[Skipped], int]:
+    """Run every scanner over every file under ``request.paths``.
+
+    With several roots, each file's path starts with its root (:func:`root_label`).
+    ``lines_out``, when given, receives each read file's suppression-comment lines
+    (:func:`~vllm_upgrade_check.sources.inline.suppression_lines`), so no file is read twice.
+    With ``request.cache_dir``, unchanged files reuse their cached results (:mod:`.cache`).
+
+    Returns:
+        ``(facts, skipped, number of files read)``; each file's facts carry the vLLM version
+        its own image tag or vllm pin names, when it names one.
+    """
+    facts: list[Fact] = []
+    skipped: list[Skipped] = []
+    count = 0
+    scanners = request.scanners if request.scanners is not None else default_scanners()
+    verdicts: dict[str, bool | None] = {}
+
+    def keep_name(name: str) -> bool:
+        verdicts[name] = verdict = wanted(name, scanners)
+        return verdict is not False
+
+    for root in request.paths:
+        if not root.exists():
+            raise UsageError(f"no such file or directory: {root}")
+    inside = covered_roots(request.paths)
+    for index, root in enumerate(request.paths):
+        label = root_label(root, request.paths)
+        if index in inside:
+            cover = request.paths[inside[index]]
+            same = os.path.realpath(root) == os.path.realpath(cover)
+            where = "the same as" if same else "inside"
+            reason = f"{where} another scanned root ({cover}): its files are scanned once, from there"
+            skipped.append(Skipped(str(root), reason))
+            continue
+        passed_over: list[PassedOver] = []
+        files, results = _scan_root(root, label, request, scanners, skipped, keep_name, verdicts, passed_over)
+        root_facts: list[Fact] = []
+        for rel, result in results:
+            skipped.extend(result.skipped)
+            if result.taken:
+                count += 1
+                root_facts.extend(result.facts)
+                if lines_out is not None:
+                    lines_out[rel] = result.lines
+        found = [result for _rel, result in results]
+        root_facts.extend(_linked_facts(found))
+        others = {labelled(label, root, p.rel): p for p in passed_over}
+        root_facts.extend(_referenced_files(found, files, request, skipped, scanners, others))
+        root_facts.extend(_referenced_configs(root_facts, files, request, skipped, label))
+        facts.extend(root_facts)
+    return facts, skipped, count
+
+
+def _scan_root(
+    root: Path,
+    label: str,
+    request: ScanRequest,
+    scanners: Sequence[Scanner],
+    skipped: list[Skipped],
+    keep_name: Callable[[str], bool],
+    verdicts: dict[str, bool | None],
+    passed_over: list[PassedOver] | None = None,
+) -> tuple[dict[str, str], list[tuple[str, FileResult]]]:
+    """Walk one root and get each file's result: from the cache by stamp, else from a
+    :class:`~vllm_upgrade_check.sources.dispatch.Dispatcher` while the walk goes on.
+
+    Returns:
+        ``(report path -> disk path of every walked file, (report path, result) of each file
+        a scanner wants, in walk order)``.
+    """
+    files: dict[str, str] = {}
+    answered: dict[str, FileResult] = {}
+    cache = _open_cache(request, root, scanners, label)
+    with Dispatcher(scanners, request, cache) as dispatcher:
+        for path, root_rel in walk(root, request.exclude, skipped, keep_name, passed_over):
+            rel = labelled(label, root, root_rel)
+            files[rel] = path
+            verdict = verdicts.pop(rel.rsplit("/", 1)[-1], None)
+            stamp = file_stamp(path) if cache is not None else None
+            if cache is not None and stamp is not None and (hit := cache.by_stamp(rel, stamp)) is not None:
+                answered[rel] = hit
+                if request.progress is not None:
+                    request.progress(rel)
+            else:
+                dispatcher.submit(Pending(path, rel, verdict, stamp))
+                _settle(dispatcher.ready(), cache, answered, request.progress)
+        for done in dispatcher.finish():
+            _settle(done, cache, answered, request.progress)
+    if cache is not None:
+        cache.save()
+    return files, [(rel, answered[rel]) for rel in files if rel in answered]
+
+
+def _settle(
+    done: list[tuple[Pending, Outcome]],
+    cache: ScanCache | None,
+    answered: dict[str, FileResult],
+    progress: Callable[[str], None] | None,
+) -> None:
+    """Record scanned files' outcomes: in the cache, in ``answered``, on the progress display."""
+    for item, outcome in done:
+        result = outcome.result
+        if cache is not None and item.stamp is not None and outcome.storable:
+            if outcome.cached and outcome.digest is not None:
+                cache.refresh(item.rel, item.stamp, outcome.digest)
+            else:
+                cache.store(item.rel, item.stamp, outcome.digest, result or FileResult())
+        if result is not None:
+            answered[item.rel] = result
+        if progress is not None:
+            progress(item.rel)
+
+
+def _open_cache(request: ScanRequest, root: Path, scanners: Sequence[Scanner], label: str) -> ScanCache | None:
+    """The cache of ``root``, when caching is on and results can only depend on the files
+    (built-in scanners, no in-memory overlay)."""
+    if request.cache_dir is None or request.scanners is not None or request.overlay:
+        return None
+    names = ",".join(s.name for s in scanners)
+    return ScanCache(request.cache_dir, root, f"{code_salt()}|{request.max_file_bytes}|{names}", label)
+
+
+def _linked_facts(results: Sequence[FileResult]) -> list[Fact]:
+    """The :class:`Conditional` facts some file refers to, once each; those without a
+    version hint of their own take the referring file's."""
+    referenced: dict[str, tuple[str, str] | None] = {}
+    for result in results:
+        for key in result.references:
+            if referenced.get(key) is None:
+                referenced[key] = result.hint
+    out: list[Fact] = []
+    for result in results:
+        for conditional in result.conditionals:
+            if conditional.key in referenced:
+                hint = referenced[conditional.key]
+                out.extend(hinted(list(conditional.facts), hint) if hint else conditional.facts)
+    return out
+
+
+def _referenced_files(
+    results: Sequence[FileResult],
+    files: dict[str, str],
+    request: ScanRequest,
+    skipped: list[Skipped],
+    scanners: Sequence[Scanner],
+    passed_over: Mapping[str, PassedOver] | None = None,
+) -> list[Fact]:
+    """Facts of the files :class:`FileReference` items name (matched by the scanner that
+    asked), each read once per scanner; they take the referring file's version hint.
+    ``passed_over`` (report path -> file) holds the files the walk left out by name (a
+    ``.conf`` an ``EnvironmentFile=`` names); those the ignore rules leave out are not read."""
+    by_name = {s.name: s for s in scanners}
+    done: set[tuple[str, str]] = set()
+    out: list[Fact] = []
+    for result in results:
+        for ref in result.file_references:
+            scanner = by_name.get(ref.scanner)
+            if scanner is None:
+                continue
+            candidates: list[tuple[str, str, PassedOver | None]] = [(r, p, None) for r, p in files.items()]
+            candidates += [(r, p.path, p) for r, p in (passed_over or {}).items() if r not in files]
+            for rel, path, aside in candidates:
+                if (rel, scanner.name) in done or not scanner.referenced_file_matches(rel, ref.path):
+                    continue
+                if aside is not None and aside.ignored():  # ignore rules apply once a file is named
+                    continue
+                done.add((rel, scanner.name))
+                found = _read_referenced(path, rel, request, skipped, scanner.read_referenced)
+                out.extend(hinted(found, result.hint) if result.hint else found)
+    return out
+
+
+def _read_referenced(
+    path: str,
+    rel: str,
+    request: ScanRequest,
+    skipped: list[Skipped],
+    reader: Callable[[SourceFile], Iterable[Fact | Skipped]],
+) -> list[Fact]:
+    """The facts ``reader`` finds in a file another file named (its skipped records go to
+    ``skipped``); none when the file cannot be read."""
+    source = read_source(path, rel, request.max_file_bytes, overlay=request.overlay)
+    if not isinstance(source, SourceFile):
+        return []
+    found: list[Fact] = []
+    for item in reader(source):
+        if isinstance(item, Skipped):
+            skipped.append(item)
+        else:
+            found.append(item)
+    return found
+
+
+def _referenced_configs(
+    facts: list[Fact],
+    files: dict[str, str],
+    request: ScanRequest,
+    skipped: list[Skipped],
+    label: str = "",
+) -> list[Fact]:
+    """Facts of ``--config FILE`` YAML files named by scanned launches and not already read
+    as vLLM config files (their content alone did not say so)."""
+    done = {f.location.path for f in facts if f.kind == FactKind.ARG and f.origin == "config"}
+    out: list[Fact] = []
+    for rel, _fact in referenced_config_paths(facts):
+        if label and rel not in files and not rel.startswith(label + "/"):
+            rel = f"{label}/{rel}"  # relative to the root: the root's prefix was left off
+        if rel in done or rel not in files:
+            continue
+        done.add(rel)
+        out.extend(_read_referenced(files[rel], rel, request, skipped, lambda s: scan_config(s, referenced=True)))
+    return out
