@@ -117,6 +117,8 @@ def _rename(finding: Finding) -> Planned:
     fact, fix = finding.fact, finding.rule.fix
     spans = fact.spans
     replacement = fix.replacement or ""
+    if spans is not None and spans.note and spans.name is None:
+        raise CannotFix(spans.note)
     if spans is None or spans.name is None:
         raise CannotFix("the scanner could not tell where the name is written; rename it by hand")
     kind = fact.kind

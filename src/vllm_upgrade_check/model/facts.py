@@ -202,7 +202,9 @@ class Fact:
             so (an image tag ``vllm/vllm-openai:v0.24.0``); ``None`` otherwise.
         hint_source: where ``version_hint`` came from, for the report.
         resolved: ``False`` when the value came through indirection that could not be
-            resolved from the repository itself.
+            resolved from the repository itself (for a ``response_field``: when the file does
+            not say that the response read is a vLLM server's; such a finding is at most a
+            warning).
         model: for ``launch`` facts, the model the launch serves, when the scanner knows it.
         spans: where a fix may edit the fact (see :class:`Spans`); ``None`` when the scanner
             recorded none (the fact cannot be fixed mechanically).

@@ -260,9 +260,10 @@ class _Walker:
         if quoted and not self._is_array_all(node):
             joined = " ".join(t.text for t in tokens)
             return [Token(joined, line, col, all(t.resolved for t in tokens), written, span=self.span(node))]
-        if len(tokens) == 1 and not quoted:
-            # `$SWAP` holding one word: reported where the word is defined, cut out where it
-            # is used (`$SWAP` itself, not the definition other lines may read).
+        if len(tokens) == 1 and not quoted and not tokens[0].text.startswith("-"):
+            # `$SWAP` holding one value: reported where the word is defined, cut out where it
+            # is used (`$SWAP` itself, not the definition other lines may read). A variable
+            # holding flags (`OPTS="--enforce-eager"`) is edited where the flags are written.
             return [replace(tokens[0], span=self.span(node), element=None, prev_end=None, next_start=None)]
         return tokens
 

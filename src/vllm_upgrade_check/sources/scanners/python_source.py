@@ -62,6 +62,30 @@ this in step with the packs)."""
 
 _MAX_ITEMS = 10_000
 
+CLIENT_CALLS = frozenset({"OpenAI", "AsyncOpenAI", "AzureOpenAI", "AsyncAzureOpenAI"})
+"""OpenAI-compatible client classes (``openai``) whose ``base_url`` says which server answers."""
+
+HOSTED_APIS = (
+    "api.openai.com",
+    "api.deepseek.com",
+    "api.anthropic.com",
+    "openrouter.ai",
+    "api.together.xyz",
+    "api.groq.com",
+    "api.mistral.ai",
+    "api.fireworks.ai",
+    "generativelanguage.googleapis.com",
+    "api.x.ai",
+    "dashscope.aliyuncs.com",
+    "api.moonshot.cn",
+    "api.perplexity.ai",
+)
+"""Hosted APIs that are not vLLM: a client of one of these reads their responses (DeepSeek's
+``reasoning_content`` is correct code for DeepSeek's API)."""
+
+UNKNOWN_SERVER = "the file does not say the response is a vLLM server's: rename it by hand if it is"
+"""Why a response-field read in a file that names no vLLM client is not renamed."""
+
 
 @dataclass(frozen=True)
 class _Entry:
@@ -146,6 +170,7 @@ class _Module:
         self.aliases: dict[str, str] = {}
         self.facts: list[Fact] = []
         self.cuts: dict[int, Span | None] = {}
+        self._client: str | None = None
 
     # ---- positions -------------------------------------------------------------
     def char_col(self, lineno: int, byte_col: int) -> int:
@@ -603,9 +628,58 @@ class _Module:
 
         return move
 
+    def client_kind(self) -> str:
+        """Which server the file's response reads come from: ``vllm`` (it imports vLLM, or an
+        OpenAI client whose ``base_url`` is not a hosted API), ``other`` (every client is one
+        of :data:`HOSTED_APIS`), or ``unknown`` (no client, or a ``base_url`` only known at run
+        time: ``OpenAI()`` alone reads ``OPENAI_BASE_URL``)."""
+        if self._client is not None:
+            return self._client
+        kinds = set()
+        if self.aliases or any(f.kind == FactKind.IMPORT for f in self.facts):
+            kinds.add("vllm")
+        for node in ast.walk(self.tree):
+            if not isinstance(node, ast.Call):
+                continue
+            name = _dotted(node.func) or ""
+            if name.rsplit(".", 1)[-1] not in CLIENT_CALLS:
+                continue
+            url = next((k.value for k in node.keywords if k.arg == "base_url"), None)
+            text = _const_text(url) if url is not None else None
+            if text is None:
+                kinds.add("unknown")
+            elif any(host in text for host in HOSTED_APIS):
+                kinds.add("other")
+            else:
+                kinds.add("vllm")
+        self._client = "vllm" if "vllm" in kinds else ("other" if kinds == {"other"} else "unknown")
+        return self._client
+
     def response_field(self, node: ast.AST, name: str, written: ast.AST | None = None) -> None:
         """A ``response_field`` fact for reading ``name`` in ``node``; ``written`` is the string
-        literal that names it (``x["name"]``, ``x.get("name")``), else ``node`` is ``x.name``."""
+        literal that names it (``x["name"]``, ``x.get("name")``), else ``node`` is ``x.name``.
+
+        Only reads of a vLLM server's responses count: none in a file whose clients all talk
+        to a hosted API, and, where the file does not say which server answers, a fact marked
+        unresolved (a warning, with no fix: the field may be another API's or an object's own).
+        """
+        kind = self.client_kind()
+        if kind == "other":
+            return
+        if kind == "unknown":
+            self.facts.append(
+                Fact(
+                    FactKind.RESPONSE_FIELD,
+                    name,
+                    self.loc(node),
+                    raw=self.segment(node),
+                    origin="python",
+                    scanner="python",
+                    resolved=False,
+                    spans=Spans(note=UNKNOWN_SERVER),
+                )
+            )
+            return
         if written is not None:
             where = self.string_span(written)
         else:

@@ -117,14 +117,23 @@ def argv_facts(
 
 
 def _inner_locator(token: Token) -> Relocate:
-    """Positions inside an ``sh -c`` argument: offset from where the argument is written."""
-    quote = 1 if token.written[:1] in ("'", '"') else 0
+    """Positions inside an ``sh -c`` argument: offset from where the argument is written.
+    When the argument is written as its text (bare, or in one pair of quotes with nothing
+    escaped) every position maps exactly, spans included; otherwise the inner words are
+    placed without spans (a fix then leaves them to a person)."""
+    written = token.written or token.text
+    quote = 1 if written[:1] in ("'", '"') else 0
+    exact = token.span is not None and (written == token.text or (quote and written[1:-1] == token.text))
     base_col = token.column + quote
 
+    def point(p: tuple[int, int]) -> tuple[int, int]:
+        return (token.line, base_col + p[1] - 1) if p[0] == 1 else (token.line + p[0] - 1, p[1])
+
     def move(inner: Token) -> Token:
-        if inner.line == 1:
-            return replace(inner, line=token.line, column=base_col + inner.column - 1)
-        return replace(inner, line=token.line + inner.line - 1)
+        if exact:
+            return inner.moved(point)
+        line, column = point((inner.line, inner.column))
+        return replace(inner.unplaced(), line=line, column=column)
 
     return move
 
