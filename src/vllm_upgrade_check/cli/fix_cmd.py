@@ -94,9 +94,16 @@ def _left_alone(result: FixResult, err: bool) -> None:
             "(fix them, then run fix again):",
             err=err,
         )
-        for f in result.held_by:
+        for held in result.held_by:
+            f, loc = held.finding, held.finding.location
             subject = " ".join((f.fact.raw or f.fact.name).split())
-            typer.echo(f"  {f.location}: {f.rule.id} {subject}", err=err)
+            line = held.line if held.line is not None else loc.line
+            where = ":".join(str(p) for p in (loc.path, line, loc.column) if p is not None)
+            typer.echo(f"  {where}: {f.rule.id} {subject}", err=err)
+    if result.relock:
+        typer.echo(f"Lock files to make again after the bump ({len(result.relock)}):", err=err)
+        for path in result.relock:
+            typer.echo(f"  {path}", err=err)
     if result.not_bumped:
         typer.echo(f"Not bumped ({len(result.not_bumped)}):", err=err)
         for item in result.not_bumped:

@@ -110,36 +110,43 @@ class LineMap:
     """
 
     def __init__(self) -> None:
-        self.passes: list[list[tuple[int, int, int]]] = []  # (first line, last line, new line count)
+        # Per pass, each edit as (first line, first column, last line, last column, new
+        # text's line breaks, whether the new text ends a line).
+        self.passes: list[list[tuple[int, int, int, int, int, bool]]] = []
 
     def record(self, text: str, edits: Sequence[Edit]) -> None:
         """Record one pass's ``edits`` of ``text``."""
         index = line_index(text)
         moves = []
         for edit in sorted(edits, key=lambda e: e.start):
-            first = index.line_col(edit.start)[0]
-            last = index.line_col(edit.end)[0]
-            moves.append((first, last, edit.new.count("\n")))
+            first, first_col = index.line_col(edit.start)
+            last, last_col = index.line_col(edit.end)
+            ends = edit.new == "" or edit.new.endswith("\n")
+            moves.append((first, first_col, last, last_col, edit.new.count("\n"), ends))
         self.passes.append(moves)
 
     @staticmethod
-    def _forward(line: int, moves: list[tuple[int, int, int]]) -> int:
+    def _forward(line: int, moves: list[tuple[int, int, int, int, int, bool]]) -> int:
         shift = 0
-        for first, last, added in moves:
+        for first, _first_col, last, last_col, added, _ends in moves:
             if line < first:
                 break
+            if line == last and last_col == 1 and last > first:
+                return first + shift + added  # the line's text follows the new text
             if line <= last:
                 return first + shift + min(line - first, added)
             shift += added - (last - first)
         return line + shift
 
     @staticmethod
-    def _backward(line: int, moves: list[tuple[int, int, int]]) -> int:
+    def _backward(line: int, moves: list[tuple[int, int, int, int, int, bool]]) -> int:
         shift = 0
-        for first, last, added in moves:
+        for first, first_col, last, last_col, added, ends in moves:
             if line < first + shift:
                 break
             if line <= first + shift + added:
+                if line == first + shift + added and last_col == 1 and first_col == 1 and ends and last > first:
+                    return last  # a whole line after removed or replaced whole lines
                 return first + min(line - first - shift, last - first)
             shift += added - (last - first)
         return line - shift

@@ -128,7 +128,9 @@ class FixResult:
         from_version: the run-wide "from" version of the first scan, or ``None``.
         target: the target release.
         held_by: the blockers left at the target that held the bump back (the vLLM
-            versions stay where they are, so the next scan still checks from them).
+            versions stay where they are, so the next scan still checks from them), each
+            with its line in the file on disk.
+        relock: lock files whose pins move only when the lock is made again.
     """
 
     applied: list[Edit] = field(default_factory=list)
@@ -139,4 +141,5 @@ class FixResult:
     errors: list[VucError] = field(default_factory=list)
     from_version: str | None = None
     target: str = ""
-    held_by: list[Finding] = field(default_factory=list)
+    held_by: list[Unfixed] = field(default_factory=list)
+    relock: list[str] = field(default_factory=list)

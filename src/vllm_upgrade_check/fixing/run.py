@@ -36,7 +36,7 @@ from vllm_upgrade_check.fixing.interface import (
 from vllm_upgrade_check.fixing.planned import Planned, plan_finding, signature, version_change
 from vllm_upgrade_check.fixing.verify import FileReading, check, read_file
 from vllm_upgrade_check.knowledge.versions import version_from_tag
-from vllm_upgrade_check.model.facts import Fact, FactKind
+from vllm_upgrade_check.model.facts import LOCKED, Fact, FactKind
 from vllm_upgrade_check.model.findings import Finding
 from vllm_upgrade_check.model.pack import Applicability, FixAction, Severity
 from vllm_upgrade_check.parsing.textfiles import (
@@ -354,7 +354,11 @@ def fix_paths(
     if not run.result.errors:
         unfixed.extend(_bump_phase(run, findings, facts, deferred, target, bump))
     run.result.unfixed = [replace(u, line=run.on_disk(u.finding.location.path, u.finding.location.line)) for u in unfixed]
-    run.result.not_bumped = [replace(n, line=run.on_disk(n.path, n.line)) for n in run.result.not_bumped]
+    run.result.held_by = [
+        replace(u, line=run.on_disk(u.finding.location.path, u.finding.location.line)) for u in run.result.held_by
+    ]
+    not_bumped = [replace(n, line=run.on_disk(n.path, n.line)) for n in run.result.not_bumped]
+    run.result.not_bumped = list(dict.fromkeys(not_bumped))
     run.result.applied = _applied_lines(run)
     return run.result
 
@@ -387,10 +391,14 @@ def _bump_phase(
     vllm = _vllm_facts(facts)
     bumps: list[_Candidate] = []
     left: dict[str, str] = {}  # file -> why its vLLM version does not reach the target
+    relock: set[str] = set()
     for rel, pins in vllm.items():
         for fact in pins:
             state = _admits(fact, target)
             if state is not False:
+                continue
+            if fact.spans is not None and fact.spans.note == LOCKED:
+                relock.add(rel)  # moves when the lock is made again
                 continue
             if not bump:
                 left[rel] = "vLLM versions are not bumped (--no-bump)"
@@ -405,8 +413,13 @@ def _bump_phase(
     moving = {rel for rel in vllm if rel not in left}
     companions: list[_Candidate] = []
     waiting: list[tuple[Finding, str]] = []
+    locked: list[Finding] = []
     for finding in deferred:
         rel = finding.location.path or ""
+        spans = finding.fact.spans
+        if spans is not None and spans.note == LOCKED:
+            locked.append(finding)
+            continue
         if rel not in moving:
             why = left.get(rel, "this file names no vLLM pin or image")
             waiting.append((finding, f"moves with the vLLM version of its file; {why}"))
@@ -423,9 +436,10 @@ def _bump_phase(
         if f.severity == Severity.BLOCKER
         and f.location.path is not None
         and not any(c.finding is f for c in companions)
+        and f not in locked
     ]
     if bumps and blockers:
-        run.result.held_by = blockers
+        run.result.held_by = [Unfixed(f, "blocker") for f in blockers]
         reason = f"held back while blockers remain for {target}"
         for candidate in bumps:
             run.result.not_bumped.append(
@@ -440,6 +454,8 @@ def _bump_phase(
             if candidate.finding is not None and _key(candidate.finding) in run.refused:
                 unfixed.append(Unfixed(candidate.finding, run.refused[_key(candidate.finding)]))
     unfixed.extend(Unfixed(f, why) for f, why in waiting)
+    unfixed.extend(Unfixed(f, LOCKED) for f in locked)
+    run.result.relock = sorted(relock | {f.location.path or "" for f in locked})
     return unfixed
 
 

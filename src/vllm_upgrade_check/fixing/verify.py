@@ -69,7 +69,12 @@ def expected(before: FileReading, fixes: Iterable[tuple[Fact, Planned]]) -> Coun
     """What the fixed text should read as: ``before`` with each fix's fact removed (with the
     ``*_config`` keys it owned) or read as what the fix makes of it."""
     want = Counter(signature(f) for f in before.facts)
+    done: set[tuple[int | None, int | None, Signature]] = set()
     for fact, planned in fixes:
+        key = (fact.location.line, fact.location.column, signature(fact))
+        if key in done:
+            continue  # one text read as several facts (a YAML anchor several services merge)
+        done.add(key)
         same = [f for f in before.facts if _at(f, fact) and signature(f) == signature(fact)]
         copies = max(len(same), 1)
         want[signature(fact)] -= copies

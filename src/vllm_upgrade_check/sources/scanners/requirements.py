@@ -14,7 +14,7 @@ from dataclasses import replace
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
+from vllm_upgrade_check.model.facts import LOCKED, Fact, FactKind, Location, Skipped, Span, Spans
 from vllm_upgrade_check.parsing.reqtext import specifier_offsets
 from vllm_upgrade_check.parsing.words import Token, sub_span
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
@@ -124,6 +124,20 @@ def requirements_txt_facts(text: str, path: str, scanner: str) -> Iterator[Fact 
             yield fact
 
 
+def _package_line(text: str, dist: str, file_name: str) -> tuple[int, int]:
+    """Where the lock file entry of ``dist`` is (``name = "torch"`` of its ``[[package]]``
+    table, or its key in ``Pipfile.lock``), not a dependency list naming it."""
+    table = re.search(rf'(?m)^[ \t]*name[ \t]*=[ \t]*"{re.escape(dist)}"', text)
+    if table is not None:
+        index = table.start() + len(table.group()) - len(dist) - 1
+        return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1) + 1
+    for needle in (f'"{dist}": {{', f'"{dist}"'):
+        line, column = _line_of(text, needle, 0)
+        if line:
+            return line, column
+    return 1, 1
+
+
 def _line_of(text: str, needle: str, default: int = 1) -> tuple[int, int]:
     index = text.find(needle)
     if index < 0:
@@ -186,10 +200,10 @@ def lock_facts(text: str, path: str, scanner: str) -> Iterator[Fact | Skipped]:
         yield Skipped(path, f"cannot parse lock file: {exc}", configures_vllm="vllm" in text.lower())
         return
     for dist, version in packages:
-        line, column = _line_of(text, f'"{dist}"')
+        line, column = _package_line(text, dist, name)
         fact = requirement_fact(f"{dist}=={version}", path, line, column, scanner)
         if fact is not None:
-            yield replace(fact, spans=None)  # a lock file is written by its tool, not by hand
+            yield replace(fact, spans=Spans(note=LOCKED))
 
 
 LOCK_FILES = frozenset({"uv.lock", "poetry.lock", "Pipfile.lock", "pylock.toml", "pdm.lock"})
