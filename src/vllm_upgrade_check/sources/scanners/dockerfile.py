@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import Any
 
 from dockerfile_parse import DockerfileParser
 
@@ -99,15 +100,38 @@ def _exec_tokens(content: str, words: list[str], first_line: int) -> list[Token]
 _VERSION_TEXT = re.compile(r"\d+(?:\.\d+)+(?:(?:a|b|rc|\.post|\.dev)\d+)?")
 
 
-def arg_uses(text: str, name: str) -> int:
-    """Expansions of ``name`` in ``text`` (``$V``, ``${V}``, ``${V:-x}``, ``${V%.*}``, ...),
-    comment lines left out."""
+def arg_uses(text: str, name: str, vllm_lines: frozenset[int] = frozenset()) -> int:
+    """Expansions of ``name`` in ``text`` (``$V``, ``${V}``, ``${V:-x}``, ``${V%.*}``, ...)
+    other than as the vLLM version itself (``vllm/vllm-openai:v${V}``, ``vllm==${V}``, the
+    image of a ``FROM`` line on one of ``vllm_lines`` that reads as a vLLM image: a bump moves
+    those together), comment lines left out."""
     use = re.compile(rf"\$\{{?{re.escape(name)}(?![A-Za-z0-9_])")
-    return sum(len(use.findall(line)) for line in text.splitlines() if not line.lstrip().startswith("#"))
+    count = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith("#") or number in vllm_lines:
+            continue
+        for match in use.finditer(line):
+            head = line[: match.start()]
+            word = re.split(r"[\s\"']", head)[-1]  # the start of the word the expansion is in
+            if word.endswith(("vllm==", "vllm===")) or _vllm_tag_prefix(word):
+                continue
+            count += 1
+    return count
+
+
+def _vllm_tag_prefix(prefix: str) -> bool:
+    """Whether ``prefix`` (the text of a word before an expansion) is a vLLM image up to
+    its tag (``vllm/vllm-openai:v``)."""
+    head, colon, tag = prefix.rpartition(":")
+    return bool(colon) and tag in ("", "v", "V") and is_vllm_image(head)
 
 
 def from_version(
-    text: str, word: Token, reference: str, defaults: dict[str, Token | None]
+    text: str,
+    word: Token,
+    reference: str,
+    defaults: dict[str, Token | None],
+    vllm_lines: frozenset[int] = frozenset(),
 ) -> tuple[Span | None, str]:
     """Where the version of ``FROM`` image ``reference`` (``word`` as written, with
     variables) is written, as Docker reads it: in the word itself (a ``${NAME:-0.26.0}``
@@ -121,6 +145,7 @@ def from_version(
         word: the ``FROM`` word as written.
         reference: the image it reads as.
         defaults: global ``ARG`` name -> its default as a word (``None``: no default).
+        vllm_lines: lines of ``FROM`` instructions whose image is a vLLM image.
     """
     written = word.written
     # Parts of the reference as (offset in the reference, text, span of that text or None).
@@ -160,8 +185,8 @@ def from_version(
         return None, "the tag names no version"
     for offset, piece, span, name in parts:
         if offset <= version.start() and version.end() <= offset + len(piece):
-            if name is not None and (uses := arg_uses(text, name)) > 1:
-                return None, f"ARG {name} is used {uses} times in this file; bumping it would change the others too"
+            if name is not None and (uses := arg_uses(text, name, vllm_lines)) > 0:
+                return None, f"ARG {name} is also used for something else ({uses} time(s)); bumping it would change that too"
             if span is None:
                 return None, "the version is not written as plain text; set it by hand"
             begin = span.column + version.start() - offset
@@ -222,6 +247,7 @@ class DockerfileScanner(Scanner):
         variables: dict[str, list[Token]] = {}
         global_args = _defaults(structure, "ARG", before_from=True)
         text = source.text
+        vllm_lines = _vllm_from_lines(structure, parents, global_args)
         for item in structure:
             instruction = item["instruction"].upper()
             line = item["startline"] + 1
@@ -247,7 +273,9 @@ class DockerfileScanner(Scanner):
                 entrypoint_set = False
                 if base_is_vllm:
                     if "$" in written:
-                        version, note = from_version(text, replace(token, text=written), reference, global_args)
+                        version, note = from_version(
+                            text, replace(token, text=written), reference, global_args, vllm_lines
+                        )
                         yield image_fact(token, path, self.name, version=version, note=note or "")
                     else:
                         yield image_fact(token, path, self.name)
@@ -261,7 +289,7 @@ class DockerfileScanner(Scanner):
                 continue
             if instruction == "RUN":
                 facts, _ = shell_facts(body, path, self.name, locate, variables, hint)
-                yield from _with_pin_spans(text, body, facts, variables)
+                yield from _with_pin_spans(text, body, facts, variables, vllm_lines)
                 continue
             if instruction not in ("CMD", "ENTRYPOINT"):
                 continue
@@ -301,6 +329,28 @@ class DockerfileScanner(Scanner):
             )
 
 
+def _vllm_from_lines(
+    structure: list[dict[str, Any]], parents: list[str], defaults: dict[str, Token | None]
+) -> frozenset[int]:
+    """The lines of the ``FROM`` instructions whose image reads as a vLLM image."""
+    lines: set[int] = set()
+    plain = {k: (v.text if v is not None else None) for k, v in defaults.items()}
+    stage = -1
+    for item in structure:
+        if str(item["instruction"]).upper() != "FROM":
+            continue
+        stage += 1
+        words = [w for w in str(item["value"]).split() if not w.startswith("--")]
+        if not words:
+            continue
+        reference = parents[stage] if stage < len(parents) else words[0]
+        if "$" in words[0]:
+            reference = expand_from(words[0], plain) or reference
+        if is_vllm_image(reference):
+            lines.update(range(int(item["startline"]) + 1, int(item["endline"]) + 2))
+    return frozenset(lines)
+
+
 def _word_at(content: str, written: str, start: int, first_line: int, reference: str) -> Token:
     """The token for ``written`` found in instruction ``content`` from offset ``start``,
     placed (with its span) where it is written; its text is ``reference``."""
@@ -313,7 +363,9 @@ def _word_at(content: str, written: str, start: int, first_line: int, reference:
     return Token(reference, line, column, True, written, span=Span(line, column, line, column + len(written)))
 
 
-def _with_pin_spans(text: str, body: str, facts: list[Fact], variables: dict[str, list[Token]]) -> list[Fact]:
+def _with_pin_spans(
+    text: str, body: str, facts: list[Fact], variables: dict[str, list[Token]], vllm_lines: frozenset[int]
+) -> list[Fact]:
     """``facts`` of a ``RUN`` line, a vLLM pin whose version comes from an ``ARG`` or
     ``ENV`` (``pip install vllm==${VLLM_VERSION}``) told where that version is written."""
     out = []
@@ -325,11 +377,11 @@ def _with_pin_spans(text: str, body: str, facts: list[Fact], variables: dict[str
         for name in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", body):
             words = variables.get(name) or []
             if len(words) == 1 and words[0].text == pinned:
-                uses = arg_uses(text, name)
+                uses = arg_uses(text, name, vllm_lines)
                 span = sub_span(words[0], 0, len(pinned))
                 note = (
-                    f"{name} is used {uses} times in this file; bumping it would change the others too"
-                    if uses > 1
+                    f"{name} is also used for something else ({uses} time(s)); bumping it would change that too"
+                    if uses > 0
                     else ("" if span is not None else "the version is not written as plain text; set it by hand")
                 )
                 spans = replace(fact.spans or Spans(), version=None if note else span, note=note)
