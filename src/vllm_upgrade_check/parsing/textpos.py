@@ -84,13 +84,3 @@ def own_lines(
     if end_line < len(lines):
         return Span(line, 1, end_line + 1, 1)
     return Span(line, 1, end_line, len(lines[end_line - 1]) + 1)
-
-
-def with_comments_above(lines: Sequence[str], span: Span, after_line: int) -> Span:
-    """``span`` (whole lines) grown upward over the comment lines right above it, down to
-    no higher than the line after ``after_line`` (the end of the element before it): a
-    comment written above an element is taken to be about it."""
-    line = span.line
-    while line - 1 > after_line and lines[line - 2].lstrip().startswith("#"):
-        line -= 1
-    return Span(line, 1, span.end_line, span.end_column)

@@ -43,6 +43,10 @@ class Token:
         prev_end: where the element before it in the same list ends (``None``: it is the
             first, or its neighbour is not written as a word of this list).
         next_start: where the element after it starts (``None``: it is the last).
+        line_start: the start of its line, when only blanks stand before it there (a flow
+            list written one element group per line).
+        line_end: the start of the next line, when after it only a comma, blanks and a
+            comment stand on its line.
     """
 
     text: str
@@ -54,6 +58,8 @@ class Token:
     element: Span | None = None
     prev_end: Point | None = None
     next_start: Point | None = None
+    line_start: Point | None = None
+    line_end: Point | None = None
 
     @property
     def start(self) -> Point:
@@ -80,11 +86,15 @@ class Token:
             element=span(self.element),
             prev_end=None if self.prev_end is None else point(self.prev_end),
             next_start=None if self.next_start is None else point(self.next_start),
+            line_start=None if self.line_start is None else point(self.line_start),
+            line_end=None if self.line_end is None else point(self.line_end),
         )
 
     def unplaced(self) -> Token:
         """This token without spans or neighbours (its text is not where it is used)."""
-        return replace(self, span=None, element=None, prev_end=None, next_start=None)
+        return replace(
+            self, span=None, element=None, prev_end=None, next_start=None, line_start=None, line_end=None
+        )
 
 
 def link(tokens: Sequence[Token], extents: Sequence[Span | None] | None = None) -> list[Token]:
@@ -138,6 +148,10 @@ def cut(words: Sequence[Token]) -> Span | None:
         return Span.between(start.start, end.end)
     if any(whole):
         return None
+    if head.line_start is not None and tail.line_end is not None:
+        # A group of elements on lines of their own: those lines go, with the comma and
+        # comment after them (a neighbour's comment on its own line stays with it).
+        return Span.between(head.line_start, tail.line_end)
     if head.prev_end is not None:
         return Span.between(head.prev_end, end.end)
     if tail.next_start is not None:

@@ -9,7 +9,7 @@ reported; ``<<`` merge keys are honoured.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from vllm_upgrade_check.model.facts import Span
-from vllm_upgrade_check.parsing.textpos import INDENT, line_index, own_lines, with_comments_above
+from vllm_upgrade_check.parsing.textpos import INDENT, line_index, own_lines
 from vllm_upgrade_check.parsing.words import Token, cut, link
 
 MAX_NODES = 200_000
@@ -248,20 +248,31 @@ def sequence_words(text: str, node: yaml.Node | None) -> list[Token]:
         return []
     lines = text.split("\n")
     runs: list[list[Token]] = [[]]
-    previous_end = 0  # the last line of the item before
     for child in node.value:
         if not isinstance(child, yaml.ScalarNode):
             runs.append([])
-            previous_end = child.end_mark.line + 1
             continue
         word = scalar_word(text, child)
         assert word.span is not None
-        element = None if node.flow_style else own_lines(lines, word.span.start, word.span.end, _ITEM_HEAD)
-        if element is not None and previous_end:
-            element = with_comments_above(lines, element, previous_end)
-        previous_end = word.span.end_line
+        if node.flow_style:
+            start, end = _flow_line(lines, word.span)
+            runs[-1].append(replace(word, line_start=start, line_end=end))
+            continue
+        element = own_lines(lines, word.span.start, word.span.end, _ITEM_HEAD)
         runs[-1].append(replace(word, element=element))
     return [token for run in runs for token in link(run)]
+
+
+_FLOW_TAIL = re.compile(r"[ \t]*,?[ \t]*(#.*)?")
+
+
+def _flow_line(lines: Sequence[str], span: Span) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+    """``(line_start, line_end)`` of a flow list item at ``span`` (see :class:`Token`)."""
+    line = lines[span.line - 1] if span.line <= len(lines) else ""
+    end_line = lines[span.end_line - 1] if span.end_line <= len(lines) else ""
+    starts = not line[: span.column - 1].strip()
+    ends = _FLOW_TAIL.fullmatch(end_line[span.end_column - 1 :]) is not None and span.end_line < len(lines)
+    return ((span.line, 1) if starts else None), ((span.end_line + 1, 1) if ends else None)
 
 
 def scalar_offsets(text: str, node: yaml.ScalarNode) -> list[int] | None:

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
-from vllm_upgrade_check.parsing.textpos import own_lines, with_comments_above
+from vllm_upgrade_check.parsing.textpos import own_lines
 from vllm_upgrade_check.parsing.words import Token, cut, link
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.launch import env_fact, with_model_settings
@@ -238,14 +238,9 @@ class _Module:
         """The elements of one comma-separated list (a call's arguments, a list's items, a
         dict's entries), each written at ``extents``, as linked words: an element alone on
         its lines is one of whole lines (its comma and comment go with it)."""
-        tokens = []
-        previous_end = 0
-        for extent in extents:
-            element = None if extent is None else self.whole_lines(extent)
-            if element is not None and previous_end:
-                element = with_comments_above(self.lines, element, previous_end)
-            previous_end = 0 if extent is None else extent.end_line
-            tokens.append(Token("", 0, 0, span=extent, element=element))
+        tokens = [
+            Token("", 0, 0, span=e, element=None if e is None else self.whole_lines(e)) for e in extents
+        ]
         return link(tokens)
 
     def remember_cuts(self, keys: list[ast.AST], extents: list[Span | None]) -> None:
