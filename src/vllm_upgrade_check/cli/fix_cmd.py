@@ -46,7 +46,10 @@ def fix(
         raise typer.Exit(2 if found.errors else 0)
     result = fix_paths(options, unsafe=unsafe_fixes, bump=bump)
     files = {e.path for e in result.applied}
-    typer.echo(f"Fixed {len(result.applied)} issue(s) in {len(files)} file(s):")
+    if result.applied:
+        typer.echo(f"Fixed {len(result.applied)} issue(s) in {len(files)} file(s):")
+    else:
+        typer.echo("Fixed 0 issue(s): nothing to fix mechanically.")
     for edit in result.applied:
         label = "vLLM" if edit.rule_id == UPGRADE_ID else edit.rule_id
         typer.echo(f"  {edit.path}:{edit.line}: {label}: {edit.description}")
@@ -87,13 +90,19 @@ def _left_alone(result: FixResult, err: bool) -> None:
         typer.echo(f"Not written ({len(result.not_written)}):", err=err)
         for refused in result.not_written:
             typer.echo(f"  {refused.path}: {refused.reason} [{', '.join(refused.rules)}]", err=err)
-    if result.held_by:
+    if result.held_by or result.held_by_unreadable:
         count = len(result.held_by)
+        unreadable = len(result.held_by_unreadable)
+        what = f"{count} blocker(s) remain for {result.target}" if count else ""
+        if unreadable:
+            what += (" and " if what else "") + f"{unreadable} file(s) that configure vLLM cannot be read"
         typer.echo(
-            f"vLLM versions stay where they are while {count} blocker(s) remain for {result.target} "
-            "(fix them, then run fix again):",
+            f"vLLM versions stay where they are while {what} (fix them, then run fix again):",
             err=err,
         )
+        for skip in result.held_by_unreadable:
+            where = f"{skip.path}:{skip.line}" if skip.line is not None else skip.path
+            typer.echo(f"  {where}: {skip.reason}", err=err)
         for held in result.held_by:
             f, loc = held.finding, held.finding.location
             subject = " ".join((f.fact.raw or f.fact.name).split())

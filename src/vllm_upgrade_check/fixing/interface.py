@@ -130,6 +130,8 @@ class FixResult:
         held_by: the blockers left at the target that held the bump back (the vLLM
             versions stay where they are, so the next scan still checks from them), each
             with its line in the file on disk.
+        held_by_unreadable: files that configure vLLM but could not be read, which also hold
+            the bump back (what they hold is not known).
         relock: lock files whose pins move only when the lock is made again.
     """
 
@@ -142,4 +144,5 @@ class FixResult:
     from_version: str | None = None
     target: str = ""
     held_by: list[Unfixed] = field(default_factory=list)
+    held_by_unreadable: list[Skipped] = field(default_factory=list)
     relock: list[str] = field(default_factory=list)

@@ -438,8 +438,10 @@ def _bump_phase(
         and not any(c.finding is f for c in companions)
         and f not in locked
     ]
-    if bumps and blockers:
+    unreadable = [s for s in run.result.skipped if s.configures_vllm]
+    if bumps and (blockers or unreadable):
         run.result.held_by = [Unfixed(f, "blocker") for f in blockers]
+        run.result.held_by_unreadable = unreadable
         reason = f"held back while blockers remain for {target}"
         for candidate in bumps:
             run.result.not_bumped.append(

@@ -153,6 +153,9 @@ class _Walker:
 
     # -- assignments ---------------------------------------------------------------
     def assignment(self, node: tree_sitter.Node, exported: bool, prefix: bool) -> None:
+        """Record ``NAME=value``, ``NAME=(words)`` and their appending forms ``NAME+=...``
+        (which add to what the variable holds: every branch that appends may reach the
+        command that expands it)."""
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
         if name_node is None:
@@ -161,17 +164,21 @@ class _Walker:
         if name_node.type == "subscript":
             return
         line, col = self.pos(node)
+        append = any(c.type == "+=" for c in node.children)
+        before = list(self.vars.get(name, [])) if append else []
         if value_node is not None and value_node.type == "array":
             tokens = self.words([c for c in value_node.named_children if c.type != "comment"])
-            self.vars[name] = tokens
-            value = " ".join(t.text for t in tokens)
+            self.vars[name] = before + tokens
+            value = " ".join(t.text for t in self.vars[name])
         elif value_node is not None:
             tokens = self.expand(value_node, split=False)
             value = tokens[0].text if tokens else ""
-            self.vars[name] = self._split_value(value_node, value, tokens)
+            self.vars[name] = before + self._split_value(value_node, value, tokens)
+            if append:
+                value = " ".join(t.text for t in self.vars[name])
         else:
             value = ""
-            self.vars[name] = []
+            self.vars[name] = before
         self.script.assignments.append(Assignment(name, value, line, col, exported, prefix))
 
     def _split_value(self, node: tree_sitter.Node, value: str, tokens: list[Token]) -> list[Token]:

@@ -22,6 +22,7 @@ from dotenv.parser import parse_stream
 from vllm_upgrade_check.model.facts import Fact, Skipped
 from vllm_upgrade_check.parsing.shell import Token
 from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.dockerfile import is_dockerfile
 from vllm_upgrade_check.sources.scanners.launch import env_fact
 from vllm_upgrade_check.sources.scanners.shell import shell_facts
 
@@ -31,7 +32,10 @@ _MAX_ENV_FILE_CHARS = 256 * 1024
 
 
 def is_dotenv(name: str) -> bool:
-    """``.env``, ``.env.production``, ``vllm.env``, ``prod.env`` (not ``.envrc``)."""
+    """``.env``, ``.env.production``, ``vllm.env``, ``prod.env`` (not ``.envrc``, nor a
+    Dockerfile named ``Dockerfile.env``)."""
+    if is_dockerfile(name):
+        return False
     return name == ".env" or name.startswith(".env.") or (name.endswith(".env") and len(name) > 4)
 
 

@@ -15,9 +15,11 @@ from dataclasses import dataclass, replace
 
 import yaml
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
+from vllm_upgrade_check.knowledge.versions import tag_version_span
+from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span
 from vllm_upgrade_check.parsing.shell import Token, parse_shell
 from vllm_upgrade_check.parsing.textpos import line_index
+from vllm_upgrade_check.parsing.words import sub_span
 from vllm_upgrade_check.parsing.yamlnodes import (
     YamlProblem,
     documents,
@@ -160,8 +162,31 @@ def _expanded(item: _Item, env: Mapping[str, str | None]) -> _Item:
     text, known = k8s_expand(token.text, env)
     if text == token.text and known:
         return item
-    written = token.written or token.text
-    return _Item(Token(text, token.line, token.column, token.resolved and known, written), item.node)
+    # Still the word written there (a fix may cut it out), now reading as its expansion.
+    return _Item(replace(token, text=text, resolved=token.resolved and known, written=token.written or token.text), item.node)
+
+
+_COMPOSE_DEFAULT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:?-)([^}]*)\}")
+"""``${VAR:-default}`` / ``${VAR-default}`` in a compose value (compose's interpolation)."""
+
+
+def compose_interpolated(token: Token) -> tuple[str, Span | None]:
+    """A compose image written with ``${VAR:-default}`` (``vllm/vllm-openai:v${TAG:-0.17.0}``)
+    as compose reads it when the variable is not set, and where its version is written
+    when it lies in the default word (``None`` otherwise). Compose reads ``.env`` and the
+    shell environment too: what they set is not known here, so the default stands for it."""
+    text = token.text
+    expanded = _COMPOSE_DEFAULT.sub(lambda m: m.group(3), text)
+    version = None
+    found = tag_version_span(split_image(expanded)[1] or "")
+    match = _COMPOSE_DEFAULT.search(text)
+    if found is not None and match is not None:
+        tag = split_image(expanded)[1] or ""
+        at = len(expanded) - len(tag) + found[0]  # the version's offset in the expanded text
+        shift = match.start(3) - match.start()  # where the default word starts in the written text
+        if match.start() <= at and at + (found[1] - found[0]) <= match.start() + len(match.group(3)):
+            version = sub_span(token, at + shift, at + shift + found[1] - found[0])
+    return expanded, version
 
 
 def container_facts(
@@ -181,9 +206,13 @@ def container_facts(
     vllm_image = False
     if image and isinstance(image_node, yaml.ScalarNode):
         token = scalar_word(text, image_node)
+        version: Span | None = None
+        if scanner == "compose" and "$" in image:
+            image, version = compose_interpolated(token)
+            token = replace(token, text=image)
         vllm_image = is_vllm_image(image)
         if vllm_image:
-            yield image_fact(token, path, scanner, syntax="yaml")
+            yield image_fact(token, path, scanner, version=version, syntax="yaml")
             hint = image_hint(image, path, token.line)
     entry = _argv(text, entry_node)
     args = _argv(text, args_node)
@@ -192,6 +221,11 @@ def container_facts(
         args = [_expanded(item, env) for item in args]
     argv = entry + args
     if not argv:
+        if vllm_image and image_node is not None:
+            # The image's own entry point runs vLLM's server, with no flags at all.
+            repo, _tag = split_image(image or "")
+            start = scalar_word(text, image_node) if isinstance(image_node, yaml.ScalarNode) else None
+            yield from arg_facts([], path, scanner, entry=f"image {repo}", start=start, hint=hint, syntax="yaml")
         return
     if (
         len(argv) >= 3

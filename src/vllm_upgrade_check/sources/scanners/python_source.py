@@ -958,6 +958,8 @@ class ArgvBuilder:
         """``(text, anchor)``: the string value and the token it derives from (for positions)."""
         if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float)):
             return str(node.value), None
+        if _dotted(node) == "sys.executable":
+            return "python", None  # the interpreter running the launcher
         if isinstance(node, ast.Name) and node.id in env:
             return env[node.id].text, env[node.id]
         if isinstance(node, ast.Call) and _dotted(node.func) == "str" and len(node.args) == 1:

@@ -68,7 +68,7 @@ def _env_map(node: yaml.Node | None, path: str, scanner: str) -> Iterator[Fact]:
 # --- Ray Serve LLM ---------------------------------------------------------------------------
 
 
-def llm_config_facts(config: yaml.Node, path: str) -> Iterator[Fact]:
+def llm_config_facts(text: str, config: yaml.Node, path: str) -> Iterator[Fact]:
     """Facts of one Ray Serve ``LLMConfig`` mapping."""
     scanner = "ray-serve"
     loading = get(config, "model_loading_config")
@@ -79,9 +79,12 @@ def llm_config_facts(config: yaml.Node, path: str) -> Iterator[Fact]:
         p = pos(model_node)
         yield Fact(FactKind.MODEL, model, Location(path, p.line, p.column), model, model, scanner=scanner)
         names.add("model")
-    for key, key_node, value_node in mapping_items(get(config, "engine_kwargs")):
+    kwargs = get(config, "engine_kwargs")
+    cuts = entry_cuts(text, kwargs)
+    for key, key_node, value_node in mapping_items(kwargs):
         p = pos(key_node)
-        fact = config_arg_fact(key, scalar(value_node), path, p.line, p.column, scanner)
+        spans = entry_spans(text, key_node, value_node, cuts)
+        fact = config_arg_fact(key, scalar(value_node), path, p.line, p.column, scanner, spans=spans)
         names.add(fact.name)
         yield fact
     yield from _env_map(get(get(config, "runtime_env"), "env_vars"), path, scanner)
@@ -89,10 +92,10 @@ def llm_config_facts(config: yaml.Node, path: str) -> Iterator[Fact]:
     yield _launch(names, "ray serve llm", path, p.line, p.column, scanner)
 
 
-def ray_serve_facts(doc: yaml.Node, path: str) -> Iterator[Fact]:
+def ray_serve_facts(text: str, doc: yaml.Node, path: str) -> Iterator[Fact]:
     """Facts of a Serve config (``applications``) or of a file holding one LLM config."""
     if get(doc, "engine_kwargs") is not None and get(doc, "model_loading_config") is not None:
-        yield from llm_config_facts(doc, path)
+        yield from llm_config_facts(text, doc, path)
         return
     for app in items(get(doc, "applications")):
         configs = items(get(get(app, "args"), "llm_configs"))
@@ -101,7 +104,7 @@ def ray_serve_facts(doc: yaml.Node, path: str) -> Iterator[Fact]:
         yield from _env_map(get(get(app, "runtime_env"), "env_vars"), path, "ray-serve")
         for config in configs:
             if isinstance(config, yaml.MappingNode):
-                yield from llm_config_facts(config, path)
+                yield from llm_config_facts(text, config, path)
 
 
 # --- SkyPilot --------------------------------------------------------------------------------
@@ -217,7 +220,7 @@ class ServingConfigScanner(Scanner):
         for doc in docs:
             if scalar(get(doc, "apiVersion")) is not None and scalar(get(doc, "kind")) is not None:
                 continue
-            yield from ray_serve_facts(doc, source.relpath)
+            yield from ray_serve_facts(text, doc, source.relpath)
             if is_skypilot(doc):
                 yield from skypilot_facts(text, doc, source.relpath)
 
