@@ -359,6 +359,7 @@ def test_a_file_result_survives_the_cache_format_field_for_field() -> None:
             sure=False,
             word=Span(3, 4, 3, 20),
         ),
+        group="3:5",
     )
     defaults = Fact(FactKind.ARG, "x", Location(None))
     for field in dataclasses.fields(Fact):

@@ -72,6 +72,9 @@ class Planned:
         becomes: the signatures the fact reads as after the fix (empty when it is removed).
         description: one line for the summary.
         applicability: the rule's, or ``unsafe`` when this finding's fix rests on a guess.
+        others: other facts the fix changes, each with the signatures it reads as after it
+            (a config flag a value is merged into).
+        target: the config flag a move writes into (``structured_outputs_config``), or ``""``.
     """
 
     changes: tuple[Change, ...]
@@ -79,6 +82,8 @@ class Planned:
     becomes: tuple[Signature, ...]
     description: str
     applicability: Applicability
+    others: tuple[tuple[Fact, tuple[Signature, ...]], ...] = ()
+    target: str = ""
 
 
 def describe(fact: Fact, action: FixAction, new: str) -> str:
@@ -268,25 +273,94 @@ def _version_text(tag: str) -> str:
     return "" if found is None else tag[found[0] : found[1]]
 
 
+def moved_value(fact: Fact) -> object:
+    """The JSON value a moved flag's value becomes: a number, ``true``/``false``, an object or a
+    list as written, else the text; a switch without a value is ``true`` (``--no-x``: ``false``)."""
+    if fact.value is None:
+        return not fact.raw.lstrip("-").startswith("no-")
+    try:
+        parsed = json.loads(fact.value)
+    except ValueError:
+        return fact.value
+    return parsed if isinstance(parsed, (int, float, bool, dict, list)) else fact.value
+
+
+def _json_text(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _keys_read(target_arg: str, data: dict[str, object]) -> tuple[Signature, ...]:
+    """The facts the scan reads for the keys of a ``--*-config`` JSON value (one per key; a
+    flag whose name does not end in ``_config`` has none)."""
+    if not target_arg.endswith("_config"):
+        return ()
+    return tuple((FactKind.ARG.value, f"{target_arg}.{k}", _json_text(v)) for k, v in data.items())
+
+
 def _move_to_config(finding: Finding, siblings: Sequence[Fact]) -> Planned:
     fact, fix = finding.fact, finding.rule.fix
     target_arg, _, key = (fix.replacement or "").partition(".")
     spans = fact.spans
     if fact.kind != FactKind.ARG or fact.origin != "cli":
         raise CannotFix("the value can only be moved on a command line; move it by hand")
-    if spans is None or spans.name is None or spans.value is None or fact.value is None:
+    if spans is None or spans.name is None or spans.cut is None:
         raise CannotFix("the scanner could not tell where the flag and its value are written; move it by hand")
-    if any(s.kind == FactKind.ARG and s.answers_to(target_arg) for s in siblings):
-        flag = _flag_style(fact.raw, target_arg)
-        raise CannotFix(f"the launch also sets {flag}: put {key}={fact.value} into it by hand")
+    value = moved_value(fact)
     flag = _flag_style(fact.raw, target_arg)
-    value = json.dumps({key: fact.value})
-    changes = (
-        Change(spans.name, flag, expect=fact.raw),
-        Change(spans.value, value, expect=fact.value, syntax=spans.syntax or "shell"),
-    )
-    becomes = ((FactKind.ARG.value, target_arg, value), (FactKind.ARG.value, f"{target_arg}.{key}", fact.value))
-    return Planned(changes, False, becomes, f"move {fact.raw} {fact.value} -> {flag} {value}", fix.applicability)
+    changes: tuple[Change, ...]
+    launch = [s for s in siblings if fact.group is not None and s.group == fact.group]
+    present = [s for s in launch if s.kind == FactKind.ARG and s.name == target_arg and s is not fact]
+    if present:
+        # The launch sets the config flag already: the value joins its JSON and the flag goes.
+        (config,) = present if len(present) == 1 else (None,)
+        try:
+            current = json.loads(config.value or "") if config is not None else None
+        except ValueError:
+            current = None
+        if config is None or not isinstance(current, dict) or config.spans is None or config.spans.value is None:
+            raise CannotFix(f"the launch sets {flag} in a way that cannot be merged: put {key} into it by hand")
+        if key in current:
+            raise CannotFix(f"{flag} sets {key} already; decide which value stays by hand")
+        merged = json.dumps({**current, key: value})
+        changes = (
+            Change(spans.cut, "", inside=spans.name),
+            # The value may be written with escapes (a JSON string in a YAML or JSON list): the
+            # scan after the fix checks what it reads as.
+            Change(config.spans.value, merged, syntax=config.spans.syntax or "shell"),
+        )
+        becomes_config = ((FactKind.ARG.value, target_arg, merged),) + _keys_read(
+            target_arg, {**current, key: value}
+        )
+        others = [(config, becomes_config)]
+        others.extend(
+            (s, ()) for s in launch if s.kind == FactKind.ARG and s.name.startswith(target_arg + ".")
+        )
+        return Planned(
+            changes,
+            True,
+            (),
+            f"move {fact.raw} into {flag} as {key}",
+            fix.applicability,
+            tuple(others),
+            target_arg,
+        )
+    if spans.value is None and fact.value is not None:
+        raise CannotFix("the scanner could not tell where the value is written; move it by hand")
+    new_value = json.dumps({key: value})
+    if spans.value is not None:
+        changes = (
+            Change(spans.name, flag, expect=fact.raw),
+            Change(spans.value, new_value, expect=fact.value, syntax=spans.syntax or "shell"),
+        )
+    else:
+        # A switch: the flag's word becomes the config flag with its JSON as one word.
+        if spans.syntax != "shell":
+            raise CannotFix(f"{fact.raw} takes no value: write {flag} '{new_value}' in its place by hand")
+        from vllm_upgrade_check.parsing.words import render
+
+        changes = (Change(spans.name, f"{flag} {render(new_value, 'shell', '')}", expect=fact.raw),)
+    becomes = ((FactKind.ARG.value, target_arg, new_value), *_keys_read(target_arg, {key: value}))
+    return Planned(changes, False, becomes, f"move {fact.raw} -> {flag} {new_value}", fix.applicability, (), target_arg)
 
 
 def plan_finding(finding: Finding, target: Version, siblings: Sequence[Fact] = ()) -> Planned:

@@ -112,6 +112,7 @@ class _Run:
         candidates: list[_Candidate] = []
         unfixed: list[Unfixed] = []
         deferred: list[Finding] = []
+        moving: set[tuple[str | None, str | None, str]] = set()
         for finding in findings:
             fix = finding.rule.fix
             refused = self.refused.get(_key(finding))
@@ -134,6 +135,12 @@ class _Run:
                 )
                 unfixed.append(Unfixed(finding, reason))
                 continue
+            if planned.target:
+                # One move into a launch's config flag a pass: the next merges into it.
+                key = (finding.location.path, finding.fact.group, planned.target)
+                if key in moving:
+                    continue
+                moving.add(key)
             candidates.append(_Candidate(planned, finding.fact, finding, finding.rule.id))
         return candidates, unfixed, deferred
 

@@ -85,6 +85,10 @@ def expected(before: FileReading, fixes: Iterable[tuple[Fact, Planned]]) -> Coun
                     want[signature(owned)] -= 1
         for becomes in planned.becomes:
             want[becomes] += copies
+        for other, reads in planned.others:
+            want[signature(other)] -= 1
+            for becomes in reads:
+                want[becomes] += 1
     return +want
 
 

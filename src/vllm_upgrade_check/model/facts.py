@@ -212,6 +212,9 @@ class Fact:
         model: for ``launch`` facts, the model the launch serves, when the scanner knows it.
         spans: where a fix may edit the fact (see :class:`Spans`); ``None`` when the scanner
             recorded none (the fact cannot be fixed mechanically).
+        group: the launch the fact belongs to (``line:column`` where it starts), so that the
+            flags of one launch are told from another's in the same file; ``None`` for facts
+            of no launch.
     """
 
     kind: FactKind
@@ -228,6 +231,7 @@ class Fact:
     resolved: bool = True
     model: str | None = None
     spans: Spans | None = None
+    group: str | None = None
 
     def answers_to(self, name: str) -> bool:
         """Return ``True`` if ``name`` is this fact's name or one of its aliases."""
@@ -257,6 +261,7 @@ class Fact:
             self.resolved,
             self.model,
             None if self.spans is None else self.spans.to_row(),
+            self.group,
         )
 
     @staticmethod
@@ -296,6 +301,7 @@ class Fact:
         _set(fact, "resolved", row[15])
         _set(fact, "model", row[16])
         _set(fact, "spans", None if row[17] is None else Spans.from_row(row[17]))
+        _set(fact, "group", row[18])
         return fact
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -304,7 +310,7 @@ class Fact:
         return (Fact.from_row, (self.to_row(),))
 
 
-_ROW_LENGTH = 18
+_ROW_LENGTH = 19
 """Values in :meth:`Fact.to_row`: the fields of :class:`Fact` with :class:`Location`'s inlined."""
 
 _KINDS = {kind.value: kind for kind in FactKind}

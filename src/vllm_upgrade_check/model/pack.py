@@ -227,9 +227,9 @@ class Fix(_Strict):
             if not self.replacement:
                 raise ValueError(f"fix action {self.action.value} needs a replacement")
         if self.action == FixAction.MOVE_TO_CONFIG and not re.fullmatch(
-            r"[a-z0-9_]+_config\.[a-z0-9_]+", self.replacement or ""
+            r"[a-z0-9_]+\.[a-z0-9_]+", self.replacement or ""
         ):
-            raise ValueError("move_to_config needs a replacement like structured_outputs_config.backend")
+            raise ValueError("move_to_config needs a replacement like structured_outputs_config.backend (the engine arg of a JSON config flag, a dot, the key)")
         if self.action == FixAction.NONE and self.applicability != Applicability.DISPLAY_ONLY:
             raise ValueError("a fix with action none is display-only")
         return self

@@ -180,6 +180,19 @@ def sub_span(token: Token, start: int, end: int) -> Span | None:
     return Span(span.line, span.column + shift + start, span.line, span.column + shift + end)
 
 
+def inside_quotes(token: Token) -> Span | None:
+    """Where the text inside the quotes of a quoted word is written (escapes and all: the
+    text there may read differently from the word), when the word is one quoted string on
+    one line; ``None`` otherwise."""
+    span = token.span
+    written = token.written or token.text
+    if span is None or span.line != span.end_line or len(written) < 2:
+        return None
+    if written[0] not in "\"'" or written[-1] != written[0] or span.end_column - span.column != len(written):
+        return None
+    return Span(span.line, span.column + 1, span.line, span.end_column - 1)
+
+
 def part(token: Token, start: int, end: int) -> Token:
     """A word for ``token.text[start:end]`` (``docker:IMAGE`` -> ``IMAGE``), placed where it
     is written when :func:`sub_span` can tell, else at the token without spans."""

@@ -168,6 +168,7 @@ _ROW_TYPES: tuple[tuple[type, ...], ...] = (
     (bool,),  # resolved
     _OPT_STR,  # model
     (list, type(None)),  # spans
+    _OPT_STR,  # group
 )
 
 
@@ -182,7 +183,7 @@ def _strings(value: Any, what: str) -> list[str]:
 
 
 _ROW_SIGNATURES = frozenset(itertools.product(*_ROW_TYPES))
-"""Every tuple of exact value types a fact row may have (1,024 of them): one set lookup checks
+"""Every tuple of exact value types a fact row may have (2,048 of them): one set lookup checks
 a whole row, and exact types keep ``True`` out of the integer fields."""
 
 

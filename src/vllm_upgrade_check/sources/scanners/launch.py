@@ -30,7 +30,7 @@ from packaging.version import InvalidVersion, Version
 from vllm_upgrade_check.knowledge.known_args import known_args
 from vllm_upgrade_check.knowledge.versions import tag_version_span, version_from_tag
 from vllm_upgrade_check.model.facts import MODEL_SETTINGS, Fact, FactKind, Location, Span, Spans
-from vllm_upgrade_check.parsing.words import Token, cut, sub_span
+from vllm_upgrade_check.parsing.words import Token, cut, inside_quotes, sub_span
 
 VLLM_IMAGES = frozenset(
     {
@@ -447,7 +447,8 @@ def arg_spans(token: Token, flag: str, inline: bool, owned: Sequence[Token], syn
     if inline:
         value = sub_span(token, len(flag) + 1, len(token.text))
     elif len(owned) == 1:
-        value = sub_span(owned[0], 0, len(owned[0].text))
+        # As written, or (a JSON value with escaped quotes) inside its quotes.
+        value = sub_span(owned[0], 0, len(owned[0].text)) or (inside_quotes(owned[0]) if syntax != "shell" else None)
     else:
         value = None
     return Spans(
@@ -581,6 +582,9 @@ def arg_facts(
             facts.append(_model_fact(token, text, path, scanner, hint))
             names.add("model")
         i += 1
+    if start is not None:
+        group = f"{start.line}:{start.column}"
+        facts = [replace(f, group=group) for f in facts]
     yield from with_model_settings(facts)
     if start is not None:
         yield Fact(
@@ -596,6 +600,7 @@ def arg_facts(
             hint_source=hint_source,
             resolved=not unresolved,
             model=served,
+            group=f"{start.line}:{start.column}",
         )
 
 

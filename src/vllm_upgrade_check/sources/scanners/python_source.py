@@ -491,6 +491,8 @@ class _Module:
                         scanner="python",
                     )
                 )
+        group = f"{call.lineno}:{call.col_offset + 1}"
+        self.facts[first_fact:] = [replace(f, group=group) for f in self.facts[first_fact:]]
         if origin == "python":
             self.facts[first_fact:] = with_model_settings(self.facts[first_fact:])
             self.facts.append(
@@ -505,6 +507,7 @@ class _Module:
                     scanner="python",
                     resolved=not unresolved,
                     model=served,
+                    group=group,
                 )
             )
 
