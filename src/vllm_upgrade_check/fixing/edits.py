@@ -50,7 +50,8 @@ def edits_of(planned: Planned, text: str, path: str, rule_id: str, line: int, gr
             quote = before if before in "'\"" and before and text[end : end + 1] == before else ""
             rendered = render(new, change.syntax, quote)
             if rendered is None:
-                raise CannotFix(f"line {span.line}: {new!r} cannot be written inside {quote} quotes here")
+                where = f"inside the {quote} quotes there" if quote else "there as it is written"
+                raise CannotFix(f"line {span.line}: {new!r} cannot be written {where}; write it by hand")
             new = rendered
         if new == old:
             continue

@@ -218,9 +218,23 @@ def render(value: str, syntax: str, quote: str) -> str | None:
 
     Args:
         value: the new text.
-        syntax: ``shell``, ``yaml``, ``json``, ``python``, ``toml``, ``requirements`` or ``""``.
+        syntax: ``shell``, ``yaml``, ``json``, ``python``, ``toml``, ``requirements`` or ``""``;
+            ``INNER|OUTER`` for text of one held in a string of another (``shell|yaml'``:
+            shell words in a single-quoted YAML scalar; ``yaml`` alone: a plain scalar).
         quote: the quote character around the place written to.
     """
+    if "|" in syntax:
+        # Text of one syntax held in a quoted scalar of another (shell in a YAML string):
+        # quoted for the inner one, then escaped for the string that holds it.
+        inner, outer = syntax.split("|", 1)
+        rendered = render(value, inner, quote)
+        if rendered is None:
+            return None
+        if outer == "yaml'":
+            return rendered.replace("'", "''")
+        if outer == 'yaml"':
+            return json.dumps(rendered)[1:-1]
+        return rendered if outer == "yaml" and ": " not in rendered and " #" not in rendered else None
     if syntax in ("", "requirements"):
         return value if not quote or quote not in value else None
     if syntax == "shell":

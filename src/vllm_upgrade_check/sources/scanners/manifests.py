@@ -239,7 +239,13 @@ def container_facts(
         yield from facts
         return
     tokens = [i.token for i in argv]
-    syntax = "yaml" if isinstance(args_node if args else entry_node, yaml.SequenceNode) else "shell"
+    holder = args_node if args else entry_node
+    if isinstance(holder, yaml.SequenceNode):
+        syntax = "yaml"
+    elif isinstance(holder, yaml.ScalarNode) and holder.style in ("'", '"', None, ""):
+        syntax = f"shell|yaml{holder.style or ''}"  # shell words inside a YAML string
+    else:
+        syntax = "shell"
     facts = argv_facts(tokens, path, scanner, hint, syntax=syntax)
     if facts:
         yield from facts
