@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from vllm_upgrade_check import engine
+from vllm_upgrade_check.model.options import ScanOptions
 from vllm_upgrade_check.model.pack import Severity
 
 # (rule id, release before removal, line used in the script, expected severity)
@@ -46,7 +47,7 @@ def test_removed_setting_reported_on_its_line(
     script = tmp_path / "launch.sh"
     script.write_text(f"#!/bin/sh\nset -e\n{line}\n")
     report = engine.run_scan(
-        engine.ScanOptions.of(paths=[tmp_path], to_version="0.19.1", from_version=from_version)
+        ScanOptions.of(paths=[tmp_path], to_version="0.19.1", from_version=from_version)
     )
     hits = [f for f in report.findings if f.rule.id == rule_id]
     assert hits, f"{rule_id} not reported; got {[f.rule.id for f in report.findings]}"
@@ -57,12 +58,12 @@ def test_removed_setting_reported_on_its_line(
 def test_deprecated_flag_is_a_warning_before_its_removal(tmp_path: Path) -> None:
     """--disable-log-requests: deprecated in 0.10.1, removed in 0.17.0 → warning for 0.16.0."""
     (tmp_path / "launch.sh").write_text("vllm serve m --disable-log-requests\n")
-    report = engine.run_scan(engine.ScanOptions.of(paths=[tmp_path], to_version="0.16.0", from_version="0.10.0"))
+    report = engine.run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.16.0", from_version="0.10.0"))
     hits = [f for f in report.findings if f.rule.id == "VUC0170-001"]
     assert hits and hits[0].severity == Severity.WARNING and hits[0].deprecated_only
 
 
 def test_not_reported_when_already_past_the_removal(tmp_path: Path) -> None:
     (tmp_path / "launch.sh").write_text("vllm serve m --task embed\n")
-    report = engine.run_scan(engine.ScanOptions.of(paths=[tmp_path], to_version="0.19.1", from_version="0.13.0"))
+    report = engine.run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.19.1", from_version="0.13.0"))
     assert not [f for f in report.findings if f.rule.id == "VUC0130-001"]

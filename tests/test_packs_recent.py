@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from vllm_upgrade_check import engine
+from vllm_upgrade_check.model.options import ScanOptions
 
 # (release before the removal, launch script, rule name, line)
 CASES = [
@@ -81,7 +82,7 @@ def test_removed_item_reported_at_its_line(
 ) -> None:
     (tmp_path / "launch.sh").write_text(script)
     report = engine.run_scan(
-        engine.ScanOptions.of(paths=[tmp_path], to_version="0.33.0", from_version=from_version)
+        ScanOptions.of(paths=[tmp_path], to_version="0.33.0", from_version=from_version)
     )
     hits = [(f.rule.name, f.fact.location.line) for f in report.findings]
     assert (rule_name, line) in hits, hits
@@ -89,12 +90,12 @@ def test_removed_item_reported_at_its_line(
 
 def test_removal_not_reported_when_already_past_it(tmp_path: Path) -> None:
     (tmp_path / "launch.sh").write_text("export VLLM_RPC_TIMEOUT=10000\nvllm serve m\n")
-    report = engine.run_scan(engine.ScanOptions.of(paths=[tmp_path], to_version="0.33.0", from_version="0.23.0"))
+    report = engine.run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.33.0", from_version="0.23.0"))
     assert not any(f.rule.name == "removed-env-vllm-rpc-timeout" for f in report.findings)
 
 
 def test_deprecated_env_var_warns_before_removal(tmp_path: Path) -> None:
     (tmp_path / "launch.sh").write_text("export VLLM_USE_FBGEMM=1\nvllm serve m\n")
-    report = engine.run_scan(engine.ScanOptions.of(paths=[tmp_path], to_version="0.23.0", from_version="0.21.0"))
+    report = engine.run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.23.0", from_version="0.21.0"))
     found = [f for f in report.findings if f.rule.name == "removed-env-vllm-use-fbgemm"]
     assert found and found[0].deprecated_only

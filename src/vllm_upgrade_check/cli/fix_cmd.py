@@ -32,7 +32,8 @@ def fix(
     """Fix what can be fixed mechanically; list what needs a person. Exit 2 on a stale edit."""
 
     from vllm_upgrade_check.cli.config import config_for, scan_options
-    from vllm_upgrade_check.fixing import UPGRADE_ID, diff_paths, fix_paths
+    from vllm_upgrade_check.engine.fix import diff_paths, fix_paths
+    from vllm_upgrade_check.fixing import UPGRADE_ID
 
     settings = config_for(paths or [], config)
     options = scan_options(paths or [], settings, to=to, from_=from_, rules=rules, exclude=exclude)

@@ -1,11 +1,12 @@
 """The fixing stage: findings' mechanical fixes planned from the scanners' spans, checked by
 scanning the fixed text again, written atomically; vLLM versions bumped when nothing blocks.
 
-See :mod:`.interface` for the records, :mod:`.planned` for what a fix changes, :mod:`.verify`
-for the check, :mod:`.run` for a ``fix`` run.
+See :mod:`.interface` for the records, :mod:`.planned` for what a fix changes, :mod:`.edits`
+for edits of a file's text, :mod:`.verify` for the check; a ``fix`` run is orchestrated by
+:mod:`vllm_upgrade_check.engine.fix`.
 """
 
-from vllm_upgrade_check.fixing.edits import apply_to_text, diff_text
+from vllm_upgrade_check.fixing.edits import apply_edits, apply_to_text, diff_text, planned_edits
 from vllm_upgrade_check.fixing.interface import (
     MECHANICAL,
     UPGRADE_ID,
@@ -17,7 +18,6 @@ from vllm_upgrade_check.fixing.interface import (
     StaleEditError,
     Unfixed,
 )
-from vllm_upgrade_check.fixing.run import apply_edits, diff_paths, fix_paths, planned_edits
 
 __all__ = [
     "MECHANICAL",
@@ -31,8 +31,6 @@ __all__ = [
     "Unfixed",
     "apply_edits",
     "apply_to_text",
-    "diff_paths",
     "diff_text",
-    "fix_paths",
     "planned_edits",
 ]

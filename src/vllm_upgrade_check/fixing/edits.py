@@ -8,10 +8,17 @@ changed since it was scanned is never written.
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
+from packaging.version import Version
+
+from vllm_upgrade_check.errors import VucError
 from vllm_upgrade_check.fixing.interface import CannotFix, Edit, StaleEditError
-from vllm_upgrade_check.fixing.planned import Planned
+from vllm_upgrade_check.fixing.planned import Planned, plan_finding
+from vllm_upgrade_check.model.findings import Finding
+from vllm_upgrade_check.parsing.textfiles import OutsideRoots, read_text, resolve_in_roots, write_atomic
 from vllm_upgrade_check.parsing.textpos import line_index
 from vllm_upgrade_check.parsing.words import render
 
@@ -165,3 +172,47 @@ class LineMap:
         for moves in reversed(self.passes[:stop]):
             line = self._backward(line, moves)
         return line
+
+
+def apply_edits(
+    edits: Sequence[Edit], roots: Sequence[Path], overlay: dict[str, bytes] | None = None
+) -> tuple[list[str], list[VucError]]:
+    """Apply ``edits`` file by file (no check by scanning: for edits made by hand or in
+    tests); with ``overlay``, read from and write to it (by real path) instead of the disk.
+
+    Returns:
+        ``(relative paths written, errors)``; a file with a stale edit or outside the roots
+        is not written and contributes one error, the other files are still written.
+    """
+    written: list[str] = []
+    errors: list[VucError] = []
+    for rel, group in sorted(by_path(edits).items()):
+        try:
+            real = resolve_in_roots(roots, rel)
+            source = read_text(real, overlay)
+            data = source.encode(apply_to_text(source.text, group, rel))
+            if overlay is not None:
+                overlay[os.path.realpath(real)] = data
+            else:
+                write_atomic(real, data)
+        except OutsideRoots as exc:
+            errors.append(VucError(str(exc), rel))
+            continue
+        except StaleEditError as exc:
+            errors.append(exc)
+            continue
+        except OSError as exc:
+            errors.append(VucError(f"cannot write: {exc.strerror or exc}", rel))
+            continue
+        written.append(rel)
+    return written, errors
+
+
+def planned_edits(finding: Finding, text: str, target: Version) -> list[Edit]:
+    """The edits of ``finding``'s mechanical fix in ``text`` (its file as it is now).
+
+    Raises:
+        CannotFix: as :func:`~.planned.plan_finding` and :func:`~.edits.edits_of`.
+    """
+    planned = plan_finding(finding, target)
+    return edits_of(planned, text, finding.location.path or "", finding.rule.id, finding.location.line or 0)

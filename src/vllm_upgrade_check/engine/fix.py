@@ -15,14 +15,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from vllm_upgrade_check.errors import VucError
-from vllm_upgrade_check.fixing.edits import LineMap, apply_to_text, by_path, diff_text, edits_of
+from vllm_upgrade_check.fixing.edits import LineMap, apply_to_text, diff_text, edits_of
 from vllm_upgrade_check.fixing.interface import (
     UPGRADE_ID,
     CannotFix,
@@ -483,49 +482,3 @@ def diff_paths(options: ScanOptions, unsafe: bool = False, bump: bool = True) ->
         real = resolve_in_roots(roots, rel)
         files.append((rel, read_text(real).text, read_text(real, overlay).text))
     return diff_text(files), result
-
-
-def apply_edits(
-    edits: Sequence[Edit], roots: Sequence[Path], overlay: dict[str, bytes] | None = None
-) -> tuple[list[str], list[VucError]]:
-    """Apply ``edits`` file by file (no check by scanning: for edits made by hand or in
-    tests); with ``overlay``, read from and write to it (by real path) instead of the disk.
-
-    Returns:
-        ``(relative paths written, errors)``; a file with a stale edit or outside the roots
-        is not written and contributes one error, the other files are still written.
-    """
-    written: list[str] = []
-    errors: list[VucError] = []
-    for rel, group in sorted(by_path(edits).items()):
-        try:
-            real = resolve_in_roots(roots, rel)
-            source = read_text(real, overlay)
-            data = source.encode(apply_to_text(source.text, group, rel))
-            if overlay is not None:
-                overlay[os.path.realpath(real)] = data
-            else:
-                write_atomic(real, data)
-        except OutsideRoots as exc:
-            errors.append(VucError(str(exc), rel))
-            continue
-        except StaleEditError as exc:
-            errors.append(exc)
-            continue
-        except OSError as exc:
-            errors.append(VucError(f"cannot write: {exc.strerror or exc}", rel))
-            continue
-        written.append(rel)
-    return written, errors
-
-
-def planned_edits(finding: Finding, text: str, target: Version) -> list[Edit]:
-    """The edits of ``finding``'s mechanical fix in ``text`` (its file as it is now).
-
-    Raises:
-        CannotFix: as :func:`~.planned.plan_finding` and :func:`~.edits.edits_of`.
-    """
-    planned = plan_finding(finding, target)
-    return edits_of(planned, text, finding.location.path or "", finding.rule.id, finding.location.line or 0)
-
-
