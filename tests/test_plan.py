@@ -17,7 +17,8 @@ from vllm_upgrade_check.knowledge.registry import Registry, load_registry
 from vllm_upgrade_check.model.environment import Environment
 from vllm_upgrade_check.model.findings import Report
 from vllm_upgrade_check.model.options import ScanOptions
-from vllm_upgrade_check.planning.planner import Host, Plan, make_plan, parse_keep
+from vllm_upgrade_check.model.plan import Host, Plan
+from vllm_upgrade_check.planning.planner import make_plan, parse_keep
 from vllm_upgrade_check.planning.resolve import (
     marker_environment,
     parse_pip_report,

@@ -105,7 +105,7 @@ def _env_report() -> Report:
 
 
 def test_sarif_environment_finding_uses_a_logical_location() -> None:
-    log = sarif_log(_env_report(), load_registry())
+    log = sarif_log(_env_report())
     _validate(log)
     location = log["runs"][0]["results"][0]["locations"][0]
     assert "physicalLocation" not in location
@@ -115,7 +115,7 @@ def test_sarif_environment_finding_uses_a_logical_location() -> None:
 def test_markdown_environment_section() -> None:
     from vllm_upgrade_check.reporters.markdown import render
 
-    text = render(_env_report(), load_registry())
+    text = render(_env_report())
     assert "## Python environment" in text and "VUC0270-004" in text
 
 

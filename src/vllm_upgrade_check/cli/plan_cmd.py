@@ -68,7 +68,8 @@ def plan(
     from vllm_upgrade_check.knowledge.registry import load_registry
     from vllm_upgrade_check.knowledge.versions import parse_version
     from vllm_upgrade_check.model.options import VersionWindow
-    from vllm_upgrade_check.planning.planner import Host, make_plan, parse_keep
+    from vllm_upgrade_check.model.plan import Host
+    from vllm_upgrade_check.planning.planner import make_plan, parse_keep
     from vllm_upgrade_check.sources.host import environment as environment_mod
 
     env = (

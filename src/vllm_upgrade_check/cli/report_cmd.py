@@ -37,7 +37,6 @@ def report(
     """Write a Markdown migration report (checklists, findings per release crossed). Exit 0."""
     from vllm_upgrade_check.cli.config import config_for, scan_options
     from vllm_upgrade_check.engine import run_scan
-    from vllm_upgrade_check.knowledge.registry import load_registry
     from vllm_upgrade_check.reporters.markdown import render
 
     environment = None
@@ -57,6 +56,6 @@ def report(
         cache_dir=cache_dir(cache, no_cache),
         jobs=jobs,
     )
-    result = run_scan(options)
-    write_output(render(result, load_registry(options.rule_paths)), output)
+    result = run_scan(options, with_edits=True)
+    write_output(render(result), output)
     typer.echo(f"migration report written to {output}")

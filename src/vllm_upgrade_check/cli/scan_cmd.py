@@ -104,16 +104,16 @@ def scan(
         host = read_host()
     with scan_progress(fmt == Format.console) as progress:
         request = replace(options.request, max_file_bytes=parse_size(max_file_size), host=host, progress=progress)
-        report = run_scan(replace(options, request=request))
+        from vllm_upgrade_check.reporters import NEEDS_EDITS
+
+        report = run_scan(replace(options, request=request), with_edits=fmt.value in NEEDS_EDITS)
     fail_on = fail_on or FailOn(settings.fail_on or "blocker")
-    rules = list(options.rule_paths)
     if fmt == Format.console:
         from vllm_upgrade_check.reporters.console import render_console
 
         print_console(lambda console: render_console(report, console), output)
     else:
-        from vllm_upgrade_check.knowledge.registry import load_registry
         from vllm_upgrade_check.reporters import renderer
 
-        write_output(renderer(fmt.value)(report, load_registry(rules)), output)
+        write_output(renderer(fmt.value)(report), output)
     raise typer.Exit(exit_code(report, fail_on, strict_skips=not skip_unreadable))

@@ -6,10 +6,14 @@ Callable from tests without the CLI. Nothing here prints or exits.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 
 from packaging.version import Version
 
 from vllm_upgrade_check.errors import UsageError
+from vllm_upgrade_check.fixing.edits import planned_edits
+from vllm_upgrade_check.fixing.interface import MECHANICAL, CannotFix
 from vllm_upgrade_check.knowledge.registry import Registry, load_registry
 from vllm_upgrade_check.knowledge.requires import release_requirements
 from vllm_upgrade_check.knowledge.versions import parse_version
@@ -18,9 +22,10 @@ from vllm_upgrade_check.matching.matcher import Assumption, VersionContext, matc
 from vllm_upgrade_check.matching.suppress import apply_filters, check_prefixes
 from vllm_upgrade_check.model.environment import Environment
 from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, Fact, FactKind
-from vllm_upgrade_check.model.findings import Report, VersionBasis
+from vllm_upgrade_check.model.findings import Finding, ReleaseInfo, Replacement, Report, VersionBasis
 from vllm_upgrade_check.model.options import ScanOptions
-from vllm_upgrade_check.model.pack import MatchKind
+from vllm_upgrade_check.model.pack import Applicability, MatchKind
+from vllm_upgrade_check.parsing.textfiles import OutsideRoots, read_text, resolve_in_roots
 from vllm_upgrade_check.sources.dispatch import pinned_version
 from vllm_upgrade_check.sources.host.environment import environment_facts
 from vllm_upgrade_check.sources.host.gpus import host_facts
@@ -88,10 +93,16 @@ def resolve_target(registry: Registry, text: str | None) -> Version:
 
 
 def run_scan(
-    options: ScanOptions, registry: Registry | None = None, facts_out: list[Fact] | None = None
+    options: ScanOptions,
+    registry: Registry | None = None,
+    facts_out: list[Fact] | None = None,
+    with_edits: bool = False,
 ) -> Report:
     """Scan, match and report; when ``facts_out`` is given, every fact seen is appended to it
-    (``fix`` needs the vllm pins and image tags that no rule matched).
+    (``fix`` needs the vllm pins and image tags that no rule matched). With ``with_edits``,
+    each finding carries the replacements of its mechanical fix in its file as it is (for the
+    reports that show them: SARIF, Markdown); the report always carries the crossed releases'
+    notes, summaries and rules, so that reporters need nothing else.
 
     Raises:
         UsageError: bad versions or paths.
@@ -149,6 +160,8 @@ def run_scan(
             f"the version in use ({default.version}, {default.source}) is not older than the target {target}: "
             "nothing to upgrade from there; pass --from to check another window"
         )
+    if with_edits:
+        findings = with_fix_edits(findings, request.paths, target)
     return Report(
         to_version=str(target),
         from_version=str(default.version) if default.version else None,
@@ -160,4 +173,42 @@ def run_scan(
         files_scanned=count,
         roots=tuple(str(p) for p in request.paths),
         notes=tuple(notes + filter_notes),
+        release_info=release_info(registry, crossed),
     )
+
+
+def release_info(registry: Registry, releases: Sequence[str]) -> tuple[ReleaseInfo, ...]:
+    """What the packs of ``releases`` say of them: notes, summaries and rules."""
+    out = []
+    for release in releases:
+        packs = registry.packs_for(Version(release))
+        notes = next((p.notes_url for p in packs if p.notes_url), "") or ""
+        summary = " ".join(p.summary.strip() for p in packs if p.summary)
+        out.append(ReleaseInfo(release, notes, summary, tuple(r for p in packs for r in p.rules)))
+    return tuple(out)
+
+
+def with_fix_edits(findings: Sequence[Finding], roots: Sequence[Path], target: Version) -> list[Finding]:
+    """``findings``, each with the replacements of its mechanical fix in its file as it is
+    (:func:`~vllm_upgrade_check.fixing.edits.planned_edits`); none where there is no
+    mechanical fix or the text is not where the scan found it."""
+    texts: dict[str, str | None] = {}
+    out = []
+    for finding in findings:
+        fix = finding.rule.fix
+        rel = finding.location.path
+        if rel is None or fix.action not in MECHANICAL or fix.applicability == Applicability.DISPLAY_ONLY:
+            out.append(finding)
+            continue
+        if rel not in texts:
+            try:
+                texts[rel] = read_text(resolve_in_roots(list(roots), rel)).text
+            except (OutsideRoots, OSError):
+                texts[rel] = None
+        text = texts[rel]
+        try:
+            edits = planned_edits(finding, text, target) if text is not None else []
+        except (CannotFix, ValueError):
+            edits = []
+        out.append(replace(finding, edits=tuple(Replacement(e.start, e.end, e.new) for e in edits)))
+    return out

@@ -27,6 +27,39 @@ class VersionBasis(str, Enum):
 
 
 @dataclass(frozen=True)
+class Replacement:
+    """One replacement a finding's mechanical fix makes in its file as it is now.
+
+    Attributes:
+        start: character offset of the first replaced character (the file decoded, newlines
+            as written; SARIF ``deletedRegion.charOffset``).
+        end: character offset just past the replaced text.
+        new: the text written there (SARIF ``insertedContent``).
+    """
+
+    start: int
+    end: int
+    new: str
+
+
+@dataclass(frozen=True)
+class ReleaseInfo:
+    """A release a run crossed, as its packs tell it (for the reporters).
+
+    Attributes:
+        release: the release (``0.28.0``).
+        notes_url: its release notes, or ``""``.
+        summary: its packs' summaries, or ``""``.
+        rules: the rules of its packs (loaded in the run), in pack order.
+    """
+
+    release: str
+    notes_url: str = ""
+    summary: str = ""
+    rules: tuple[Rule, ...] = ()
+
+
+@dataclass(frozen=True)
 class Finding:
     """A rule applied to a fact.
 
@@ -43,6 +76,8 @@ class Finding:
             still works at the target but is slated for removal in ``release``.
         fix_before_upgrade: ``True`` when the rule's replacement already exists in
             ``from_version``, so the fix can land before the upgrade.
+        edits: the replacements of its mechanical fix in its file as it is (filled in when
+            the run is asked for them; empty when there is none).
     """
 
     rule: Rule
@@ -54,6 +89,7 @@ class Finding:
     from_source: str
     deprecated_only: bool = False
     fix_before_upgrade: bool = False
+    edits: tuple[Replacement, ...] = ()
 
     @property
     def location(self) -> Location:
@@ -86,6 +122,7 @@ class Report:
         files_scanned: number of files read.
         roots: the scanned directories/files as given.
         notes: extra lines for the summary (e.g. "several vllm versions found: ...").
+        release_info: the releases crossed, with their packs' notes, summaries and rules.
     """
 
     to_version: str
@@ -98,6 +135,7 @@ class Report:
     files_scanned: int = 0
     roots: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    release_info: tuple[ReleaseInfo, ...] = ()
 
     def count(self, severity: Severity) -> int:
         """Number of findings of exactly ``severity``."""

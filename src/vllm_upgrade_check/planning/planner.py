@@ -15,7 +15,7 @@ the deployment serves (a ``kind: model`` rule the scan matched).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
@@ -23,138 +23,14 @@ from packaging.version import Version
 
 from vllm_upgrade_check.knowledge.envrules import DriverTable
 from vllm_upgrade_check.knowledge.registry import Registry
-from vllm_upgrade_check.model.environment import Environment
 from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE
 from vllm_upgrade_check.model.findings import Report
 from vllm_upgrade_check.model.pack import MatchKind, Severity, WheelFacts
-from vllm_upgrade_check.planning.resolve import FutureEnvironment, resolve_future
+from vllm_upgrade_check.model.plan import Blocker, Hop, Host, Plan, ReleaseCheck
+from vllm_upgrade_check.planning.resolve import resolve_future
 
 PLAN_KEYWORDS = ("driver", "python")
 """``--keep`` values that name a host property rather than a distribution."""
-
-
-@dataclass(frozen=True)
-class Host:
-    """What the plan is made for.
-
-    Attributes:
-        env: installed (or frozen) distributions with their ``Requires-Dist``.
-        python: the host's Python (``3.10`` or ``3.10.14``), ``None`` when unknown.
-        driver: the NVIDIA driver (``550.54.15``), ``None`` when unknown.
-        keep: what must not change: ``driver``, ``python`` and canonical distribution names.
-    """
-
-    env: Environment
-    python: str | None
-    driver: str | None
-    keep: frozenset[str] = frozenset()
-
-
-@dataclass(frozen=True)
-class Blocker:
-    """One reason a release cannot be installed under the constraints.
-
-    Attributes:
-        kind: ``python``, ``driver``, ``keep`` (a kept distribution would change),
-            ``conflict`` (an installed distribution's requirement would break) or ``model``
-            (the release dropped a model the deployment serves).
-        subject: what it is about (``python``, ``driver``, ``torch``, ``lmcache``, a model id).
-        message: one sentence naming both sides.
-        path: for a ``model`` blocker, the file that serves the model (``None`` otherwise).
-        line: its 1-based line, when known.
-    """
-
-    kind: str
-    subject: str
-    message: str
-    path: str | None = None
-    line: int | None = None
-
-
-@dataclass(frozen=True)
-class ReleaseCheck:
-    """One candidate release checked against the host.
-
-    Attributes:
-        release: the release.
-        checked: ``False`` when its pack has no ``wheel:`` facts (nothing could be checked).
-        blockers: in order: Python, driver, kept distributions, conflicts, served models
-            dropped; the first is shown.
-        changes: what must change and may (not kept): driver, Python, distributions pip moves.
-        future: the resolved future environment (``None`` when not checked).
-    """
-
-    release: str
-    checked: bool
-    blockers: tuple[Blocker, ...] = ()
-    changes: tuple[str, ...] = ()
-    future: FutureEnvironment | None = None
-
-    @property
-    def reachable(self) -> bool:
-        """``True`` when it was checked and nothing blocks it (an unchecked release is never
-        claimed reachable)."""
-        return self.checked and not self.blockers
-
-
-@dataclass(frozen=True)
-class Hop:
-    """One step of the recommended path.
-
-    Attributes:
-        from_version: where the step starts (``None`` when the version in use is unknown).
-        to_version: the release installed.
-        reason: why the path stops here.
-        report: the normal scan for this step (``run_scan`` with from/to).
-        changes: what must change for this release (driver, Python, distributions), less
-            what an earlier hop already changed the same way.
-        migrate: rule ids to migrate at this stop (deprecated here, removed later).
-    """
-
-    from_version: str | None
-    to_version: str
-    reason: str
-    report: Report
-    changes: tuple[str, ...] = ()
-    migrate: tuple[str, ...] = ()
-
-    @property
-    def blockers(self) -> int:
-        """Blocker findings of the scan for this step."""
-        return self.report.count(Severity.BLOCKER)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """The whole plan.
-
-    Attributes:
-        current: the vLLM version in use, ``None`` when unknown.
-        current_source: where it was read (``installed vllm``, ``--from``, a file).
-        newest_known: the newest release with a pack.
-        reachable: the newest release reachable under the constraints (``None``: none beyond current).
-        host: the host it was made for.
-        releases: every release after ``current``, oldest first, checked.
-        path: the recommended hops, in order.
-        notes: extra lines (unknown driver, releases without wheel facts, resolver output).
-        driver_source: where the driver table comes from.
-    """
-
-    current: str | None
-    current_source: str
-    newest_known: str
-    reachable: str | None
-    host: Host
-    releases: tuple[ReleaseCheck, ...]
-    path: tuple[Hop, ...]
-    notes: tuple[str, ...] = field(default_factory=tuple)
-    driver_source: str = ""
-
-    @property
-    def blocked(self) -> tuple[ReleaseCheck, ...]:
-        """The releases beyond :attr:`reachable`, each with its blockers."""
-        limit = Version(self.reachable) if self.reachable else None
-        return tuple(r for r in self.releases if r.blockers and (limit is None or Version(r.release) > limit))
 
 
 def wheel_of(registry: Registry, release: Version) -> WheelFacts | None:

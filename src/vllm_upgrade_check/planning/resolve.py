@@ -35,6 +35,7 @@ from packaging.version import InvalidVersion, Version
 
 from vllm_upgrade_check.matching.matcher import specifiers_conflict
 from vllm_upgrade_check.model.environment import Environment
+from vllm_upgrade_check.model.plan import Conflict, FutureEnvironment, PackageChange
 
 PIP_TIMEOUT_S = 600.0
 """Seconds ``--resolve`` gives pip (it downloads metadata) before giving up."""
@@ -82,76 +83,6 @@ def applies(req: Requirement, markers: Mapping[str, str]) -> bool:
         return bool(req.marker.evaluate({**markers, "extra": ""}))
     except UndefinedEnvironmentName:
         return True
-
-
-@dataclass(frozen=True)
-class PackageChange:
-    """What the target's ``Requires-Dist`` does to one distribution.
-
-    Attributes:
-        name: canonical distribution name.
-        requirement: the target's requirement as written in its METADATA (``torch==2.13.0``).
-        installed: the installed version, ``None`` when not installed.
-        action: ``upgrade``, ``downgrade`` or ``install``.
-        future: the version it will have when the requirement pins one (``2.13.0``), else ``None``.
-    """
-
-    name: str
-    requirement: str
-    installed: str | None
-    action: str
-    future: str | None
-
-    def describe(self) -> str:
-        """``torch 2.11.0 -> 2.13.0 (vllm requires torch==2.13.0)``."""
-        to = self.future or str(Requirement(self.requirement).specifier)
-        was = self.installed or "(not installed)"
-        return f"{self.name} {was} -> {to} ({self.action}; vllm requires {self.requirement})"
-
-
-@dataclass(frozen=True)
-class Conflict:
-    """An installed distribution whose own requirement the upgrade would break (both sides named).
-
-    Attributes:
-        requirer: canonical name of the installed distribution that has the requirement.
-        requirer_version: its installed version.
-        requirement: its requirement as written (``vllm<0.27``).
-        name: the distribution required (canonical).
-        future: what that distribution would be after the upgrade (``0.27.0`` or ``>=5.5.3``).
-        cause: the requirement of the target that brings ``future`` (``vllm==0.27.0``,
-            ``torch==2.13.0``).
-    """
-
-    requirer: str
-    requirer_version: str
-    requirement: str
-    name: str
-    future: str
-    cause: str
-
-    def describe(self) -> str:
-        """``pip check`` style: ``lmcache 0.3.1 has requirement vllm<0.27, but you will have vllm 0.27.0``."""
-        have = f"{self.name} {self.future}" if self.future[:1].isdigit() else f"{self.name}{self.future}"
-        return f"{self.requirer} {self.requirer_version} has requirement {self.requirement}, but you will have {have}"
-
-
-@dataclass(frozen=True)
-class FutureEnvironment:
-    """The environment as it would be after ``pip install vllm==TARGET``.
-
-    Attributes:
-        target: the vLLM release.
-        changes: distributions the target's requirements upgrade, downgrade or install.
-        conflicts: installed distributions whose requirements would no longer hold.
-        unchecked: installed distributions whose requirements were not checked because the
-            upgrade replaces them too (their new version brings new requirements).
-    """
-
-    target: str
-    changes: tuple[PackageChange, ...]
-    conflicts: tuple[Conflict, ...]
-    unchecked: tuple[str, ...] = ()
 
 
 def _pinned(spec: SpecifierSet) -> str | None:

@@ -1,30 +1,8 @@
-"""Helpers shared by the reporters: rule lookup, mechanical fixes of findings, escaping."""
+"""Helpers shared by the reporters: a finding's subject as written, paths as URIs."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from packaging.version import Version
-
-from vllm_upgrade_check.fixing import MECHANICAL, CannotFix, Edit, planned_edits
-from vllm_upgrade_check.model.findings import Finding, Report
-from vllm_upgrade_check.model.pack import Applicability
-from vllm_upgrade_check.parsing.textfiles import OutsideRoots, read_text, resolve_in_roots
-
-
-def mechanical_fix(finding: Finding, report: Report) -> list[Edit] | None:
-    """The edits of ``finding``'s mechanical fix in its file as it is now, or ``None`` when
-    there is none (display-only, environment, text moved)."""
-    fix = finding.rule.fix
-    rel = finding.location.path
-    if rel is None or fix.action not in MECHANICAL or fix.applicability == Applicability.DISPLAY_ONLY:
-        return None
-    try:
-        text = read_text(resolve_in_roots([Path(r) for r in report.roots], rel)).text
-        edits = planned_edits(finding, text, Version(report.to_version))
-    except (CannotFix, OutsideRoots, OSError, ValueError):
-        return None
-    return edits or None
+from vllm_upgrade_check.model.findings import Finding
 
 
 def subject(finding: Finding) -> str:

@@ -7,7 +7,6 @@ Values are escaped as the runner expects (``%``, CR, LF; plus ``:`` and ``,`` in
 
 from __future__ import annotations
 
-from vllm_upgrade_check.knowledge.registry import Registry
 from vllm_upgrade_check.model.findings import Finding, Report
 from vllm_upgrade_check.model.pack import Severity
 from vllm_upgrade_check.reporters._common import subject
@@ -45,7 +44,7 @@ def annotation(finding: Finding) -> str:
     return f"::{COMMANDS[finding.severity]} {head}::{escape_data(message)}"
 
 
-def render(report: Report, registry: Registry) -> str:
+def render(report: Report) -> str:
     """Render ``report`` as workflow commands, one per finding, then a summary line."""
     lines = [annotation(f) for f in report.findings]
     counts = ", ".join(

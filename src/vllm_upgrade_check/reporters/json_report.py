@@ -36,7 +36,6 @@ import json
 from typing import Any
 
 from vllm_upgrade_check import __version__
-from vllm_upgrade_check.knowledge.registry import Registry
 from vllm_upgrade_check.model.findings import Finding, Report
 from vllm_upgrade_check.model.pack import Severity
 
@@ -102,6 +101,6 @@ def report_dict(report: Report) -> dict[str, Any]:
     }
 
 
-def render(report: Report, registry: Registry) -> str:
+def render(report: Report) -> str:
     """Render ``report`` as indented JSON text (ends with a newline)."""
     return json.dumps(report_dict(report), indent=2) + "\n"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from xml.etree import ElementTree as ET
 
-from vllm_upgrade_check.knowledge.registry import Registry
 from vllm_upgrade_check.model.findings import Finding, Report
 from vllm_upgrade_check.reporters._common import subject
 
@@ -20,13 +19,12 @@ def _detail(finding: Finding) -> str:
     return f"{where}: {subject(finding)}: {finding.rule.message}\nfix: {finding.rule.fix.summary}"
 
 
-def render(report: Report, registry: Registry) -> str:
+def render(report: Report) -> str:
     """Render ``report`` as a JUnit XML document (ends with a newline)."""
     groups: dict[tuple[str, str], list[Finding]] = {}
     for finding in report.findings:
         groups.setdefault((finding.rule.id, finding.location.path or "<environment>"), []).append(finding)
-    crossed = set(report.releases)
-    rules = [(p.release, r) for p, r in registry.rules() if p.release in crossed]
+    rules = [(info.release, r) for info in report.release_info for r in info.rules]
     hit = {rid for rid, _ in groups}
     suite = ET.Element("testsuite", name="vllm-upgrade-check")
     cases = 0

@@ -8,12 +8,9 @@ the fix); the Python environment's findings when the environment was checked; sk
 
 from __future__ import annotations
 
-from packaging.version import Version
-
-from vllm_upgrade_check.knowledge.registry import Registry
 from vllm_upgrade_check.model.findings import Finding, Report, VersionBasis
 from vllm_upgrade_check.model.pack import Applicability, Severity
-from vllm_upgrade_check.reporters._common import mechanical_fix, subject, uri_path
+from vllm_upgrade_check.reporters._common import subject, uri_path
 
 _TITLES = {Severity.BLOCKER: "Blockers", Severity.WARNING: "Warnings", Severity.INFO: "Info"}
 
@@ -30,7 +27,7 @@ def _link(finding: Finding) -> str:
 def _fix_line(finding: Finding, report: Report) -> str:
     fix = finding.rule.fix
     text = f"Fix: {fix.summary}"
-    if mechanical_fix(finding, report) is not None:
+    if bool(finding.edits):
         flag = " --unsafe-fixes" if fix.applicability == Applicability.UNSAFE else ""
         text += f" (`vllm-upgrade-check fix{flag}` applies it)"
     if finding.fix_before_upgrade:
@@ -49,7 +46,7 @@ def _checklists(report: Report) -> list[str]:
     to = report.to_version
     frm = report.from_version
     rescan = f"vllm-upgrade-check scan --to {to}" + (f" --from {frm}" if frm else "")
-    fixable = [f for f in report.findings if mechanical_fix(f, report) is not None]
+    fixable = [f for f in report.findings if bool(f.edits)]
     early = [f for f in report.findings if f.fix_before_upgrade]
     manual = [f for f in report.findings if f not in fixable and f.severity == Severity.BLOCKER]
     out = ["## Checklist", "", "### Before the upgrade", ""]
@@ -92,7 +89,7 @@ def _releases(releases: tuple[str, ...]) -> str:
     return ", ".join(releases) or "none"
 
 
-def render(report: Report, registry: Registry) -> str:
+def render(report: Report) -> str:
     """Render ``report`` as a Markdown migration report (ends with a newline)."""
     frm = report.from_version or "unknown"
     counts = {s: report.count(s) for s in Severity}
@@ -111,11 +108,13 @@ def render(report: Report, registry: Registry) -> str:
     for release in report.releases:
         here = [f for f in files if f.release == release]
         out += [f"## vLLM {release}", ""]
-        for pack in registry.packs_for(Version(release)):
-            if pack.summary:
-                out.append(pack.summary.strip())
-            if pack.notes_url:
-                out.append(f"Release notes: <{pack.notes_url}>")
+        for info in report.release_info:
+            if info.release != release:
+                continue
+            if info.summary:
+                out.append(info.summary)
+            if info.notes_url:
+                out.append(f"Release notes: <{info.notes_url}>")
             out.append("")
         if not here:
             out += ["Nothing found for this release.", ""]

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from vllm_upgrade_check.model.pack import Severity
-from vllm_upgrade_check.planning.planner import Plan
+from vllm_upgrade_check.model.plan import Plan
 
 
 def render_plan_console(plan: Plan, console: Console) -> None:

@@ -35,7 +35,7 @@ from typing import Any
 
 from vllm_upgrade_check import __version__
 from vllm_upgrade_check.model.pack import Severity
-from vllm_upgrade_check.planning.planner import Blocker, Plan, ReleaseCheck
+from vllm_upgrade_check.model.plan import Blocker, Plan, ReleaseCheck
 from vllm_upgrade_check.reporters.json_report import finding_dict
 
 SCHEMA_VERSION = 1

@@ -8,7 +8,7 @@ deprecations to migrate at that stop), then what blocks every release beyond the
 from __future__ import annotations
 
 from vllm_upgrade_check.model.pack import Severity
-from vllm_upgrade_check.planning.planner import Hop, Plan
+from vllm_upgrade_check.model.plan import Hop, Plan
 
 
 def _code(text: str) -> str:

@@ -15,10 +15,9 @@ import json
 from typing import Any
 
 from vllm_upgrade_check import __version__
-from vllm_upgrade_check.knowledge.registry import Registry
 from vllm_upgrade_check.model.findings import Finding, Report
 from vllm_upgrade_check.model.pack import Severity
-from vllm_upgrade_check.reporters._common import mechanical_fix, subject, uri_path
+from vllm_upgrade_check.reporters._common import subject, uri_path
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {Severity.BLOCKER: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -86,8 +85,8 @@ def _result(finding: Finding, report: Report, index: int) -> dict[str, Any]:
         if "startLine" in region:
             physical["region"] = region
         result["locations"] = [{"physicalLocation": physical}]
-        edits = mechanical_fix(finding, report)
-        if edits is not None:
+        edits = finding.edits
+        if edits:
             result["fixes"] = [
                 {
                     "description": {"text": finding.rule.fix.summary},
@@ -108,9 +107,9 @@ def _result(finding: Finding, report: Report, index: int) -> dict[str, Any]:
     return result
 
 
-def sarif_log(report: Report, registry: Registry) -> dict[str, Any]:
+def sarif_log(report: Report) -> dict[str, Any]:
     """The SARIF log object of ``report`` (valid against the SARIF 2.1.0 schema)."""
-    notes_urls = {pack.release: pack.notes_url or "" for pack in registry.packs}
+    notes_urls = {info.release: info.notes_url for info in report.release_info}
     rules: list[dict[str, Any]] = []
     index: dict[str, int] = {}
     results = []
@@ -145,6 +144,6 @@ def sarif_log(report: Report, registry: Registry) -> dict[str, Any]:
     }
 
 
-def render(report: Report, registry: Registry) -> str:
+def render(report: Report) -> str:
     """Render ``report`` as SARIF 2.1.0 JSON text (ends with a newline)."""
-    return json.dumps(sarif_log(report, registry), indent=2) + "\n"
+    return json.dumps(sarif_log(report), indent=2) + "\n"
