@@ -32,7 +32,7 @@ from vllm_upgrade_check.fixing.interface import (
     StaleEditError,
     Unfixed,
 )
-from vllm_upgrade_check.fixing.planned import Planned, plan_finding, signature, version_change
+from vllm_upgrade_check.fixing.planned import Planned, plan_finding, plan_moves, signature, version_change
 from vllm_upgrade_check.fixing.verify import FileReading, check, read_file
 from vllm_upgrade_check.knowledge.versions import version_from_tag
 from vllm_upgrade_check.model.facts import LOCKED, Fact, FactKind
@@ -45,6 +45,7 @@ from vllm_upgrade_check.parsing.textfiles import (
     resolve_in_roots,
     write_atomic,
 )
+from vllm_upgrade_check.sources.dispatch import pinned_version
 from vllm_upgrade_check.sources.scanners import Scanner, default_scanners
 from vllm_upgrade_check.sources.scanners.launch import is_vllm_image
 
@@ -62,10 +63,18 @@ class _Candidate:
     rule_id: str
     group: int = 0
     edits: list[Edit] = field(default_factory=list)
+    members: Sequence[Finding] = ()
 
 
-def _key(finding: Finding) -> tuple[str, str, tuple[str, ...]]:
-    return (finding.location.path or "", finding.rule.id, signature(finding.fact))
+def _move_key(finding: Finding) -> tuple[str | None, str | None, str]:
+    """Which config flag of which launch a ``move_to_config`` finding moves its value into."""
+    return (finding.location.path, finding.fact.group, (finding.rule.fix.replacement or "").partition(".")[0])
+
+
+def _key(finding: Finding) -> tuple[str, str, tuple[str, ...], str]:
+    """Which finding a refusal is remembered for across passes: its file, rule, what it reads
+    as and its launch (two launches of one file may carry the same flag and value)."""
+    return (finding.location.path or "", finding.rule.id, signature(finding.fact), finding.fact.group or "")
 
 
 class _Run:
@@ -79,7 +88,7 @@ class _Run:
         scanners = options.request.scanners
         self.scanners: Sequence[Scanner] = scanners if scanners is not None else default_scanners()
         self.result = FixResult()
-        self.refused: dict[tuple[str, str, tuple[str, ...]], str] = {}
+        self.refused: dict[tuple[str, str, tuple[str, ...], str], str] = {}
         self.lines: dict[str, LineMap] = {}
         self.groups = 0
         self.applied: list[tuple[Edit, int]] = []  # each edit written, with the pass (of its file) it was made in
@@ -103,7 +112,8 @@ class _Run:
         self, findings: Sequence[Finding], facts: Sequence[Fact], target: Version
     ) -> tuple[list[_Candidate], list[Unfixed], list[Finding]]:
         """The fixes to make now, the findings left for a person, and the requirement pins
-        that move with vLLM (set in the bump phase)."""
+        that move with vLLM (set in the bump phase). Values moving into one config flag of
+        one launch are one fix (:func:`~vllm_upgrade_check.fixing.planned.plan_moves`)."""
         by_file: dict[str, list[Fact]] = {}
         for fact in facts:
             if fact.location.path is not None:
@@ -111,7 +121,7 @@ class _Run:
         candidates: list[_Candidate] = []
         unfixed: list[Unfixed] = []
         deferred: list[Finding] = []
-        moving: set[tuple[str | None, str | None, str]] = set()
+        moves: dict[tuple[str | None, str | None, str], list[Finding]] = {}
         for finding in findings:
             fix = finding.rule.fix
             refused = self.refused.get(_key(finding))
@@ -121,27 +131,45 @@ class _Run:
             if fix.action == FixAction.SET_SPECIFIER and finding.location.path is not None:
                 deferred.append(finding)
                 continue
+            if fix.action == FixAction.MOVE_TO_CONFIG and finding.location.path is not None:
+                moves.setdefault(_move_key(finding), []).append(finding)
+                continue
             try:
                 planned = plan_finding(finding, target, by_file.get(finding.location.path or "", ()))
             except CannotFix as exc:
                 unfixed.append(Unfixed(finding, str(exc)))
                 continue
-            if planned.applicability == Applicability.UNSAFE and not self.unsafe:
-                reason = (
-                    "unsafe fix: use --unsafe-fixes"
-                    if fix.applicability == Applicability.UNSAFE
-                    else "unsafe here: no release's parser says which words the flag takes; use --unsafe-fixes"
-                )
-                unfixed.append(Unfixed(finding, reason))
+            if not self._allowed(planned, finding, unfixed):
                 continue
-            if planned.target:
-                # One move into a launch's config flag a pass: the next merges into it.
-                key = (finding.location.path, finding.fact.group, planned.target)
-                if key in moving:
-                    continue
-                moving.add(key)
             candidates.append(_Candidate(planned, finding.fact, finding, finding.rule.id))
+        for group in moves.values():
+            if group[0].rule.fix.applicability == Applicability.DISPLAY_ONLY:
+                unfixed.extend(Unfixed(f, "no mechanical fix") for f in group)
+                continue
+            try:
+                planned = plan_moves(group, by_file.get(group[0].location.path or "", ()))
+            except CannotFix as exc:
+                unfixed.extend(Unfixed(f, str(exc)) for f in group)
+                continue
+            if not self._allowed(planned, group[0], unfixed, group):
+                continue
+            first = min(group, key=lambda f: (f.location.line or 0, f.location.column or 0))
+            candidates.append(_Candidate(planned, first.fact, first, first.rule.id, members=group))
         return candidates, unfixed, deferred
+
+    def _allowed(
+        self, planned: Planned, finding: Finding, unfixed: list[Unfixed], group: Sequence[Finding] = ()
+    ) -> bool:
+        """Whether a fix may be made now: an unsafe one only with ``--unsafe-fixes``."""
+        if planned.applicability != Applicability.UNSAFE or self.unsafe:
+            return True
+        reason = (
+            "unsafe fix: use --unsafe-fixes"
+            if finding.rule.fix.applicability == Applicability.UNSAFE
+            else "unsafe here: no release's parser says which words the flag takes; use --unsafe-fixes"
+        )
+        unfixed.extend(Unfixed(f, reason) for f in (group or [finding]))
+        return False
 
     # -- writing ----------------------------------------------------------------------------
     def apply(self, candidates: list[_Candidate]) -> int:
@@ -180,7 +208,8 @@ class _Run:
 
     def _refuse(self, candidate: _Candidate, reason: str) -> None:
         if candidate.finding is not None:
-            self.refused[_key(candidate.finding)] = reason
+            for finding in candidate.members or [candidate.finding]:
+                self.refused[_key(finding)] = reason
         else:
             self.result.not_bumped.append(
                 NotBumped(candidate.fact.location.path or "", candidate.fact.location.line, candidate.fact.raw, reason)
@@ -408,6 +437,17 @@ def _bump_phase(
                 continue
             if not bump:
                 left[rel] = "vLLM versions are not bumped (--no-bump)"
+                continue
+            named = pinned_version(fact)
+            checked_from = run.options.window.from_version
+            if named is not None and checked_from is not None and named < Version(checked_from):
+                # --from skipped the releases between this file's own version and it.
+                why = (
+                    f"it names vLLM {named}, older than --from {checked_from}: the releases between were "
+                    f"not checked; run fix with --from {named} (or without --from)"
+                )
+                run.result.not_bumped.append(NotBumped(rel, fact.location.line, fact.raw, why))
+                left[rel] = f"its vLLM version is not bumped: {why}"
                 continue
             try:
                 planned = version_change(fact, target, f"bump {' '.join(fact.raw.split())} to {target}")

@@ -25,6 +25,7 @@ from vllm_upgrade_check.model.facts import Fact, FactKind, Span
 from vllm_upgrade_check.model.findings import Finding
 from vllm_upgrade_check.model.pack import Applicability, FixAction
 from vllm_upgrade_check.parsing.reqtext import specifier_offsets
+from vllm_upgrade_check.parsing.words import render
 
 Signature = tuple[str, ...]
 """What a fact reads as, positions left out (see :func:`signature`)."""
@@ -297,70 +298,117 @@ def _keys_read(target_arg: str, data: dict[str, object]) -> tuple[Signature, ...
     return tuple((FactKind.ARG.value, f"{target_arg}.{k}", _json_text(v)) for k, v in data.items())
 
 
-def _move_to_config(finding: Finding, siblings: Sequence[Fact]) -> Planned:
+def _movable(finding: Finding, launch: Sequence[Fact]) -> tuple[str, object, tuple[Change, ...]]:
+    """``(key, JSON value, checks)`` of one value to move, or why it cannot move.
+
+    Raises:
+        CannotFix: the flag is not on a command line, not written as it reads (a variable,
+            quoting the fix cannot copy), given twice, or an old backend options string.
+    """
     fact, fix = finding.fact, finding.rule.fix
-    target_arg, _, key = (fix.replacement or "").partition(".")
+    key = (fix.replacement or "").partition(".")[2]
     spans = fact.spans
     if fact.kind != FactKind.ARG or fact.origin != "cli":
         raise CannotFix("the value can only be moved on a command line; move it by hand")
     if spans is None or spans.name is None or spans.cut is None:
-        raise CannotFix("the scanner could not tell where the flag and its value are written; move it by hand")
-    value = moved_value(fact)
-    flag = _flag_style(fact.raw, target_arg)
-    changes: tuple[Change, ...]
-    launch = [s for s in siblings if fact.group is not None and s.group == fact.group]
-    present = [s for s in launch if s.kind == FactKind.ARG and s.name == target_arg and s is not fact]
+        raise CannotFix("the flag is written through a variable or quoting the fix cannot place; move it by hand")
+    if fact.value is not None and spans.value is None:
+        raise CannotFix("the value comes from a variable or is quoted so that it cannot be copied as written; move it by hand")
+    if key == "backend" and fact.value is not None and ":" in fact.value:
+        raise CannotFix(f"backend options ({fact.value}) have no one-to-one config keys; move them by hand")
+    twice = [s for s in launch if s.kind == FactKind.ARG and s.name == fact.name and s is not fact]
+    if twice:
+        raise CannotFix(f"{fact.raw} is given {len(twice) + 1} times (argparse keeps the last); keep one by hand")
+    checks: tuple[Change, ...] = ()
+    if spans.value is not None and fact.value is not None:
+        checks = (Change(spans.value, fact.value, expect=fact.value),)  # written as it reads
+    return key, moved_value(fact), checks
+
+
+def plan_moves(findings: Sequence[Finding], siblings: Sequence[Fact] = ()) -> Planned:
+    """The one fix that moves the values of ``findings`` (``move_to_config`` findings of one
+    launch, into one config flag) into that flag: merged into its JSON when the launch sets
+    it already, else written as it in place of the first flag; the other flags go. All of
+    them move, or none does.
+
+    Raises:
+        CannotFix: one of them cannot move (the reason names it), or the config flag the
+            launch sets cannot be merged into.
+    """
+    first = min(findings, key=lambda f: (f.location.line or 0, f.location.column or 0))
+    target_arg = (first.rule.fix.replacement or "").partition(".")[0]
+    group = first.fact.group
+    launch = [s for s in siblings if group is not None and s.group == group]
+    moved = {id(f.fact) for f in findings}
+    values: dict[str, object] = {}
+    checks: list[Change] = []
+    for finding in sorted(findings, key=lambda f: (f.location.line or 0, f.location.column or 0)):
+        try:
+            key, value, check = _movable(finding, launch)
+        except CannotFix as exc:
+            raise CannotFix(f"{finding.fact.raw}: {exc}" if len(findings) > 1 else str(exc)) from None
+        if key in values:
+            raise CannotFix(f"two flags set {key} of {target_arg}; keep one by hand")
+        values[key] = value
+        checks.extend(check)
+    flag = _flag_style(first.fact.raw, target_arg)
+    present = [s for s in launch if s.kind == FactKind.ARG and s.name == target_arg and id(s) not in moved]
+    cuts = [f for f in findings if f is not first or present]
+    changes: list[Change] = []
+    for f in cuts:
+        cut_spans = f.fact.spans
+        assert cut_spans is not None and cut_spans.cut is not None  # _movable checked it
+        changes.append(Change(cut_spans.cut, "", inside=cut_spans.name))
+    others: list[tuple[Fact, tuple[Signature, ...]]] = [(f.fact, ()) for f in cuts if f is not first]
+    applicability = max((f.rule.fix.applicability for f in findings), key=lambda a: a == Applicability.UNSAFE)
+    names = ", ".join(f.fact.raw for f in findings)
     if present:
-        # The launch sets the config flag already: the value joins its JSON and the flag goes.
         (config,) = present if len(present) == 1 else (None,)
         try:
             current = json.loads(config.value or "") if config is not None else None
         except ValueError:
             current = None
-        if config is None or not isinstance(current, dict) or config.spans is None or config.spans.value is None:
-            raise CannotFix(f"the launch sets {flag} in a way that cannot be merged: put {key} into it by hand")
-        if key in current:
-            raise CannotFix(f"{flag} sets {key} already; decide which value stays by hand")
-        merged = json.dumps({**current, key: value})
-        changes = (
-            Change(spans.cut, "", inside=spans.name),
-            # The value may be written with escapes (a JSON string in a YAML or JSON list): the
-            # scan after the fix checks what it reads as.
-            Change(config.spans.value, merged, syntax=config.spans.syntax or "shell"),
+        held = config.spans if config is not None else None
+        if config is None or not isinstance(current, dict) or held is None or (held.value is None and held.word is None):
+            raise CannotFix(f"the launch sets {flag} in a way that cannot be merged: put {', '.join(values)} into it by hand")
+        clash = sorted(set(values) & set(current))
+        if clash:
+            raise CannotFix(f"{flag} sets {', '.join(clash)} already; decide which value stays by hand")
+        merged = {**current, **values}
+        text = json.dumps(merged)
+        # The value may be written with escapes (a JSON string in a YAML or JSON list): the
+        # scan after the fix checks what it reads as. --flag={...} is written again whole.
+        into = (
+            Change(held.word, f"{config.raw}={text}", syntax=held.syntax or "shell")
+            if held.word is not None
+            else Change(held.value, text, syntax=held.syntax or "shell")  # type: ignore[arg-type]
         )
-        becomes_config = ((FactKind.ARG.value, target_arg, merged),) + _keys_read(
-            target_arg, {**current, key: value}
-        )
-        others = [(config, becomes_config)]
-        others.extend(
-            (s, ()) for s in launch if s.kind == FactKind.ARG and s.name.startswith(target_arg + ".")
-        )
+        changes.append(into)
+        others.append((config, ((FactKind.ARG.value, target_arg, text), *_keys_read(target_arg, merged))))
+        others.extend((s, ()) for s in launch if s.kind == FactKind.ARG and s.name.startswith(target_arg + "."))
         return Planned(
-            changes,
-            True,
-            (),
-            f"move {fact.raw} into {flag} as {key}",
-            fix.applicability,
-            tuple(others),
-            target_arg,
+            (*changes, *checks), True, (), f"move {names} into {flag}", applicability, tuple(others), target_arg
         )
-    if spans.value is None and fact.value is not None:
-        raise CannotFix("the scanner could not tell where the value is written; move it by hand")
-    new_value = json.dumps({key: value})
-    if spans.value is not None:
-        changes = (
-            Change(spans.name, flag, expect=fact.raw),
-            Change(spans.value, new_value, expect=fact.value, syntax=spans.syntax or "shell"),
-        )
+    text = json.dumps(values)
+    spans = first.fact.spans
+    assert spans is not None and spans.name is not None
+    if spans.word is not None:
+        # --flag=value: one word, written again whole (and quoted as one word).
+        expect = f"{first.fact.raw}={first.fact.value}"
+        changes.append(Change(spans.word, f"{flag}={text}", expect=expect, syntax=spans.syntax or "shell"))
+    elif spans.value is not None:
+        changes.append(Change(spans.name, flag, expect=first.fact.raw))
+        changes.append(Change(spans.value, text, expect=first.fact.value, syntax=spans.syntax or "shell"))
+    elif spans.syntax == "shell":
+        # A switch: its word becomes the config flag with its JSON as one more word.
+        changes.append(Change(spans.name, f"{flag} {render(text, 'shell', '') or text}", expect=first.fact.raw))
     else:
-        # A switch: the flag's word becomes the config flag with its JSON as one word.
-        if spans.syntax != "shell":
-            raise CannotFix(f"{fact.raw} takes no value: write {flag} '{new_value}' in its place by hand")
-        from vllm_upgrade_check.parsing.words import render
-
-        changes = (Change(spans.name, f"{flag} {render(new_value, 'shell', '')}", expect=fact.raw),)
-    becomes = ((FactKind.ARG.value, target_arg, new_value), *_keys_read(target_arg, {key: value}))
-    return Planned(changes, False, becomes, f"move {fact.raw} -> {flag} {new_value}", fix.applicability, (), target_arg)
+        raise CannotFix(f"{first.fact.raw} takes no value: write {flag} '{text}' in its place by hand")
+    checks = [c for c in checks if not any(c.span == ch.span for ch in changes)]
+    becomes = ((FactKind.ARG.value, target_arg, text), *_keys_read(target_arg, values))
+    return Planned(
+        (*changes, *checks), False, becomes, f"move {names} -> {flag} {text}", applicability, tuple(others), target_arg
+    )
 
 
 def plan_finding(finding: Finding, target: Version, siblings: Sequence[Fact] = ()) -> Planned:
@@ -389,7 +437,7 @@ def plan_finding(finding: Finding, target: Version, siblings: Sequence[Fact] = (
     if fix.action == FixAction.SET_SPECIFIER:
         return _set_specifier(finding, target)
     if fix.action == FixAction.MOVE_TO_CONFIG:
-        return _move_to_config(finding, siblings)
+        return plan_moves([finding], siblings)
     # bump_image
     if finding.fact.kind != FactKind.IMAGE:
         raise CannotFix("bump_image applies to images only")

@@ -253,7 +253,7 @@ def render(value: str, syntax: str, quote: str) -> str | None:
         return json.dumps(value)[1:-1] if quote == '"' else (None if quote else json.dumps(value))
     if syntax == "python":
         if quote:
-            body = value.replace("\\", "\\\\")
-            return None if quote in body or "\n" in body else body
+            body = value.replace("\\", "\\\\").replace(quote, "\\" + quote)
+            return None if "\n" in body else body
         return repr(value)
     return None

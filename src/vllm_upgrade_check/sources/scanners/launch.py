@@ -443,20 +443,23 @@ def owned_words(args: Sequence[Token], start: int, takes: str | None) -> list[To
 
 def arg_spans(token: Token, flag: str, inline: bool, owned: Sequence[Token], syntax: str, sure: bool) -> Spans:
     """Where a fix edits the flag ``flag`` written as ``token`` (with ``=value`` when
-    ``inline``) and the value words it ``owned``: the name, the value and what to cut."""
+    ``inline``) and the value words it ``owned``: the name, the value, what to cut, and for
+    ``--flag=value`` the whole word (written again whole when the value changes its quoting)."""
     if inline:
         value = sub_span(token, len(flag) + 1, len(token.text))
     elif len(owned) == 1:
         # As written, or (a JSON value with escaped quotes) inside its quotes.
-        value = sub_span(owned[0], 0, len(owned[0].text)) or (inside_quotes(owned[0]) if syntax != "shell" else None)
+        value = sub_span(owned[0], 0, len(owned[0].text)) or inside_quotes(owned[0])
     else:
         value = None
+    word = (sub_span(token, 0, len(token.text)) or inside_quotes(token)) if inline else None
     return Spans(
         name=sub_span(token, 0, len(flag)),
         value=value,
         cut=cut([token, *owned]),
         syntax=syntax,
         sure=sure,
+        word=word,
     )
 
 

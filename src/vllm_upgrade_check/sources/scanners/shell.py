@@ -124,10 +124,14 @@ def _inner_locator(token: Token) -> Relocate:
     written = token.written or token.text
     quote = 1 if written[:1] in ("'", '"') else 0
     exact = token.span is not None and (written == token.text or (quote and written[1:-1] == token.text))
-    base_col = token.column + quote
+    # The span starts at the quote wherever the word comes from (a shell word, a JSON or
+    # YAML list item, whose column is inside the quote).
+    base_col = (token.span.column if token.span is not None else token.column) + quote
+
+    base_line = token.span.line if token.span is not None else token.line
 
     def point(p: tuple[int, int]) -> tuple[int, int]:
-        return (token.line, base_col + p[1] - 1) if p[0] == 1 else (token.line + p[0] - 1, p[1])
+        return (base_line, base_col + p[1] - 1) if p[0] == 1 else (base_line + p[0] - 1, p[1])
 
     def move(inner: Token) -> Token:
         if exact:
