@@ -236,6 +236,33 @@ def _all_facts(by_kind: dict[FactKind, list[Fact]]) -> Iterable[Fact]:
         yield from facts
 
 
+class _Installed:
+    """Where a distribution counts as installed: everywhere when the environment checked has
+    it; for a file, when a requirement of a file in its directory or one above names it (a
+    ``requirements.txt`` or ``pip install`` line of that deployment; another service's
+    Dockerfile does not install it here)."""
+
+    def __init__(self, by_kind: dict[FactKind, list[Fact]]) -> None:
+        self.everywhere: set[str] = {canonicalize_name(f.name) for f in by_kind.get(FactKind.DISTRIBUTION, ())}
+        self.by_dir: dict[str, set[str]] = {}
+        for fact in by_kind.get(FactKind.REQUIREMENT, ()):
+            if fact.location.path is not None and fact.origin != "installed":
+                folder = fact.location.path.rpartition("/")[0]
+                self.by_dir.setdefault(folder, set()).add(canonicalize_name(fact.name))
+
+    def near(self, path: str | None) -> set[str]:
+        """Names installed for a fact of file ``path``."""
+        if path is None or not self.by_dir:
+            return self.everywhere
+        found: set[str] = set(self.everywhere)
+        folder = path.rpartition("/")[0]
+        while True:
+            found |= self.by_dir.get(folder, set())
+            if not folder:
+                return found
+            folder = folder.rpartition("/")[0]
+
+
 def match_rules(
     rules: Iterable[tuple[Pack, Rule]], facts: Iterable[Fact], versions: VersionContext
 ) -> list[Finding]:
@@ -257,12 +284,7 @@ def match_rules(
             by_name.setdefault((fact.kind, name), []).append(fact)
     findings: list[Finding] = []
     rule_list = current_requirements(list(rules), versions.target, versions.required)
-    # A plugin counts as installed when the environment has it or the repository asks for it
-    # (a requirements or lock file, pyproject, a `pip install` line of a Dockerfile or script).
-    installed = {
-        canonicalize_name(f.name)
-        for f in (*by_kind.get(FactKind.DISTRIBUTION, ()), *by_kind.get(FactKind.REQUIREMENT, ()))
-    }
+    installed = _Installed(by_kind)
     host = {f.name: f.value for f in by_kind.get(FactKind.PLATFORM, ()) if f.value}
     # The version each fact is assumed to run depends only on its file's hint: decide it once
     # per hint, and per rule once per distinct start version (a handful), so rules whose
@@ -283,9 +305,8 @@ def match_rules(
             continue
         if rule.match.when and not host_satisfies(rule.match.when, host):
             continue
-        if rule.match.unless_installed and installed & {
-            canonicalize_name(n) for n in rule.match.unless_installed
-        }:
+        plugins = {canonicalize_name(n) for n in rule.match.unless_installed or ()}
+        if plugins and installed.everywhere & plugins:
             continue
         verdicts: dict[Version | None, tuple[Severity, bool] | None] = {}
         by_model: dict[str, bool] = {}  # model rules: one pattern test per distinct model name
@@ -295,6 +316,8 @@ def match_rules(
             else:
                 candidates = by_kind.get(fact_kind, [])
             for fact in candidates:
+                if plugins and installed.near(fact.location.path) & plugins:
+                    continue  # the plugin is asked for where this file's deployment is
                 assumed = assume(fact)
                 start = assumed.version
                 if start in verdicts:

@@ -176,17 +176,27 @@ def compose_interpolated(token: Token) -> tuple[str, Span | None]:
     when it lies in the default word (``None`` otherwise). Compose reads ``.env`` and the
     shell environment too: what they set is not known here, so the default stands for it."""
     text = token.text
-    expanded = _COMPOSE_DEFAULT.sub(lambda m: m.group(3), text)
-    version = None
-    found = tag_version_span(split_image(expanded)[1] or "")
-    match = _COMPOSE_DEFAULT.search(text)
-    if found is not None and match is not None:
-        tag = split_image(expanded)[1] or ""
-        at = len(expanded) - len(tag) + found[0]  # the version's offset in the expanded text
-        shift = match.start(3) - match.start()  # where the default word starts in the written text
-        if match.start() <= at and at + (found[1] - found[0]) <= match.start() + len(match.group(3)):
-            version = sub_span(token, at + shift, at + shift + found[1] - found[0])
-    return expanded, version
+    # Each part of the expanded text, with where it starts in the written one.
+    parts: list[tuple[int, str, int]] = []  # (offset in expanded, text, offset in written)
+    expanded, cursor = "", 0
+    for m in _COMPOSE_DEFAULT.finditer(text):
+        parts.append((len(expanded), text[cursor : m.start()], cursor))
+        expanded += text[cursor : m.start()]
+        parts.append((len(expanded), m.group(3), m.start(3)))
+        expanded += m.group(3)
+        cursor = m.end()
+    parts.append((len(expanded), text[cursor:], cursor))
+    expanded += text[cursor:]
+    tag = split_image(expanded)[1] or ""
+    found = tag_version_span(tag)
+    if found is None:
+        return expanded, None
+    at, length = len(expanded) - len(tag) + found[0], found[1] - found[0]
+    for offset, piece, written_at in parts:
+        if offset <= at and at + length <= offset + len(piece):
+            begin = written_at + at - offset
+            return expanded, sub_span(token, begin, begin + length)
+    return expanded, None
 
 
 def container_facts(

@@ -627,10 +627,11 @@ class _Module:
         return move
 
     def client_kind(self) -> str:
-        """Which server the file's response reads come from: ``vllm`` (it imports vLLM, or an
-        OpenAI client whose ``base_url`` is not a hosted API), ``other`` (every client is one
-        of :data:`HOSTED_APIS`), or ``unknown`` (no client, or a ``base_url`` only known at run
-        time: ``OpenAI()`` alone reads ``OPENAI_BASE_URL``)."""
+        """Which server the file's response reads come from: ``vllm`` (it imports vLLM, or
+        every OpenAI client's ``base_url`` is not a hosted API), ``other`` (every client is one
+        of :data:`HOSTED_APIS`), or ``unknown`` (no client; a ``base_url`` only known at run
+        time: ``OpenAI()`` alone reads ``OPENAI_BASE_URL``; or clients of both kinds, whose
+        reads cannot be told apart without following the data)."""
         if self._client is not None:
             return self._client
         kinds = set()
@@ -650,7 +651,12 @@ class _Module:
                 kinds.add("other")
             else:
                 kinds.add("vllm")
-        self._client = "vllm" if "vllm" in kinds else ("other" if kinds == {"other"} else "unknown")
+        if kinds == {"vllm"}:
+            self._client = "vllm"
+        elif kinds == {"other"}:
+            self._client = "other"
+        else:  # no client, a server known only at run time, or vLLM and a hosted API in one file
+            self._client = "unknown"
         return self._client
 
     def response_field(self, node: ast.AST, name: str, written: ast.AST | None = None) -> None:
