@@ -155,8 +155,10 @@ def _remove(finding: Finding) -> Planned:
     if fact.kind != FactKind.ARG:
         raise CannotFix("remove_arg applies to args only")
     spans = fact.spans
+    if spans is not None and spans.cut is None and spans.note:
+        raise CannotFix(spans.note)
     if spans is None or spans.cut is None:
-        raise CannotFix("the scanner could not tell where the flag and its value end; remove them by hand")
+        raise CannotFix("the flag is written through a variable or quoting the fix cannot place; remove it by hand")
     applicability = fix.applicability
     if not spans.sure and applicability == Applicability.SAFE:
         applicability = Applicability.UNSAFE  # which words the flag owns was a guess
@@ -310,6 +312,8 @@ def _movable(finding: Finding, launch: Sequence[Fact]) -> tuple[str, object, tup
     spans = fact.spans
     if fact.kind != FactKind.ARG or fact.origin != "cli":
         raise CannotFix("the value can only be moved on a command line; move it by hand")
+    if spans is not None and spans.cut is None and spans.note:
+        raise CannotFix(spans.note)
     if spans is None or spans.name is None or spans.cut is None:
         raise CannotFix("the flag is written through a variable or quoting the fix cannot place; move it by hand")
     if fact.value is not None and spans.value is None:

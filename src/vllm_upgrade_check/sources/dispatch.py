@@ -391,21 +391,26 @@ class Dispatcher:
             self._answered.extend(answered or [(item, self._scan_here(item)) for item in chunk])
 
     def _stop(self, wait: bool) -> None:
+        # The pool is forgotten, and Ctrl-C handed back to its previous handler, only once its
+        # workers are gone: a Ctrl-C while waiting for them is recorded like any other, and an
+        # exception leaving here still finds the pool to terminate (see __exit__).
         global _STATE
-        pool, self._pool = self._pool, None
+        pool = self._pool
+        if pool is not None:
+            if not wait:
+                processes = list(getattr(pool, "_processes", {}).values())
+                for process in processes:  # chunks being scanned are not waited for
+                    if process.is_alive():
+                        process.terminate()
+                for process in processes:
+                    process.join(1)
+                pool.shutdown(wait=False, cancel_futures=True)
+            else:
+                pool.shutdown(wait=True)
+        self._pool = None
         if self._previous_handler is not None:
             signal.signal(signal.SIGINT, self._previous_handler)
             self._previous_handler = None
-        if pool is None:
-            return
-        if not wait:
-            processes = list(getattr(pool, "_processes", {}).values())
-            for process in processes:  # chunks being scanned are not waited for
-                if process.is_alive():
-                    process.terminate()
-            for process in processes:
-                process.join(1)
-            pool.shutdown(wait=False, cancel_futures=True)
-        else:
-            pool.shutdown(wait=True)
         _STATE = None
+        if wait:
+            self._check_interrupt()

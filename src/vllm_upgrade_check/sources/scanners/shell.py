@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
-from vllm_upgrade_check.model.facts import Fact, Skipped
+from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span, Spans
 from vllm_upgrade_check.parsing.shell import Locator, ShellScript, Token, parse_shell
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.launch import env_fact, find_launch, launch_facts
@@ -72,15 +72,44 @@ def shell_facts(
         if assignment.exported or assignment.name.startswith("VLLM_"):
             where = move(Token(assignment.name, assignment.line, assignment.column))
             facts.append(env_fact(assignment.name, assignment.value, path, where.line, where.column, scanner))
+    others: list[tuple[Span, str]] = []  # words other programs read too, with who reads them
     for command in script.commands:
         argv = [move(t) for t in command.argv]
         prefix = [move(Token(a.name, a.line, a.column, True, f"{a.name}={a.value}")) for a in command.prefix]
-        facts.extend(
-            argv_facts(
-                argv, path, scanner, hint, prefix_env=prefix, values={a.name: a.value for a in command.prefix}
-            )
+        found = argv_facts(
+            argv, path, scanner, hint, prefix_env=prefix, values={a.name: a.value for a in command.prefix}
         )
-    return facts, script
+        if not any(f.kind == FactKind.LAUNCH for f in found) and argv:
+            who = f"{argv[0].text} (line {command.line})"
+            others.extend((t.span, who) for t in argv if t.span is not None)
+        facts.extend(found)
+    return shared_words(facts, others), script
+
+
+def shared_words(facts: list[Fact], others: Sequence[tuple[Span, str]]) -> list[Fact]:
+    """``facts`` of vLLM launches, those written in words another program reads as well (an
+    array two commands expand) without the spans a fix would edit: fixing them for vLLM
+    would change the other program's command line too."""
+    if not others:
+        return facts
+    out = []
+    for fact in facts:
+        spans = fact.spans
+        if fact.group is None:  # not a launch's (a pip install line is its own command)
+            out.append(fact)
+            continue
+        touched = spans.cut or spans.name if spans is not None else None
+        who = next((w for span, w in others if touched is not None and _overlap(span, touched)), None)
+        if who is None or spans is None:
+            out.append(fact)
+            continue
+        note = f"written where {who} reads it too; change it by hand"
+        out.append(replace(fact, spans=Spans(syntax=spans.syntax, note=note, sure=spans.sure)))
+    return out
+
+
+def _overlap(a: Span, b: Span) -> bool:
+    return a.start < b.end and b.start < a.end
 
 
 def argv_facts(
