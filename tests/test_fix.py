@@ -35,11 +35,17 @@ def _args(case: str) -> list[str]:
 def _copy_case(case: str, dest: Path) -> list[Path]:
     inputs = []
     for src in sorted((FIXTURES / case).iterdir()):
-        if src.name == "args" or src.suffix == ".fixed":
+        if src.name in ("args", "exit") or src.suffix == ".fixed":
             continue
         shutil.copy(src, dest / src.name)
         inputs.append(src)
     return inputs
+
+
+def _exit(case: str) -> int:
+    """The exit code ``fix`` ends the case with: 1 where a blocker is left for a person."""
+    path = FIXTURES / case / "exit"
+    return int(path.read_text()) if path.exists() else 0
 
 
 def _fix(*args: str) -> tuple[int, str]:
@@ -55,7 +61,7 @@ def test_every_scanner_file_kind_has_a_case() -> None:
 def test_round_trip_scan_fix_scan(case: str, tmp_path: Path) -> None:
     inputs = _copy_case(case, tmp_path)
     code, out = _fix(str(tmp_path), *_args(case))
-    assert code == 0, out
+    assert code == _exit(case), out
     for src in inputs:
         expected = src.with_name(src.name + ".fixed")
         want = expected.read_text() if expected.exists() else src.read_text()
@@ -63,14 +69,14 @@ def test_round_trip_scan_fix_scan(case: str, tmp_path: Path) -> None:
     # Fixing twice is fixing once.
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     code, out = _fix(str(tmp_path), *_args(case))
-    assert code == 0 and "Fixed 0 issue(s)" in out, out
+    assert code == _exit(case) and "Fixed 0 issue(s)" in out, out
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
     # A scan from the original version finds nothing fixable left.
     args = _args(case)
     if "--from" not in args:
         args += ["--from", "0.26.0"]
     again = runner.invoke(app, ["fix", str(tmp_path), "--diff", *args])
-    assert again.exit_code == 0 and again.stdout == "", again.output
+    assert again.exit_code == _exit(case) and again.stdout == "", again.output
     # Every fixed file still parses: the scan skips none of them.
     scan_args = [a for a in args if a not in ("--unsafe-fixes", "--no-bump")]
     scanned = runner.invoke(app, ["scan", str(tmp_path), "--format", "json", "--fail-on", "never", *scan_args])
@@ -99,7 +105,7 @@ def test_display_only_is_never_applied(tmp_path: Path) -> None:
     text = "vllm serve m --quantization bitsandbytes\n"
     (tmp_path / "run.sh").write_text(text)
     code, out = _fix(str(tmp_path), "--to", "0.28.0", "--unsafe-fixes")
-    assert code == 0 and "Needs a person (1)" in out and "VUC0280-003" in out
+    assert code == 1 and "Needs a person (1)" in out and "VUC0280-003" in out
     assert (tmp_path / "run.sh").read_text() == text
 
 
@@ -237,7 +243,7 @@ def test_task_removal_is_left_for_a_person(tmp_path: Path) -> None:
     text = "vllm serve m --task embed --speculative-model d --port 1\n"
     (tmp_path / "run.sh").write_text(text)
     code, out = _fix(str(tmp_path), "--from", "0.8.0", "--to", "0.13.0")
-    assert code == 0, out
+    assert code == 1, out  # the blockers remain
     assert (tmp_path / "run.sh").read_text() == text
     assert "VUC0130-001" in out and "--runner" in out and "use --unsafe-fixes" in out
 
@@ -277,7 +283,7 @@ def test_pins_move_only_with_the_vllm_version_of_their_file(tmp_path: Path) -> N
     (tmp_path / "setup.sh").write_text("pip install vllm==0.12.0 transformers==4.40.0\n")
     (tmp_path / "requirements.txt").write_text("transformers==4.40.0\n")
     code, out = _fix(str(tmp_path), "--to", "0.33.0")
-    assert code == 0, out
+    assert code == 1, out
     assert (tmp_path / "setup.sh").read_text() == "pip install vllm==0.12.0 transformers==4.40.0\n"
     assert "requirements.txt:1:1: VUC0320-002" in out and "this file names no vLLM pin or image" in out
     assert "remain for 0.33.0 (fix them, then run fix again):\n  requirements.txt:1:1: VUC0320-002" in out, out
@@ -504,7 +510,7 @@ def test_fix_lists_files_it_could_not_parse(tmp_path: Path) -> None:
     (tmp_path / "serve.sh").write_text("vllm serve m --max-num-partial-prefills 2\n")
     (tmp_path / "broken.yaml").write_text("services:\n  a:\n    image: vllm/vllm-openai:v0.26.0\n    command: [\n")
     code, out = _fix(str(tmp_path), "--to", "0.28.0", "--no-bump")
-    assert code == 0 and "Skipped, not fixed (1):\n  broken.yaml" in out, out
+    assert code == 1 and "Skipped, not fixed (1):\n  broken.yaml" in out, out  # it configures vLLM
 
 
 def test_bump_sets_an_anchored_or_block_helm_tag_and_names_a_shared_anchor(tmp_path: Path) -> None:
@@ -528,5 +534,5 @@ def test_bump_sets_an_anchored_or_block_helm_tag_and_names_a_shared_anchor(tmp_p
 def test_diff_names_what_needs_a_person_on_stderr(tmp_path: Path) -> None:
     (tmp_path / "run.sh").write_text("vllm serve m --task generate\n")
     result = runner.invoke(app, ["fix", str(tmp_path), "--to", "0.28.0", "--diff"])
-    assert result.exit_code == 0 and result.stdout == ""
+    assert result.exit_code == 1 and result.stdout == ""
     assert result.stderr.startswith("Needs a person (1):\n  run.sh:1:14: VUC0130-001 --task")

@@ -29,7 +29,12 @@ def fix(
     exclude: list[str] = typer.Option([], "--exclude", help="gitignore-style pattern to leave out."),
     config: Path | None = CONFIG_OPTION,
 ) -> None:
-    """Fix what can be fixed mechanically; list what needs a person. Exit 2 on a stale edit."""
+    """Fix what can be fixed mechanically; list what needs a person.
+
+    Exit 0 when nothing blocks the upgrade any more, 1 when blockers remain (for a person, or
+    in a file whose fixed text failed the check) or a file that configures vLLM cannot be
+    read, 2 on a usage error or a file changed while it was being fixed.
+    """
 
     from vllm_upgrade_check.cli.config import config_for, scan_options
     from vllm_upgrade_check.engine.fix import diff_paths, fix_paths
@@ -44,7 +49,7 @@ def fix(
         _left_alone(found, err=True)
         for error in found.errors:
             typer.echo(f"vllm-upgrade-check: error: {error}", err=True)
-        raise typer.Exit(2 if found.errors else 0)
+        raise typer.Exit(2 if found.errors else 1 if found.blocked else 0)
     result = fix_paths(options, unsafe=unsafe_fixes, bump=bump)
     files = {e.path for e in result.applied}
     if result.applied:
@@ -58,7 +63,7 @@ def fix(
     _left_alone(result, err=False)
     for error in result.errors:
         typer.echo(f"vllm-upgrade-check: error: {error}", err=True)
-    raise typer.Exit(2 if result.errors else 0)
+    raise typer.Exit(2 if result.errors else 1 if result.blocked else 0)
 
 
 def _needs_a_person(result: FixResult, err: bool) -> None:

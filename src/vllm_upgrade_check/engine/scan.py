@@ -18,7 +18,7 @@ from vllm_upgrade_check.knowledge.registry import Registry, load_registry
 from vllm_upgrade_check.knowledge.requires import release_requirements
 from vllm_upgrade_check.knowledge.versions import parse_version
 from vllm_upgrade_check.matching.checks import UNKNOWN_FLAG_ID, unknown_flag_findings
-from vllm_upgrade_check.matching.matcher import Assumption, VersionContext, match_rules, sort_key
+from vllm_upgrade_check.matching.matcher import Assumption, VersionContext, distinct, match_rules, sort_key
 from vllm_upgrade_check.matching.suppress import apply_filters, check_prefixes
 from vllm_upgrade_check.model.environment import Environment
 from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, Fact, FactKind
@@ -139,7 +139,7 @@ def run_scan(
     findings = match_rules(rules, facts, context)
     arg_kinds = (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG)
     rule_names = frozenset(r.match.name for _p, r in rules if r.match.kind in arg_kinds)
-    findings = sorted(findings + unknown_flag_findings(facts, context, rule_names=rule_names), key=sort_key)
+    findings = distinct(sorted(findings + unknown_flag_findings(facts, context, rule_names=rule_names), key=sort_key))
     if facts_out is not None:
         facts_out.extend(facts)
     scanned = {f.location.path for f in facts if f.location.path is not None}

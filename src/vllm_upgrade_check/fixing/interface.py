@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from vllm_upgrade_check.errors import VucError
 from vllm_upgrade_check.model.facts import Skipped
 from vllm_upgrade_check.model.findings import Finding
-from vllm_upgrade_check.model.pack import FixAction
+from vllm_upgrade_check.model.pack import FixAction, Severity
 
 MECHANICAL = frozenset(
     {
@@ -146,3 +146,14 @@ class FixResult:
     held_by: list[Unfixed] = field(default_factory=list)
     held_by_unreadable: list[Skipped] = field(default_factory=list)
     relock: list[str] = field(default_factory=list)
+
+    @property
+    def blocked(self) -> bool:
+        """Whether the upgrade is still blocked when the run ends: a blocker left for a
+        person (or in a file not written), or a file that configures vLLM and could not be
+        read. ``fix`` exits 1 then, like ``scan`` with blockers."""
+        return (
+            bool(self.not_written)
+            or any(u.finding.severity == Severity.BLOCKER for u in self.unfixed)
+            or any(s.configures_vllm for s in self.skipped)
+        )

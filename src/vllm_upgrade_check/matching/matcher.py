@@ -408,3 +408,18 @@ def sort_key(finding: Finding) -> tuple[str, int, int, str]:
     """Order findings by path (environment first), line, column, rule id."""
     loc = finding.location
     return (loc.path or "", loc.line or 0, loc.column or 0, finding.rule.id)
+
+
+def distinct(findings: Iterable[Finding]) -> list[Finding]:
+    """``findings`` without repeats: the same rule on the same words, seen through two
+    launches that share them (a compose ``<<: *anchor`` merged into two services), is
+    reported once. Order is kept."""
+    seen: set[tuple[object, ...]] = set()
+    out = []
+    for finding in findings:
+        loc, fact = finding.location, finding.fact
+        key = (finding.rule.id, loc.path, loc.line, loc.column, fact.kind, fact.name, fact.value, finding.from_version)
+        if key not in seen:
+            seen.add(key)
+            out.append(finding)
+    return out

@@ -13,12 +13,12 @@ matching :class:`Reference` (a ConfigMap and the ``envFrom`` naming it), and a
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import ClassVar, TypeAlias
 
-from vllm_upgrade_check.model.facts import Fact, Skipped
+from vllm_upgrade_check.model.facts import Fact, Skipped, Span, Spans
 
 
 @dataclass(frozen=True)
@@ -115,3 +115,30 @@ class Scanner(ABC):
         """The facts of a file one of this scanner's :class:`FileReference` items named.
         The default: none."""
         return iter(())
+
+
+def shared_words(facts: list[Fact], others: Sequence[tuple[Span, str]]) -> list[Fact]:
+    """``facts`` of vLLM launches, those written in words another program reads as well (an
+    array two commands expand) without the spans a fix would edit: fixing them for vLLM
+    would change the other program's command line too."""
+    if not others:
+        return facts
+    out = []
+    for fact in facts:
+        spans = fact.spans
+        if fact.group is None:  # not a launch's (a pip install line is its own command)
+            out.append(fact)
+            continue
+        touched = spans.cut or spans.name if spans is not None else None
+        who = next((w for span, w in others if touched is not None and overlap(span, touched)), None)
+        if who is None or spans is None:
+            out.append(fact)
+            continue
+        note = f"written where {who} reads it too; change it by hand"
+        out.append(replace(fact, spans=Spans(syntax=spans.syntax, note=note, sure=spans.sure)))
+    return out
+
+
+def overlap(a: Span, b: Span) -> bool:
+    """Whether spans ``a`` and ``b`` share a character."""
+    return a.start < b.end and b.start < a.end

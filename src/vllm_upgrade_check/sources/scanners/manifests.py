@@ -26,13 +26,21 @@ from vllm_upgrade_check.parsing.yamlnodes import (
     get,
     items,
     mapping_items,
+    node_span,
     pos,
     scalar,
     scalar_locator,
     scalar_word,
     sequence_words,
 )
-from vllm_upgrade_check.sources.scanners.base import Conditional, Reference, ScanItem, Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.base import (
+    Conditional,
+    Reference,
+    ScanItem,
+    Scanner,
+    SourceFile,
+    shared_words,
+)
 from vllm_upgrade_check.sources.scanners.kserve import predictor_facts
 from vllm_upgrade_check.sources.scanners.launch import (
     arg_facts,
@@ -268,11 +276,25 @@ def container_facts(
 
 def compose_facts(text: str, doc: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
     """Facts of a docker-compose document (``services.*``)."""
-    for _name, _key, service in mapping_items(get(doc, "services")):
-        yield from container_facts(
-            text, path, scanner, get(service, "image"), get(service, "entrypoint"), get(service, "command")
-        )
-        yield from env_facts(text, get(service, "environment"), path, scanner)
+    facts: list[Fact] = []
+    others: list[tuple[Span, str]] = []
+    for name, _key, service in mapping_items(get(doc, "services")):
+        entry, command = get(service, "entrypoint"), get(service, "command")
+        words = [entry, command]
+        found = list(container_facts(text, path, scanner, get(service, "image"), entry, command))
+        if not any(f.kind == FactKind.LAUNCH for f in found):
+            others.extend(_read_by(words, f"service {name}"))
+        facts.extend(found)
+        facts.extend(env_facts(text, get(service, "environment"), path, scanner))
+    yield from shared_words(facts, others)
+
+
+def _read_by(nodes: list[yaml.Node | None], who: str) -> Iterator[tuple[Span, str]]:
+    """Where the command lines of a container that does not run vLLM are written: an anchor
+    a vLLM container uses as well (``command: *args``) is the same node, at the same place."""
+    for node in nodes:
+        if node is not None:
+            yield node_span(node), who
 
 
 MAX_CONTAINERS = 10_000
@@ -308,12 +330,18 @@ def _containers(node: yaml.Node) -> Iterator[yaml.Node]:
 
 def kubernetes_facts(text: str, doc: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
     """Facts of a Kubernetes object: every container's image, command/args and env."""
+    facts: list[Fact] = []
+    others: list[tuple[Span, str]] = []
     for container in _containers(doc):
         env = container_env(get(container, "env"))
-        yield from container_facts(
-            text, path, scanner, get(container, "image"), get(container, "command"), get(container, "args"), env
-        )
-        yield from env_facts(text, get(container, "env"), path, scanner)
+        command, args = get(container, "command"), get(container, "args")
+        words = [command, args]
+        found = list(container_facts(text, path, scanner, get(container, "image"), command, args, env))
+        if not any(f.kind == FactKind.LAUNCH for f in found):
+            others.extend(_read_by(words, f"container {scalar(get(container, 'name')) or '?'}"))
+        facts.extend(found)
+        facts.extend(env_facts(text, get(container, "env"), path, scanner))
+    yield from shared_words(facts, others)
 
 
 def is_compose(doc: yaml.Node) -> bool:

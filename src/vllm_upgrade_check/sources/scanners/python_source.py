@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
 from vllm_upgrade_check.parsing.textpos import own_lines
 from vllm_upgrade_check.parsing.words import Token, cut, link
-from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile, shared_words
 from vllm_upgrade_check.sources.scanners.launch import env_fact, with_model_settings
 from vllm_upgrade_check.sources.scanners.shell import argv_facts, is_env_name, shell_facts
 
@@ -61,6 +61,29 @@ and what their fixes rename them to (so a fixed client still reads as one; a tes
 this in step with the packs)."""
 
 _MAX_ITEMS = 10_000
+
+_DICT_CHANGES = frozenset({"update", "pop", "setdefault", "clear", "popitem", "__setitem__", "__delitem__"})
+"""Methods of a dict that change it in place (the scanner follows ``update``; the others make
+its keywords unknown)."""
+
+
+def _is_logging(func: ast.AST) -> bool:
+    """``print(...)``, ``logger.info(...)`` and the like: calls that only show their arguments."""
+    if isinstance(func, ast.Name):
+        return func.id in ("print", "pprint", "repr", "str")
+    return isinstance(func, ast.Attribute) and func.attr in (
+        "debug",
+        "info",
+        "warning",
+        "warn",
+        "error",
+        "exception",
+        "critical",
+        "log",
+        "pprint",
+        "dumps",
+    )
+
 
 CLIENT_CALLS = frozenset({"OpenAI", "AsyncOpenAI", "AzureOpenAI", "AsyncAzureOpenAI"})
 """OpenAI-compatible client classes (``openai``) whose ``base_url`` says which server answers."""
@@ -171,6 +194,8 @@ class _Module:
         self.facts: list[Fact] = []
         self.cuts: dict[int, Span | None] = {}
         self._client: str | None = None
+        self.dict_reads: set[int] = set()  # Name nodes read as the keywords of a vLLM call
+        self.dict_spans: dict[str, list[Span]] = {}  # dict name -> where it is written
 
     # ---- positions -------------------------------------------------------------
     def char_col(self, lineno: int, byte_col: int) -> int:
@@ -189,7 +214,9 @@ class _Module:
         col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
         if lineno is None or end_lineno is None or col is None or end_col is None:
             return None
-        return Span(lineno, self.char_col(lineno, col) + 1, end_lineno, self.char_col(end_lineno, end_col) + 1)
+        return Span(
+            lineno, self.char_col(lineno, col) + 1, end_lineno, self.char_col(end_lineno, end_col) + 1
+        )
 
     def loc(self, node: ast.AST) -> Location:
         """The location of ``node`` (columns in characters)."""
@@ -217,7 +244,12 @@ class _Module:
         if span is None or span.line != span.end_line:
             return None
         written = self.lines[span.line - 1][span.column - 1 : span.end_column - 1]
-        if len(written) < 2 or written[0] not in "'\"" or written[-1] != written[0] or written[1:-1] != node.value:
+        if (
+            len(written) < 2
+            or written[0] not in "'\""
+            or written[-1] != written[0]
+            or written[1:-1] != node.value
+        ):
             return None
         return Span(span.line, span.column + 1, span.line, span.end_column - 1)
 
@@ -346,12 +378,18 @@ class _Module:
             entries = self.dict_entries(bound_value, owner, getattr(bound_value, "lineno", before), depth + 1)
             if entries is None:
                 return None
+            self.dict_reads.add(id(node))
+            written = self.dict_spans.setdefault(node.id, [])
+            written.extend(s for s in [self.span(bound_value)] if s is not None)
             for stmt in self.later_updates(
                 node.id, owner, getattr(bound_value, "end_lineno", 0) or 0, before, scope
             ):
-                entries = self.apply_update(node.id, stmt, entries, owner, depth)
-                if entries is None:
+                updated = self.apply_update(node.id, stmt, entries, owner, depth)
+                if updated is None:
                     return None
+                if updated is not entries:  # the statement changes this dict
+                    written.extend(s for s in [self.span(stmt)] if s is not None)
+                entries = updated
             return entries
         return None
 
@@ -371,7 +409,9 @@ class _Module:
                     entries = [e for e in entries if e.name != key]
                     statement = self.span(stmt)
                     self.cuts[id(target.slice)] = None if statement is None else self.whole_lines(statement)
-                    entries.append(_Entry(key, self.value_text(stmt.value), target.slice, value_node=stmt.value))
+                    entries.append(
+                        _Entry(key, self.value_text(stmt.value), target.slice, value_node=stmt.value)
+                    )
                 elif isinstance(target, ast.Name) and target.id == name:
                     return self.dict_entries(stmt.value, scope, stmt.lineno, depth + 1)
         elif (
@@ -381,6 +421,7 @@ class _Module:
         ):
             method = stmt.func.attr
             if method == "update":
+                self.call_cuts(stmt)
                 more: list[_Entry] = []
                 for arg in stmt.args:
                     inner = self.dict_entries(arg, scope, stmt.lineno, depth + 1)
@@ -428,10 +469,19 @@ class _Module:
         """Where a fix edits keyword ``entry``: its name, its value, what removing it cuts."""
         if isinstance(entry.node, ast.keyword):
             loc = self.key_loc(entry.node, entry.name)
-            name = None if loc.line is None or loc.column is None else Span(loc.line, loc.column, loc.line, loc.column + len(entry.name))
+            name = (
+                None
+                if loc.line is None or loc.column is None
+                else Span(loc.line, loc.column, loc.line, loc.column + len(entry.name))
+            )
         else:
             name = self.string_span(entry.node)
-        return Spans(name=name, value=self.value_span(entry.value_node), cut=self.cuts.get(id(entry.node)), syntax="python")
+        return Spans(
+            name=name,
+            value=self.value_span(entry.value_node),
+            cut=self.cuts.get(id(entry.node)),
+            syntax="python",
+        )
 
     def value_text(self, node: ast.AST) -> str:
         text = _const_text(node)
@@ -622,7 +672,11 @@ class _Module:
             return (line, col + quote + p[1]) if p[0] == 1 else (line + p[0] - 1, p[1])
 
         def move(token: Token) -> Token:
-            return token.moved(point) if exact else replace(token.unplaced(), line=point(token.start)[0], column=point(token.start)[1])
+            return (
+                token.moved(point)
+                if exact
+                else replace(token.unplaced(), line=point(token.start)[0], column=point(token.start)[1])
+            )
 
         return move
 
@@ -688,7 +742,11 @@ class _Module:
             where = self.string_span(written)
         else:
             end = self.span(node)
-            where = None if end is None else Span(end.end_line, end.end_column - len(name), end.end_line, end.end_column)
+            where = (
+                None
+                if end is None
+                else Span(end.end_line, end.end_column - len(name), end.end_line, end.end_column)
+            )
         self.facts.append(
             Fact(
                 FactKind.RESPONSE_FIELD,
@@ -716,6 +774,32 @@ class _Module:
                 elif isinstance(node, (ast.Import, ast.ImportFrom)):
                     self.import_facts(node)
         self.walk_scope(module, inner)
+        self.facts = shared_words(self.facts, list(self.other_readers()))
+
+    def other_readers(self) -> Iterator[tuple[Span, str]]:
+        """Where the dicts that give a vLLM call its keywords are written, for each one that
+        something else reads too (``other(**ARGS)``, ``self.args = ARGS``): a fix for vLLM
+        would change what that other code gets. Changing the dict in place, and printing or
+        logging it, are not such reads."""
+        if not self.dict_spans:
+            return
+        ignored: set[int] = set(self.dict_reads)
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                ignored.add(id(node.value))
+            elif isinstance(node, ast.Attribute) and node.attr in _DICT_CHANGES:
+                ignored.add(id(node.value))
+            elif isinstance(node, ast.Call) and _is_logging(node.func):
+                ignored.update(id(a) for a in node.args)
+        for node in ast.walk(self.tree):
+            if (
+                isinstance(node, ast.Name)
+                and isinstance(node.ctx, ast.Load)
+                and node.id in self.dict_spans
+                and id(node) not in ignored
+            ):
+                for span in self.dict_spans[node.id]:
+                    yield span, f"the code reading {node.id} at line {node.lineno}"
 
     def walk_scope(self, scope: _Scope, inner: dict[int, _Scope]) -> None:
         for node in scope.nodes:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span, Spans
+from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span
 from vllm_upgrade_check.parsing.shell import Locator, ShellScript, Token, parse_shell
-from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile, shared_words
 from vllm_upgrade_check.sources.scanners.launch import env_fact, find_launch, launch_facts
 from vllm_upgrade_check.sources.scanners.requirements import pip_install_facts
 
@@ -84,32 +84,6 @@ def shell_facts(
             others.extend((t.span, who) for t in argv if t.span is not None)
         facts.extend(found)
     return shared_words(facts, others), script
-
-
-def shared_words(facts: list[Fact], others: Sequence[tuple[Span, str]]) -> list[Fact]:
-    """``facts`` of vLLM launches, those written in words another program reads as well (an
-    array two commands expand) without the spans a fix would edit: fixing them for vLLM
-    would change the other program's command line too."""
-    if not others:
-        return facts
-    out = []
-    for fact in facts:
-        spans = fact.spans
-        if fact.group is None:  # not a launch's (a pip install line is its own command)
-            out.append(fact)
-            continue
-        touched = spans.cut or spans.name if spans is not None else None
-        who = next((w for span, w in others if touched is not None and _overlap(span, touched)), None)
-        if who is None or spans is None:
-            out.append(fact)
-            continue
-        note = f"written where {who} reads it too; change it by hand"
-        out.append(replace(fact, spans=Spans(syntax=spans.syntax, note=note, sure=spans.sure)))
-    return out
-
-
-def _overlap(a: Span, b: Span) -> bool:
-    return a.start < b.end and b.start < a.end
 
 
 def argv_facts(
