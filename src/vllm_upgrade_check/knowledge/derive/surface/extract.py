@@ -13,207 +13,22 @@ from __future__ import annotations
 import ast
 import os
 import re
-import struct
-import zipfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from email.parser import Parser
-from pathlib import Path
 from types import MappingProxyType
-from typing import IO, Any, cast
+from typing import Any, cast
 
+from vllm_upgrade_check.knowledge.derive.surface.cuda import _cuda_major
+from vllm_upgrade_check.knowledge.derive.surface.files import _open_release, _ReleaseFiles
+from vllm_upgrade_check.knowledge.derive.surface.metadata import _read_metadata
 from vllm_upgrade_check.knowledge.derive.surface.model import (
     Deprecation,
     FlagArity,
     ReleaseSurface,
     SourceRef,
 )
-from vllm_upgrade_check.parsing.elf import HeadCachedFile, cuda_major_of, read_elf_needed
 
 __all__ = ["extract_surface"]
-
-
-# --------------------------------------------------------------------------
-# Release file access
-# --------------------------------------------------------------------------
-
-
-class _ReleaseFiles:
-    """Read-only view of ``vllm/**`` and ``vllm-*.dist-info/*`` of a release.
-
-    ``names`` are posix paths relative to the wheel root."""
-
-    names: list[str]
-    dist_info: str
-
-    def read(self, name: str) -> bytes:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def open(self, name: str) -> IO[bytes]:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def close(self) -> None:
-        """Release resources."""
-
-    def extra_needed(self) -> dict[str, list[str]]:
-        """DT_NEEDED lists known without reading ELF files (see _DirFiles)."""
-        return {}
-
-    def _pick_dist_info(self, candidates: Iterable[str], where: str) -> str:
-        found = sorted({c for c in candidates if re.fullmatch(r"vllm-[^/]+\.dist-info", c)})
-        if len(found) != 1:
-            raise ValueError(f"expected one vllm-*.dist-info in {where}, found {found}")
-        return found[0]
-
-
-class _ZipFiles(_ReleaseFiles):
-    """Members of a ``.whl``; only the members asked for are decompressed."""
-
-    def __init__(self, path: Path) -> None:
-        self._zip = zipfile.ZipFile(path)
-        all_names = [n for n in self._zip.namelist() if not n.endswith("/")]
-        self.dist_info = self._pick_dist_info((n.split("/", 1)[0] for n in all_names if "/" in n), str(path))
-        self.names = sorted(
-            n for n in all_names if n.startswith("vllm/") or n.startswith(self.dist_info + "/")
-        )
-
-    def read(self, name: str) -> bytes:
-        return self._zip.read(name)
-
-    def open(self, name: str) -> IO[bytes]:
-        return self._zip.open(name)
-
-    def close(self) -> None:
-        self._zip.close()
-
-
-class _DirFiles(_ReleaseFiles):
-    """An unpacked wheel or a site-packages directory.
-
-    Only ``vllm/`` and the vllm dist-info are walked.  When the directory
-    holds no ``vllm/**/*.so`` but has a ``NEEDED.txt`` (``readelf -d`` output
-    per ``== path`` header, as written by the wheel-unpacking script), the
-    DT_NEEDED entries are read from it instead."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        if not (root / "vllm").is_dir():
-            raise ValueError(f"{root} has no vllm/ package directory")
-        self.dist_info = self._pick_dist_info((p.name for p in root.iterdir() if p.is_dir()), str(root))
-        names: list[str] = []
-        for top in ("vllm", self.dist_info):
-            for dirpath, dirnames, filenames in os.walk(root / top):
-                dirnames.sort()
-                rel = Path(dirpath).relative_to(root).as_posix()
-                names.extend(f"{rel}/{f}" for f in filenames)
-        self.names = sorted(names)
-
-    def read(self, name: str) -> bytes:
-        return (self.root / name).read_bytes()
-
-    def open(self, name: str) -> IO[bytes]:
-        return open(self.root / name, "rb")
-
-    def extra_needed(self) -> dict[str, list[str]]:
-        listing = self.root / "NEEDED.txt"
-        if not listing.is_file():
-            return {}
-        out: dict[str, list[str]] = {}
-        current = None
-        for line in listing.read_text(errors="replace").splitlines():
-            if line.startswith("== "):
-                current = line[3:].strip()
-                out[current] = []
-            elif current is not None:
-                m = re.search(r"\(NEEDED\).*\[(.+)\]", line)
-                if m:
-                    out[current].append(m.group(1))
-        return out
-
-
-def _open_release(path: str | os.PathLike) -> _ReleaseFiles:
-    p = Path(path)
-    if p.is_file() and zipfile.is_zipfile(p):
-        return _ZipFiles(p)
-    if p.is_dir():
-        return _DirFiles(p)
-    raise ValueError(f"{path} is neither a wheel file nor a directory")
-
-
-# --------------------------------------------------------------------------
-# CUDA major of the compiled extensions (ELF reader: vllm_upgrade_check.parsing.elf)
-# --------------------------------------------------------------------------
-
-
-def _cuda_major(files: _ReleaseFiles) -> tuple[int | None, SourceRef | None]:
-    """CUDA major version from the DT_NEEDED entries of the compiled extensions."""
-    listed = files.extra_needed()
-    so_names = [n for n in files.names if n.endswith(".so") or ".so." in n.rsplit("/", 1)[-1]]
-    if not so_names:
-        so_names = sorted(listed)
-
-    def rank(name: str) -> tuple:
-        # vllm/_C.*.so, then other vllm/_C*.so, then everything else
-        base = name.rsplit("/", 1)[-1]
-        top = name.count("/") == 1
-        return (not (top and base.startswith("_C.")), not (top and base.startswith("_C")), name)
-
-    for name in sorted(so_names, key=rank):
-        if name in listed:
-            needed: Iterable[str] = listed[name]
-        else:
-            try:
-                with files.open(name) as raw:
-                    needed = read_elf_needed(HeadCachedFile(raw))
-            except (ValueError, struct.error, OSError):
-                continue
-        major = cuda_major_of(needed)
-        if major is not None:
-            return major, SourceRef(name, 0)
-    return None, None
-
-
-# --------------------------------------------------------------------------
-# METADATA
-# --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Metadata:
-    version: str
-    requires_python: str | None
-    requires_python_ref: SourceRef | None
-    requires_dist: tuple[str, ...]
-    requires_dist_refs: tuple[SourceRef, ...]
-
-
-def _read_metadata(files: _ReleaseFiles) -> _Metadata:
-    path = f"{files.dist_info}/METADATA"
-    text = files.read(path).decode("utf-8", errors="replace")
-    header = text.split("\n\n", 1)[0]
-    msg = Parser().parsestr(header, headersonly=True)
-    lines = header.splitlines()
-
-    def line_of(key: str, value: str, start: int = 0) -> int:
-        for i in range(start, len(lines)):
-            if lines[i].lower().startswith(key.lower() + ":") and lines[i].split(":", 1)[1].strip() == value:
-                return i + 1
-        return 0
-
-    reqs = tuple(r.strip() for r in msg.get_all("Requires-Dist") or [])
-    refs, pos = [], 0
-    for r in reqs:
-        pos = line_of("Requires-Dist", r, pos) or pos
-        refs.append(SourceRef(path, pos))
-    rp = msg.get("Requires-Python")
-    rp = rp.strip() if rp else None
-    return _Metadata(
-        version=(msg.get("Version") or "").strip(),
-        requires_python=rp,
-        requires_python_ref=SourceRef(path, line_of("Requires-Python", rp)) if rp else None,
-        requires_dist=reqs,
-        requires_dist_refs=tuple(refs),
-    )
 
 
 # --------------------------------------------------------------------------
