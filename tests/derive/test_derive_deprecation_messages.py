@@ -2,7 +2,7 @@
 
 import pytest
 
-from vllm_upgrade_check.knowledge.derive.surface import _parse_deprecation
+from vllm_upgrade_check.knowledge.derive.surface.deprecations import _parse_deprecation
 
 
 @pytest.mark.parametrize(
