@@ -536,3 +536,15 @@ def test_diff_names_what_needs_a_person_on_stderr(tmp_path: Path) -> None:
     result = runner.invoke(app, ["fix", str(tmp_path), "--to", "0.28.0", "--diff"])
     assert result.exit_code == 1 and result.stdout == ""
     assert result.stderr.startswith("Needs a person (1):\n  run.sh:1:14: VUC0130-001 --task")
+
+
+def test_diff_is_the_files_bytes_so_that_patch_applies_it(tmp_path: Path) -> None:
+    (tmp_path / "latin.sh").write_bytes(b"vllm serve m --max-num-partial-prefills 2\r\n# caf\xe9\r\n")
+    (tmp_path / "bom.sh").write_bytes(b"\xef\xbb\xbfvllm serve m --max-num-partial-prefills 2\n")
+    (tmp_path / "last.sh").write_bytes(b"vllm serve m --max-num-partial-prefills 2")
+    result = runner.invoke(app, ["fix", str(tmp_path), "--from", "0.26.0", "--to", "0.27.0", "--no-bump", "--diff"])
+    patch = result.stdout_bytes
+    assert b"-\xef\xbb\xbfvllm serve m --max-num-partial-prefills 2\n+\xef\xbb\xbfvllm serve m\n" in patch
+    assert b"+vllm serve m\r\n # caf\xe9\r\n" in patch
+    assert b"+vllm serve m\n\\ No newline at end of file\n" in patch
+    assert b"-vllm serve m --max-num-partial-prefills 2\n\\ No newline at end of file\n" in patch

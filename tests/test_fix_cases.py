@@ -94,7 +94,7 @@ def test_lock_files_are_made_again_not_edited_and_hold_nothing_back(tmp_path: Pa
     assert code == 1, out  # the lock still pins the old torch until it is made again
     assert '"vllm==0.28.0"' in _text(tmp_path, "pyproject.toml")
     assert _text(tmp_path, "uv.lock") == lock
-    assert "uv.lock:11:" in out and "Lock files to make again after the bump (1):\n  uv.lock" in out
+    assert "uv.lock:11:" in out and "Lock files to make again for vLLM 0.28.0 (1):\n  uv.lock" in out
 
 
 def test_an_arg_every_use_of_which_is_the_vllm_version_is_bumped(tmp_path: Path) -> None:

@@ -142,4 +142,4 @@ def test_fix_keeps_the_model_and_every_other_flag_and_writes_what_parses(
         (root / name).write_text(text)
         redo = fix_paths(options, unsafe=True, bump=False)
         assert (root / name).read_text() == after and len(redo.applied) == len(result.applied)
-        assert (diff == "") == (after == text)
+        assert (diff == b"") == (after == text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,8 +44,9 @@ def fix(
     settings = config_for(paths or [], config)
     options = scan_options(paths or [], settings, to=to, from_=from_, rules=rules, exclude=exclude)
     if diff:
-        text, found = diff_paths(options, unsafe=unsafe_fixes, bump=bump)
-        typer.echo(text, nl=False)
+        patch, found = diff_paths(options, unsafe=unsafe_fixes, bump=bump)
+        typer.echo(patch, nl=False)  # bytes: each file's own encoding, BOM and line ends
+        sys.stdout.flush()  # the patch comes before what is said about it on stderr
         _needs_a_person(found, err=True)
         _left_alone(found, err=True)
         for error in found.errors:
@@ -116,7 +118,7 @@ def _left_alone(result: FixResult, err: bool) -> None:
             where = ":".join(str(p) for p in (loc.path, line, loc.column) if p is not None)
             typer.echo(f"  {where}: {f.rule.id} {subject}", err=err)
     if result.relock:
-        typer.echo(f"Lock files to make again after the bump ({len(result.relock)}):", err=err)
+        typer.echo(f"Lock files to make again for vLLM {result.target} ({len(result.relock)}):", err=err)
         for path in result.relock:
             typer.echo(f"  {path}", err=err)
     if result.not_bumped:

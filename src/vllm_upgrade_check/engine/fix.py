@@ -21,7 +21,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from vllm_upgrade_check.errors import VucError
-from vllm_upgrade_check.fixing.edits import LineMap, apply_to_text, diff_text, edits_of
+from vllm_upgrade_check.fixing.edits import LineMap, apply_to_text, diff_bytes, edits_of
 from vllm_upgrade_check.fixing.interface import (
     UPGRADE_ID,
     CannotFix,
@@ -507,9 +507,10 @@ def _bump_phase(
     return unfixed
 
 
-def diff_paths(options: ScanOptions, unsafe: bool = False, bump: bool = True) -> tuple[str, FixResult]:
-    """What :func:`fix_paths` would write, as a unified diff (``a/PATH`` / ``b/PATH``), and its
-    result; the same passes run on an in-memory overlay, so nothing is written.
+def diff_paths(options: ScanOptions, unsafe: bool = False, bump: bool = True) -> tuple[bytes, FixResult]:
+    """What :func:`fix_paths` would write, as a unified diff of the files' bytes (``a/PATH`` /
+    ``b/PATH``, see :func:`~vllm_upgrade_check.fixing.edits.diff_bytes`), and its result; the
+    same passes run on an in-memory overlay, so nothing is written.
 
     Raises:
         UsageError, RulePackError: as :func:`~vllm_upgrade_check.engine.run_scan`.
@@ -520,5 +521,6 @@ def diff_paths(options: ScanOptions, unsafe: bool = False, bump: bool = True) ->
     files = []
     for rel in sorted({e.path for e in result.applied}):
         real = resolve_in_roots(roots, rel)
-        files.append((rel, read_text(real).text, read_text(real, overlay).text))
-    return diff_text(files), result
+        before = real.read_bytes()
+        files.append((rel, before, overlay.get(os.path.realpath(real), before)))
+    return diff_bytes(files), result

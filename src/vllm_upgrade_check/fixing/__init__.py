@@ -6,7 +6,7 @@ for edits of a file's text, :mod:`.verify` for the check; a ``fix`` run is orche
 :mod:`vllm_upgrade_check.engine.fix`.
 """
 
-from vllm_upgrade_check.fixing.edits import apply_edits, apply_to_text, diff_text, planned_edits
+from vllm_upgrade_check.fixing.edits import apply_edits, apply_to_text, diff_bytes, planned_edits
 from vllm_upgrade_check.fixing.interface import (
     MECHANICAL,
     UPGRADE_ID,
@@ -31,6 +31,6 @@ __all__ = [
     "Unfixed",
     "apply_edits",
     "apply_to_text",
-    "diff_text",
+    "diff_bytes",
     "planned_edits",
 ]

@@ -95,19 +95,27 @@ def by_path(edits: Iterable[Edit]) -> dict[str, list[Edit]]:
     return grouped
 
 
-def diff_text(files: Iterable[tuple[str, str, str]]) -> str:
-    """A unified diff (``a/PATH`` / ``b/PATH``) of ``(relative path, before, after)`` texts."""
-    lines: list[str] = []
+def diff_bytes(files: Iterable[tuple[str, bytes, bytes]]) -> bytes:
+    """A unified diff (``a/PATH`` / ``b/PATH``) of ``(relative path, before, after)`` file
+    contents, byte for byte as ``git apply`` and ``patch`` read it: the file's own encoding,
+    BOM and line ends, and ``\\ No newline at end of file`` after a last line without one."""
+    out: list[bytes] = []
     for rel, before, after in files:
-        lines.extend(
-            difflib.unified_diff(
-                before.splitlines(keepends=True),
-                after.splitlines(keepends=True),
-                fromfile=f"a/{rel}",
-                tofile=f"b/{rel}",
-            )
+        lines = difflib.diff_bytes(
+            difflib.unified_diff,
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=f"a/{rel}".encode(),
+            tofile=f"b/{rel}".encode(),
         )
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+        for line in lines:
+            if line.endswith(b"\n"):
+                out.append(line)
+            elif line.startswith((b"---", b"+++", b"@@")):
+                out.append(line + b"\n")
+            else:
+                out.append(line + b"\n\\ No newline at end of file\n")
+    return b"".join(out)
 
 
 class LineMap:

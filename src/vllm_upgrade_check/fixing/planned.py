@@ -213,6 +213,8 @@ def specifier_change(fact: Fact, new: str, description: str, applicability: Appl
     """Setting the specifier of requirement ``fact`` to ``new`` (in a shell line, the whole
     requirement is written again, quoted as one word when it must be)."""
     spans = fact.spans
+    if spans is not None and spans.value is None and spans.note:
+        raise CannotFix(spans.note)
     if spans is None or spans.value is None:
         raise CannotFix("the scanner could not tell where the specifier is written; set it by hand")
     found = specifier_offsets(fact.raw)

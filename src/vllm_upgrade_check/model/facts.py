@@ -49,7 +49,7 @@ class FactKind(str, Enum):
 UNRESOLVED_NOTE = "unresolved: "
 """Start of a report note about a launch holding words the repository does not resolve."""
 
-LOCKED = "a lock file is written by its tool: re-lock after the bump (uv lock, poetry lock, pdm lock)"
+LOCKED = "a lock file is written by its tool: make it again once the vLLM requirement is set (uv lock, poetry lock, pdm lock)"
 """``Spans.note`` of a pin read from a lock file: it moves when the lock is made again, not
 by an edit (and is no blocker of the bump)."""
 

@@ -345,15 +345,14 @@ class _Walker:
             return
         if kind == "command":
             self.command(node)
-            for child in node.named_children:
-                for sub in _descendants(child, ("command_substitution", "process_substitution")):
-                    for inner in sub.named_children:
-                        self.walk(inner)
+            self.walk_substitutions(node)
             return
         if kind == "variable_assignment":
             self.assignment(node, exported=False, prefix=False)
+            self.walk_substitutions(node)  # PID=$(vllm serve ... & echo $!)
             return
         if kind == "declaration_command":
+            self.walk_substitutions(node)
             exported = self.text(node).startswith(("export", "declare -x"))
             for child in node.named_children:
                 if child.type == "variable_assignment":
@@ -366,6 +365,13 @@ class _Walker:
             return
         for child in node.children:
             self.walk(child)
+
+    def walk_substitutions(self, node: tree_sitter.Node) -> None:
+        """Walk the commands run inside ``$(...)``, backquotes and ``<(...)`` in ``node``'s words."""
+        for child in node.named_children:
+            for sub in _descendants(child, ("command_substitution", "process_substitution")):
+                for inner in sub.named_children:
+                    self.walk(inner)
 
 
 def _descendants(node: tree_sitter.Node, kinds: tuple[str, ...]) -> list[tree_sitter.Node]:

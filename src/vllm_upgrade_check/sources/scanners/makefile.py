@@ -34,7 +34,7 @@ def make_shell_text(text: str) -> tuple[str, dict[str, list[Token]]]:
     for number, line in enumerate(lines, start=1):
         if line.startswith("\t") or continuing:
             body = line
-            if line.startswith("\t"):
+            if line.startswith("\t") and not continuing:  # make's prefixes start a command only
                 rest = line[1:]
                 stripped = rest.lstrip("@-+ ")
                 body = "\t" + " " * (len(rest) - len(stripped)) + stripped

@@ -101,6 +101,13 @@ def pip_install_facts(argv: Sequence[Token], path: str | None, scanner: str) -> 
         i += 1
 
 
+HASHED = (
+    "the requirement is pinned by hash (--hash): another version needs its hashes, so compile "
+    "the file again (pip-compile --generate-hashes, uv pip compile --generate-hashes)"
+)
+"""Why a requirement with ``--hash`` options is not edited in place."""
+
+
 def requirements_txt_facts(text: str, path: str, scanner: str) -> Iterator[Fact | Skipped]:
     """Facts of a pip requirements file: one per requirement line (continuations joined)."""
     lines = text.splitlines()
@@ -115,10 +122,13 @@ def requirements_txt_facts(text: str, path: str, scanner: str) -> Iterator[Fact 
         body = re.split(r"(^|\s)#", line, maxsplit=1)[0].strip()
         if not body or body.startswith("-"):
             continue
-        body = body.split(" --", 1)[0].split(";", 1)[0] if " --hash" in body else body
+        hashed = " --hash" in body
+        body = body.split(" --", 1)[0].split(";", 1)[0] if hashed else body
         column = len(lines[start]) - len(lines[start].lstrip()) + 1
         fact = requirement_fact(body, path, start + 1, column, scanner)
-        if fact is not None and not lines[start].lstrip().startswith(body):
+        if fact is not None and hashed:
+            fact = replace(fact, spans=Spans(syntax="requirements", note=HASHED))
+        elif fact is not None and not lines[start].lstrip().startswith(body):
             fact = replace(fact, spans=None)  # continued over lines: not where one span says
         if fact is not None:
             yield fact

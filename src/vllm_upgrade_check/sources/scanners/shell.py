@@ -36,6 +36,11 @@ def is_env_name(name: str) -> bool:
     return bool(name) and name.upper() == name and (name[0].isalpha() or name[0] == "_")
 
 
+def _substitutes(token: Token) -> bool:
+    written = token.written or ""
+    return "$(" in written or "`" in written or "<(" in written
+
+
 def shell_facts(
     text: str,
     path: str | None,
@@ -81,7 +86,8 @@ def shell_facts(
         )
         if not any(f.kind == FactKind.LAUNCH for f in found) and argv:
             who = f"{argv[0].text} (line {command.line})"
-            others.extend((t.span, who) for t in argv if t.span is not None)
+            # a word holding $(...) runs its own commands: those are not this command's words
+            others.extend((t.span, who) for t in argv if t.span is not None and not _substitutes(t))
         facts.extend(found)
     return shared_words(facts, others), script
 
