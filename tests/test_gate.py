@@ -240,6 +240,17 @@ def test_config_file_settings_and_cli_wins(tmp_path: Path) -> None:
     assert json.loads(scan(str(tmp_path), "--to", "0.28.0", "-f", "json").stdout)["to_version"] == "0.28.0"
 
 
+def test_env_reads_the_configuration_as_scan_does(tmp_path: Path) -> None:
+    (tmp_path / "freeze.txt").write_text("vllm==0.26.0\ntorch==2.11.0\n")
+    (tmp_path / ".vllm-upgrade-check.toml").write_text('to = "0.27.0"\nfail-on = "never"\n')
+    result = runner.invoke(app, ["env", str(tmp_path), "--freeze", str(tmp_path / "freeze.txt"), "-f", "json"])
+    doc = json.loads(result.stdout)
+    assert result.exit_code == 0 and doc["to_version"] == "0.27.0", result.output
+    assert any(f["rule_id"] == "VUC0270-004" for f in doc["findings"])  # torch 2.11 replaced for 0.27.0
+    args = ["env", str(tmp_path), "--freeze", str(tmp_path / "freeze.txt"), "--fail-on", "warning"]
+    assert runner.invoke(app, args).exit_code == 1
+
+
 def test_pyproject_table_and_ignores(tmp_path: Path) -> None:
     (tmp_path / "run.sh").write_text(
         "vllm serve m --max-num-partial-prefills 2 --override-attention-dtype x\n"
@@ -263,7 +274,15 @@ def test_pyproject_table_and_ignores(tmp_path: Path) -> None:
     [
         ('to = "0.28.0"\ncolour = "red"\n', ".vllm-upgrade-check.toml:2: colour: unknown key"),
         ('fail-on = "sometimes"\n', ".vllm-upgrade-check.toml:1: fail-on: must be one of"),
-        ('[[ignore]]\nid = "X-001"\n', "ignore[0].reason: required string"),
+        ('[[ignore]]\nid = "X-001"\n', ".vllm-upgrade-check.toml:1: ignore[0]: missing field(s): reason"),
+        (
+            '[[ignore]]\nid = "A"\nreason = "r"\n[[ignore]]\nid = "B"\nreason = "r"\nexpires = "soon"\n',
+            ".vllm-upgrade-check.toml:7: ignore[1].expires: must be a date YYYY-MM-DD",
+        ),
+        ('[[ignore]]\nid = "  "\nreason = "r"\n', ".vllm-upgrade-check.toml:2: ignore[0].id: must not be blank"),
+        ('exclude = "vendor/"\n', ".vllm-upgrade-check.toml:1: exclude: must be a list"),
+        ("to = 0.28\n", ".vllm-upgrade-check.toml:1: to: must be a string"),
+        ('rules = ["a", 3]\n', ".vllm-upgrade-check.toml:1: rules[1]: must be a string"),
         ("to = [\n", "TOML syntax error"),
         ('fail-on = "warning"\nfrom = "banana"\n', ".vllm-upgrade-check.toml:2: from: 'banana' is not a valid version"),
     ],

@@ -15,11 +15,14 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.knowledge.versions import parse_version
 from vllm_upgrade_check.model.options import Ignore
+from vllm_upgrade_check.model.validation import first_problem, format_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from vllm_upgrade_check.model.environment import Environment
@@ -33,8 +36,61 @@ else:  # pragma: no cover
 CONFIG_FILE = ".vllm-upgrade-check.toml"
 TABLE = "vllm-upgrade-check"
 FAIL_ON = ("blocker", "warning", "info", "never")
-_KEYS = {"to", "from", "fail-on", "exclude", "rules", "ignore"}
-_IGNORE_KEYS = {"id", "path", "reason", "expires"}
+
+
+def _version(value: str | None) -> str | None:
+    if value is not None:
+        try:
+            parse_version(value, "version")
+        except UsageError:
+            raise ValueError(f"{value!r} is not a valid version (expected e.g. 0.27.0)") from None
+    return value
+
+
+class _Table(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+
+class IgnoreEntry(_Table):
+    """One ``[[ignore]]`` table: a rule id (or prefix) left out, why, where, until when."""
+
+    id: Annotated[str, Field(min_length=1)]
+    reason: Annotated[str, Field(min_length=1)]
+    path: str | None = Field(default=None, description="glob of the paths it covers")
+    expires: dt.date | None = None
+
+    @field_validator("id", "reason")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+    @field_validator("expires", mode="before")
+    @classmethod
+    def _iso(cls, value: object) -> object:
+        if isinstance(value, dt.datetime):  # a TOML datetime: its day
+            return value.date()
+        if isinstance(value, str):
+            try:
+                return dt.date.fromisoformat(value)
+            except ValueError:
+                raise ValueError("must be a date YYYY-MM-DD") from None
+        return value
+
+
+class ConfigTable(_Table):
+    """The ``[tool.vllm-upgrade-check]`` table (or a ``.vllm-upgrade-check.toml`` file) as
+    written: every key optional, none other allowed."""
+
+    to: str | None = None
+    from_: str | None = Field(default=None, alias="from")
+    fail_on: Literal["blocker", "warning", "info", "never"] | None = Field(default=None, alias="fail-on")
+    exclude: list[str] = Field(default_factory=list)
+    rules: list[str] = Field(default_factory=list)
+    ignore: list[IgnoreEntry] = Field(default_factory=list)
+
+    _versions = field_validator("to", "from_")(_version)
 
 
 @dataclass(frozen=True)
@@ -81,13 +137,27 @@ def find_config(paths: Sequence[Path], cwd: Path | None = None) -> Path | None:
     return None
 
 
-def _line_of(text: str, key: str) -> int | None:
-    m = re.search(rf"^[ \t]*\"?{re.escape(key)}\"?[ \t]*=", text, re.M)
-    return text.count("\n", 0, m.start()) + 1 if m else None
+def _line_of(text: str, loc: Sequence[object]) -> int | None:
+    """The line of the key at data path ``loc`` of a configuration file (``("ignore", 1,
+    "expires")`` looks after the second ``[[...ignore]]`` header)."""
+    start = 0
+    keys = [p for p in loc if isinstance(p, str)]
+    if len(loc) >= 2 and loc[0] == "ignore" and isinstance(loc[1], int):
+        headers = list(re.finditer(r"^[ \t]*\[\[[^\]]*ignore[ \t]*\]\]", text, re.M))
+        if loc[1] < len(headers):
+            start = headers[loc[1]].start()
+            keys = keys[1:] or []
+            if not keys:
+                return text.count("\n", 0, start) + 1
+    for key in reversed(keys):
+        m = re.compile(rf"^[ \t]*\"?{re.escape(key)}\"?[ \t]*=", re.M).search(text, start)
+        if m:
+            return text.count("\n", 0, m.start()) + 1
+    return None
 
 
 def load_config(path: Path) -> Config:
-    """Read and check one configuration file.
+    """Read and check one configuration file against :class:`ConfigTable`.
 
     Raises:
         UsageError: unreadable file, TOML syntax error, unknown key or wrong type (naming the
@@ -101,81 +171,26 @@ def load_config(path: Path) -> Config:
         raise UsageError(f"cannot read configuration: {exc.strerror or exc}", shown) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"TOML syntax error: {exc}", shown) from None
-    if path.name == "pyproject.toml" or TABLE in data.get("tool", {}):
-        table = data.get("tool", {}).get(TABLE, {})
-    else:
-        table = data
-
-    def bad(key: str, message: str) -> UsageError:
-        return UsageError(f"{key}: {message}", shown, _line_of(text, key.split(".")[-1].split("[")[0]))
-
+    nested = path.name == "pyproject.toml" or TABLE in data.get("tool", {})
+    table = data.get("tool", {}).get(TABLE, {}) if nested else data
     if not isinstance(table, dict):
-        raise bad(f"tool.{TABLE}", "must be a table")
-    for key in table:
-        if key not in _KEYS:
-            raise bad(key, f"unknown key (known: {', '.join(sorted(_KEYS))})")
-
-    def text_key(key: str) -> str | None:
-        value = table.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, str):
-            raise bad(key, "must be a string")
-        return value
-
-    def version_key(key: str) -> str | None:
-        value = text_key(key)
-        if value is not None:
-            try:
-                parse_version(value, key)
-            except UsageError:
-                raise bad(key, f"{value!r} is not a valid version (expected e.g. 0.27.0)") from None
-        return value
-
-    def list_key(key: str) -> tuple[str, ...]:
-        value = table.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise bad(key, "must be a list of strings")
-        return tuple(value)
-
-    fail_on = text_key("fail-on")
-    if fail_on is not None and fail_on not in FAIL_ON:
-        raise bad("fail-on", f"must be one of {', '.join(FAIL_ON)}")
-    ignores: list[Ignore] = []
-    raw_ignores = table.get("ignore", [])
-    if not isinstance(raw_ignores, list):
-        raise bad("ignore", "must be an array of tables ([[tool.vllm-upgrade-check.ignore]])")
-    for n, entry in enumerate(raw_ignores):
-        key = f"ignore[{n}]"
-        if not isinstance(entry, dict):
-            raise bad(key, "must be a table")
-        unknown = set(entry) - _IGNORE_KEYS
-        if unknown:
-            raise bad(f"{key}.{sorted(unknown)[0]}", "unknown key (known: expires, id, path, reason)")
-        for name in ("id", "reason"):
-            if not isinstance(entry.get(name), str) or not entry[name].strip():
-                raise bad(f"{key}.{name}", "required string")
-        if "path" in entry and not isinstance(entry["path"], str):
-            raise bad(f"{key}.path", "must be a string (a glob)")
-        expires = entry.get("expires")
-        if isinstance(expires, str):
-            try:
-                expires = dt.date.fromisoformat(expires)
-            except ValueError:
-                raise bad(f"{key}.expires", "must be a date YYYY-MM-DD") from None
-        elif isinstance(expires, dt.datetime):
-            expires = expires.date()
-        elif expires is not None and not isinstance(expires, dt.date):
-            raise bad(f"{key}.expires", "must be a date YYYY-MM-DD")
-        ignores.append(Ignore(entry["id"].strip(), entry["reason"], entry.get("path"), expires, shown))
+        raise UsageError(f"tool.{TABLE}: must be a table", shown, _line_of(text, [TABLE]))
+    try:
+        parsed = ConfigTable.model_validate(table)
+    except ValidationError as exc:
+        loc, message = first_problem(exc, table)
+        if message == "unknown key" and len(loc) == 1:
+            message += f" (known: {', '.join(sorted(f.alias or n for n, f in ConfigTable.model_fields.items()))})"
+        raise UsageError(f"{format_path(loc)}: {message}", shown, _line_of(text, loc)) from None
+    ignores = tuple(Ignore(i.id.strip(), i.reason, i.path, i.expires, shown) for i in parsed.ignore)
     return Config(
         source=path,
-        to_version=version_key("to"),
-        from_version=version_key("from"),
-        fail_on=fail_on,
-        exclude=list_key("exclude"),
-        rules=tuple(path.parent / r for r in list_key("rules")),
-        ignores=tuple(ignores),
+        to_version=parsed.to,
+        from_version=parsed.from_,
+        fail_on=parsed.fail_on,
+        exclude=tuple(parsed.exclude),
+        rules=tuple(path.parent / r for r in parsed.rules),
+        ignores=ignores,
     )
 
 

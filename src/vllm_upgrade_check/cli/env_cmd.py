@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from vllm_upgrade_check.model.environment import Environment, HostInfo
 from vllm_upgrade_check.cli.common import (
+    CONFIG_OPTION,
     RULES_OPTION,
     TO_OPTION,
     FailOn,
@@ -153,17 +154,24 @@ def env(
     ),
     fmt: EnvFormat = typer.Option(EnvFormat.console, "--format", "-f", help="Output format."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write the report to this file."),
-    fail_on: FailOn = typer.Option(
-        FailOn.blocker, "--fail-on", help="Lowest severity that makes the exit code 1."
+    fail_on: FailOn | None = typer.Option(
+        None, "--fail-on", help="Lowest severity that makes the exit code 1 (default: the configuration's, else blocker)."
     ),
     rules: list[Path] = RULES_OPTION,
+    exclude: list[str] = typer.Option([], "--exclude", help="gitignore-style pattern to leave out."),
+    config: Path | None = CONFIG_OPTION,
 ) -> None:
-    """Report the Python environment and host (GPUs, driver, builds) and their findings for the target release."""
-    import socket
+    """Report the Python environment and host (GPUs, driver, builds) and their findings for the target release.
 
+    The project configuration (``to``, ``fail-on``, ``rules``, ``exclude``, ``ignore``) is read
+    as ``scan`` reads it: from the first path given, else the current directory.
+    """
+    import socket
+    from dataclasses import replace
+
+    from vllm_upgrade_check.cli.config import config_for, scan_options
     from vllm_upgrade_check.engine import run_scan
     from vllm_upgrade_check.errors import UsageError
-    from vllm_upgrade_check.model.options import ScanOptions
     from vllm_upgrade_check.sources.host.environment import (
         read_current_environment,
         read_freeze_file,
@@ -182,9 +190,10 @@ def env(
         environment = read_current_environment()
     host = read_host() if probe_host else None
     name = host_name or socket.gethostname()
-    report = run_scan(
-        ScanOptions.of(paths=paths or [], to_version=to, environment=environment, host=host, rule_paths=rules)
-    )
+    settings = config_for(paths or [], config)
+    options = scan_options(paths or [], settings, to=to, environment=environment, rules=rules, exclude=exclude)
+    report = run_scan(replace(options, request=replace(options.request, host=host)))
+    fail_on = fail_on or FailOn(settings.fail_on or "blocker")
     installed = {n: environment.distributions.get(n) for n in WATCHED}
     if fmt == EnvFormat.json:
         from vllm_upgrade_check.reporters.json_report import report_dict

@@ -21,14 +21,8 @@ from pydantic import ValidationError
 from vllm_upgrade_check.errors import RulePackError
 from vllm_upgrade_check.knowledge import packbundle
 from vllm_upgrade_check.model.pack import Pack, Rule
+from vllm_upgrade_check.model.validation import first_problem, format_path
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, compose_documents, to_python
-
-
-def _format_loc(loc: Sequence[Any]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
 
 
 def _line_for(loc: Sequence[Any], positions: dict[tuple[Any, ...], int]) -> int | None:
@@ -64,43 +58,9 @@ def load_pack_text(text: str, source: str) -> Pack:
     try:
         return Pack.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        loc = [p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
-        # pydantic appends the model/union tag to some locations; keep the data path only.
-        loc = [p for p in loc if isinstance(p, int) or p in _key_names(data, loc)]
-        line = _line_for(loc, positions)
-        message = error["msg"]
-        shown = 1
-        if error["type"] == "extra_forbidden":
-            message = "unknown key"
-        elif error["type"] == "missing":
-            # Name every field missing from the same mapping, not just "Field required".
-            parent = tuple(error["loc"][:-1])
-            missing = [e for e in exc.errors() if e["type"] == "missing" and tuple(e["loc"][:-1]) == parent]
-            shown = len(missing)
-            message = "missing field(s): " + ", ".join(str(e["loc"][-1]) for e in missing)
-            if loc and loc[-1] == error["loc"][-1]:
-                loc = loc[:-1]
-            line = _line_for(loc, positions)
-        where = _format_loc(loc)
-        rest = exc.error_count() - shown
-        more = f" (and {rest} more)" if rest > 0 else ""
-        raise RulePackError(f"{where}: {message}{more}" if where else message + more, source, line) from None
-
-
-def _key_names(data: Any, loc: Sequence[Any]) -> set[str]:
-    names: set[str] = set()
-    node = data
-    for part in loc:
-        if isinstance(node, dict):
-            names.update(str(k) for k in node)
-            node = node.get(part)
-        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
-            node = node[part]
-        else:
-            names.add(str(part))
-            node = None
-    return names
+        loc, message = first_problem(exc, data)
+        where = format_path(loc)
+        raise RulePackError(f"{where}: {message}" if where else message, source, _line_for(loc, positions)) from None
 
 
 def _load_trusted(text: str, source: str, parsed: Any = None) -> Pack:
