@@ -231,7 +231,7 @@ def rule_literals() -> list[str]:
     literals: set[str] = set()
     for _pack, rule in load_registry().rules():
         kind = rule.match.kind.value
-        names = [rule.match.name, *(rule.match.names or [])]
+        names = [rule.match.name, *(getattr(rule.match, "names", None) or [])]
         for name in filter(None, names):
             if kind in ("engine_arg", "absent_arg", "cli_flag"):
                 literals.add("--" + name.lstrip("-").replace("_", "-"))

@@ -159,10 +159,15 @@ def test_a_model_served_by_the_transformers_backend_is_not_flagged() -> None:
 @pytest.mark.parametrize(
     ("match", "error"),
     [
-        ({"kind": "engine_arg", "name": "x", "unless_args": {"model_impl": "transformers"}}, "only applies to kind: model"),
-        ({"kind": "model", "name": "x", "patterns": ["a/*"], "unless_args": {"dtype": "half"}}, "not one of model_impl"),
+        ({"kind": "engine_arg", "name": "x", "unless_args": {"model_impl": "transformers"}}, "unless_args: unknown key"),
+        ({"kind": "model", "name": "x", "patterns": ["a/*"], "unless_args": {"dtype": "half"}}, "must be one of model_impl"),
     ],
 )
 def test_unless_args_is_checked(match: dict, error: str) -> None:
-    with pytest.raises(ValueError, match=error):
-        pack("0.29.0", rule("T-001", match))
+    import yaml
+
+    from vllm_upgrade_check.errors import RulePackError
+    from vllm_upgrade_check.knowledge.registry import load_pack_text
+
+    with pytest.raises(RulePackError, match=error):
+        load_pack_text(yaml.safe_dump({"release": "0.29.0", "rules": [rule("T-001", match)]}), "t.yaml")

@@ -130,14 +130,7 @@ def _render_rule(rule: Rule, where: str) -> str:
     """The ``explain`` text of one rule (sections as in Ruff's rule docs)."""
     m = rule.match
     out = [f"{rule.id} {rule.name} ({rule.severity.value}, {where})", "", rule.message, ""]
-    detail = f"{m.kind.value} {m.name}"
-    if m.values:
-        detail += f" = {', '.join(m.values)}"
-    if m.specifier:
-        detail += f" outside {m.specifier}"
-    if m.patterns:
-        detail += f" matching {', '.join(m.patterns)}"
-    out += ["## What it matches", detail, ""]
+    out += ["## What it matches", m.describe(), ""]
     if rule.deprecated_in:
         out += [f"Deprecated in {rule.deprecated_in}, removed in {where}.", ""]
     out += ["## Why is this bad", rule.docs.why, ""]

@@ -17,11 +17,11 @@ from vllm_upgrade_check.model.facts import Fact, FactKind, Location
 from vllm_upgrade_check.model.findings import Finding
 from vllm_upgrade_check.model.pack import (
     Applicability,
+    CliFlagMatch,
     Docs,
     Evidence,
     Fix,
     FixAction,
-    Match,
     MatchKind,
     Rule,
     Severity,
@@ -44,7 +44,7 @@ def unknown_flag_rule(fact: Fact, known: KnownArgs) -> Rule:
         id=UNKNOWN_FLAG_ID,
         name="unknown-vllm-flag",
         severity=Severity.WARNING,
-        match=Match.model_construct(kind=MatchKind.CLI_FLAG, name=fact.name),
+        match=CliFlagMatch.model_construct(kind=MatchKind.CLI_FLAG, name=fact.name),
         message=f"{fact.raw or fact.name} is not a flag of any vLLM release ({span}){hint}",
         fix=Fix(
             summary=f"Use {closest}." if closest else "Remove the flag, or check its spelling.",

@@ -20,7 +20,22 @@ from packaging.version import InvalidVersion, Version
 from vllm_upgrade_check.knowledge.versions import Window
 from vllm_upgrade_check.model.facts import Fact, FactKind
 from vllm_upgrade_check.model.findings import Finding, VersionBasis
-from vllm_upgrade_check.model.pack import FixAction, Match, MatchKind, Pack, Rule, Severity
+from vllm_upgrade_check.model.pack import (
+    VALUED,
+    AbsentArgMatch,
+    CliFlagMatch,
+    DependencyMatch,
+    EngineArgMatch,
+    FixAction,
+    ImportMatch,
+    Match,
+    MatchKind,
+    ModelMatch,
+    Pack,
+    PlatformMatch,
+    Rule,
+    Severity,
+)
 
 _ARG_ORIGINS_CLI = frozenset({"cli", "config"})
 
@@ -128,22 +143,21 @@ def fact_matches(match: Match, fact: Fact) -> bool:
         return False
     if match.origins is not None and fact.origin not in match.origins:
         return False
-    kind = match.kind
-    if kind in (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG):
-        if kind == MatchKind.CLI_FLAG and fact.origin not in _ARG_ORIGINS_CLI:
+    if isinstance(match, (EngineArgMatch, CliFlagMatch)):
+        if isinstance(match, CliFlagMatch) and fact.origin not in _ARG_ORIGINS_CLI:
             return False
         if fact.origin == "sampling" and (match.origins is None or "sampling" not in match.origins):
             # SamplingParams keywords are not engine args: only rules that ask for them.
             return False
-        return fact.answers_to(match.name) and _value_ok(match, fact)
-    if kind == MatchKind.ABSENT_ARG:
+        return fact.answers_to(match.name) and _value_ok(match.values, fact)
+    if isinstance(match, AbsentArgMatch):
         if match.patterns is not None:
             served = (fact.model or "").lower()
             if not served or not any(fnmatch.fnmatchcase(served, p.lower()) for p in match.patterns):
                 return False
         # A launch with words that could not be resolved may set the arg: say nothing.
         return fact.resolved and match.name not in fact.args
-    if kind == MatchKind.DEPENDENCY:
+    if isinstance(match, DependencyMatch):
         if canonicalize_name(fact.name) != canonicalize_name(match.name):
             return False
         if match.specifier is None:
@@ -151,21 +165,21 @@ def fact_matches(match: Match, fact: Fact) -> bool:
         if fact.kind == FactKind.DISTRIBUTION:
             return _version_outside(fact.value, match.specifier)
         return specifiers_conflict(fact.value or "", match.specifier)
-    if kind == MatchKind.PLATFORM:
+    if isinstance(match, PlatformMatch):
         if fact.name != match.name:
             return False
         if match.values is not None and (fact.value or "").lower() not in {v.lower() for v in match.values}:
             return True
         return match.specifier is not None and _version_outside(fact.value, match.specifier)
-    if kind == MatchKind.IMPORT:
+    if isinstance(match, ImportMatch):
         if match.names is not None:
             return fact.name == match.name and fact.value in match.names
         return fact.name == match.name or fact.name.startswith(match.name + ".")
-    if kind == MatchKind.MODEL:
+    if isinstance(match, ModelMatch):
         model = fact.name.lower()
-        return any(fnmatch.fnmatchcase(model, p.lower()) for p in match.patterns or ())
+        return any(fnmatch.fnmatchcase(model, p.lower()) for p in match.patterns)
     # env_var, metric, response_field, image: exact name, optional values
-    return fact.answers_to(match.name) and _value_ok(match, fact)
+    return fact.answers_to(match.name) and _value_ok(match.values if isinstance(match, VALUED) else None, fact)
 
 
 def host_satisfies(when: dict[str, str], host: dict[str, str]) -> bool:
@@ -178,12 +192,12 @@ def host_satisfies(when: dict[str, str], host: dict[str, str]) -> bool:
     return all(not _version_outside(host.get(name), spec) and name in host for name, spec in when.items())
 
 
-def _value_ok(match: Match, fact: Fact) -> bool:
-    if match.values is None:
+def _value_ok(values: list[str] | None, fact: Fact) -> bool:
+    if values is None:
         return True
     if fact.value is None:
         return False
-    return fact.value.strip().lower() in {v.lower() for v in match.values}
+    return fact.value.strip().lower() in {v.lower() for v in values}
 
 
 def _version_outside(value: str | None, specifier: str) -> bool:
@@ -330,7 +344,7 @@ def match_rules(
                     ok = by_model.get(fact.name)
                     if ok is None:
                         ok = by_model[fact.name] = fact_matches(rule.match, fact)
-                    unless = rule.match.unless_args
+                    unless = rule.match.unless_args if isinstance(rule.match, ModelMatch) else None
                     if unless and fact.args >= {f"{k}={v}" for k, v in unless.items()}:
                         continue  # e.g. served by the Transformers backend
                     if not ok:

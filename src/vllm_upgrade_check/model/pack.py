@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 from vllm_upgrade_check.model.facts import MODEL_SETTINGS
 
@@ -34,7 +34,10 @@ def _check_version(value: str) -> str:
     return value
 
 
-VersionStr = Annotated[str, Field(description="A PEP 440 version, e.g. 0.27.0")]
+VERSION_PATTERN = r"^[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?$"
+"""A release as vLLM numbers them (``0.27.0``, ``0.10.1.1``, ``0.7.3.post1``, ``0.9.0rc1``)."""
+
+VersionStr = Annotated[str, Field(pattern=VERSION_PATTERN, description="A vLLM release, e.g. 0.27.0")]
 
 
 class Severity(str, Enum):
@@ -87,36 +90,36 @@ class MatchKind(str, Enum):
     """A container image repository, optionally with tags in ``values``."""
 
 
-class Match(_Strict):
-    """A structured match on one kind of fact; never a free regex over raw text.
+SNAKE_NAME = r"^[a-z0-9_.]+$"
+"""An engine arg as vLLM's ``EngineArgs`` names it (``max_num_partial_prefills``)."""
+SPECIFIER_PATTERN = (
+    r"^\s*(~=|===|==|!=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+"
+    r"(\s*,\s*(~=|===|==|!=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+)*\s*$"
+)
+"""The shape of a PEP 440 specifier set (``>=2.13,<2.14``); :mod:`packaging` checks the rest."""
 
-    Examples (YAML)::
+Specifier = Annotated[str, Field(pattern=SPECIFIER_PATTERN, description="A PEP 440 specifier set, e.g. ==2.13.0")]
 
-        match: {kind: engine_arg, name: max_num_partial_prefills}
-        match: {kind: engine_arg, name: quantization, values: [bitsandbytes]}
-        match: {kind: dependency, name: torch, specifier: "==2.13.0"}
-        match: {kind: absent_arg, name: max_num_batched_tokens}
-    """
+
+def _check_specifier(value: str | None) -> str | None:
+    if value is not None:
+        try:
+            SpecifierSet(value)
+        except InvalidSpecifier as exc:
+            raise ValueError(f"not a valid specifier: {value!r}") from exc
+    return value
+
+
+class _MatchBase(_Strict):
+    """What every kind of match may say: the subject's name, the origins of the facts it
+    applies to, and the conditions on the host and the installed plugins."""
 
     kind: MatchKind
     name: str = Field(description="snake_case arg, env var, distribution, metric, module, ...")
-    values: list[str] | None = Field(
-        default=None, description="Fire only when the fact's value is one of these (case-insensitive)."
-    )
-    specifier: str | None = Field(
-        default=None,
-        description="dependency/platform: what the target requires; fires when the user's is outside it.",
-    )
-    patterns: list[str] | None = Field(
-        default=None, description="model: glob patterns on the model id (case-insensitive)."
-    )
-    names: list[str] | None = Field(
-        default=None, description="import: only these names imported from the module."
-    )
     origins: list[str] | None = Field(
-        default=None, description="Restrict to facts of these origins (cli, python, config, env, file)."
+        default=None, description="Restrict to facts of these origins (cli, python, config, env, file, sampling)."
     )
-    when: dict[str, str] | None = Field(
+    when: dict[str, Specifier] | None = Field(
         default=None,
         description=(
             "Fire only on hosts where every named platform fact (gpu_memory_gib, "
@@ -132,52 +135,162 @@ class Match(_Strict):
             "by a requirement of the scanned files (requirements, pyproject, lock files, pip install)."
         ),
     )
-    unless_args: dict[str, str] | None = Field(
+
+    def describe(self) -> str:
+        """One line for ``explain``: ``engine_arg quantization = bitsandbytes``,
+        ``dependency torch outside ==2.13.0``, ``model x matching *plamo*``."""
+        data = self.model_dump(exclude_none=True)
+        detail = f"{self.kind.value} {self.name}"
+        if data.get("values"):
+            detail += f" = {', '.join(data['values'])}"
+        if data.get("specifier"):
+            detail += f" outside {data['specifier']}"
+        if data.get("patterns"):
+            detail += f" matching {', '.join(data['patterns'])}"
+        return detail
+
+    _when = field_validator("when")(
+        lambda when: when if when is None else {k: _check_specifier(v) or v for k, v in when.items()}
+    )
+
+
+_VALUES = Field(default=None, description="Fire only when the fact's value is one of these (case-insensitive).")
+
+
+class EngineArgMatch(_MatchBase):
+    """An engine arg in any form: CLI flag, ``LLM(...)``/``EngineArgs(...)`` keyword, ``--config`` key."""
+
+    kind: Literal[MatchKind.ENGINE_ARG]
+    name: str = Field(pattern=SNAKE_NAME, description="The engine arg, snake_case.")
+    values: list[str] | None = _VALUES
+
+
+class CliFlagMatch(_MatchBase):
+    """A flag only the ``vllm serve`` command line (or its ``--config`` file) accepts."""
+
+    kind: Literal[MatchKind.CLI_FLAG]
+    name: str = Field(pattern=SNAKE_NAME, description="The flag without dashes, snake_case.")
+    values: list[str] | None = _VALUES
+
+
+class AbsentArgMatch(_MatchBase):
+    """A launch that does **not** set ``name`` (a changed default only matters there),
+    optionally only for models matching ``patterns``."""
+
+    kind: Literal[MatchKind.ABSENT_ARG]
+    name: str = Field(pattern=SNAKE_NAME, description="The engine arg, snake_case.")
+    patterns: list[str] | None = Field(
+        default=None, description="Only launches serving a model id matching one of these globs."
+    )
+
+
+class EnvVarMatch(_MatchBase):
+    """An environment variable set anywhere vLLM reads it."""
+
+    kind: Literal[MatchKind.ENV_VAR]
+    values: list[str] | None = _VALUES
+
+
+class DependencyMatch(_MatchBase):
+    """A requirement in a file or an installed distribution, checked against ``specifier``."""
+
+    kind: Literal[MatchKind.DEPENDENCY]
+    specifier: Specifier | None = Field(
+        default=None, description="What the target requires; fires when the user's is outside it."
+    )
+
+    _spec = field_validator("specifier")(_check_specifier)
+
+
+class PlatformMatch(_MatchBase):
+    """A host property (``python``, ``cuda_driver``, ...) outside ``specifier``, or (``values``)
+    not one of the allowed values (``machine``)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"anyOf": [{"required": ["specifier"]}, {"required": ["values"]}]}
+    )
+
+    kind: Literal[MatchKind.PLATFORM]
+    specifier: Specifier | None = Field(default=None, description="The versions the target supports.")
+    values: list[str] | None = Field(default=None, description="The values the target supports.")
+
+    _spec = field_validator("specifier")(_check_specifier)
+
+    @model_validator(mode="after")
+    def _says_what_is_allowed(self) -> PlatformMatch:
+        if self.specifier is None and self.values is None:
+            raise ValueError("a platform match needs a specifier or values (the allowed values)")
+        return self
+
+
+class MetricMatch(_MatchBase):
+    """A ``vllm:`` Prometheus metric named in a query, dashboard or code."""
+
+    kind: Literal[MatchKind.METRIC]
+
+
+class ImportMatch(_MatchBase):
+    """A Python import of module ``name`` (or, with ``names``, of these names from it)."""
+
+    kind: Literal[MatchKind.IMPORT]
+    names: list[str] | None = Field(default=None, description="Only these names imported from the module.")
+
+
+class ModelMatch(_MatchBase):
+    """The model a launch serves, by glob patterns on its id (case-insensitive)."""
+
+    kind: Literal[MatchKind.MODEL]
+    patterns: list[str] = Field(min_length=1, description="Glob patterns on the model id (case-insensitive).")
+    unless_args: dict[Literal[MODEL_SETTINGS], str] | None = Field(  # type: ignore[valid-type]
         default=None,
         description=(
-            "model: not for a launch that sets each of these engine args to this value, e.g. "
+            "Not for a launch that sets each of these engine args to this value, e.g. "
             "{model_impl: transformers} (the Transformers backend does not use vLLM's own "
             "implementation of a removed architecture)."
         ),
     )
 
-    @field_validator("specifier")
-    @classmethod
-    def _valid_specifier(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                SpecifierSet(value)
-            except InvalidSpecifier as exc:
-                raise ValueError(f"not a valid specifier: {value!r}") from exc
-        return value
 
-    @model_validator(mode="after")
-    def _fits_kind(self) -> Match:
-        kind = self.kind
-        if kind in (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG, MatchKind.ABSENT_ARG):
-            if not re.fullmatch(r"[a-z0-9_.]+", self.name):
-                raise ValueError(f"{kind.value} name must be snake_case: {self.name!r}")
-        if kind == MatchKind.MODEL and not self.patterns:
-            raise ValueError("a model match needs patterns")
-        if self.patterns is not None and kind not in (MatchKind.MODEL, MatchKind.ABSENT_ARG):
-            raise ValueError("patterns only apply to kind: model or absent_arg (the launch's model)")
-        for key, spec in (self.when or {}).items():
-            try:
-                SpecifierSet(spec)
-            except InvalidSpecifier as exc:
-                raise ValueError(f"when.{key}: not a valid specifier: {spec!r}") from exc
-        if self.unless_args is not None and kind != MatchKind.MODEL:
-            raise ValueError("unless_args only applies to kind: model")
-        for key in self.unless_args or {}:
-            if key not in MODEL_SETTINGS:
-                raise ValueError(f"unless_args.{key}: not one of {', '.join(MODEL_SETTINGS)}")
-        if self.names is not None and kind != MatchKind.IMPORT:
-            raise ValueError("names only apply to kind: import")
-        if self.specifier is not None and kind not in (MatchKind.DEPENDENCY, MatchKind.PLATFORM):
-            raise ValueError("specifier only applies to kind: dependency or platform")
-        if kind == MatchKind.PLATFORM and self.specifier is None and self.values is None:
-            raise ValueError("a platform match needs a specifier or values (the allowed values)")
-        return self
+class ResponseFieldMatch(_MatchBase):
+    """A field of a vLLM server's response read by client code."""
+
+    kind: Literal[MatchKind.RESPONSE_FIELD]
+
+
+class ImageMatch(_MatchBase):
+    """A container image repository, optionally only with the tags in ``values``."""
+
+    kind: Literal[MatchKind.IMAGE]
+    values: list[str] | None = _VALUES
+
+
+Match = Annotated[
+    EngineArgMatch
+    | CliFlagMatch
+    | AbsentArgMatch
+    | EnvVarMatch
+    | DependencyMatch
+    | PlatformMatch
+    | MetricMatch
+    | ImportMatch
+    | ModelMatch
+    | ResponseFieldMatch
+    | ImageMatch,
+    Field(discriminator="kind"),
+]
+"""A structured match on one kind of fact, never a free regex over raw text; each ``kind``
+takes only its own keys, so the JSON Schema says exactly what the loader accepts.
+
+Examples (YAML)::
+
+    match: {kind: engine_arg, name: max_num_partial_prefills}
+    match: {kind: engine_arg, name: quantization, values: [bitsandbytes]}
+    match: {kind: dependency, name: torch, specifier: "==2.13.0"}
+    match: {kind: absent_arg, name: max_num_batched_tokens}
+"""
+
+VALUED = (EngineArgMatch, CliFlagMatch, EnvVarMatch, ImageMatch)
+"""The kinds of match that may restrict the fact's value (``values``)."""
 
 
 class FixAction(str, Enum):
@@ -202,8 +315,31 @@ class FixAction(str, Enum):
     ``--structured-outputs-config '{"backend": "xgrammar"}'``."""
 
 
+_NEEDS_REPLACEMENT: list[JsonValue] = ["rename", "replace_value", "set_specifier", "move_to_config"]
+
+_FIX_SCHEMA: dict[str, JsonValue] = {
+    "allOf": [
+        {
+            "if": {"required": ["action"], "properties": {"action": {"enum": _NEEDS_REPLACEMENT}}},
+            "then": {"required": ["replacement"], "properties": {"replacement": {"type": "string", "pattern": "\\S"}}},
+        },
+        {
+            "if": {"required": ["action"], "properties": {"action": {"const": "move_to_config"}}},
+            "then": {"properties": {"replacement": {"pattern": "^\\s*[a-z0-9_]+\\.[a-z0-9_]+\\s*$"}}},
+        },
+        {
+            "if": {"anyOf": [{"not": {"required": ["action"]}}, {"properties": {"action": {"const": "none"}}}]},
+            "then": {"properties": {"applicability": {"const": "display-only"}}},
+        },
+    ]
+}
+"""What :meth:`Fix._consistent` checks, said in JSON Schema."""
+
+
 class Fix(_Strict):
     """How to fix a finding."""
+
+    model_config = ConfigDict(json_schema_extra=_FIX_SCHEMA)
 
     summary: str = Field(description="What to do, in one sentence shown with every finding.")
     action: FixAction = FixAction.NONE
@@ -269,7 +405,10 @@ class Rule(_Strict):
     message: str
     fix: Fix
     docs: Docs
-    evidence: list[Evidence] = Field(min_length=1)
+    evidence: list[Evidence] = Field(
+        min_length=1,
+        json_schema_extra={"contains": {"required": ["kind"], "properties": {"kind": {"enum": ["wheel", "unverified"]}}}},
+    )
     tags: list[str] = Field(default_factory=list)
 
     _v = field_validator("deprecated_in")(lambda v: v if v is None else _check_version(v))
