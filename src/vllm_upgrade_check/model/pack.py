@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from vllm_upgrade_check.model.facts import MODEL_SETTINGS
 
@@ -26,18 +26,25 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
 
+VERSION_PATTERN = r"^[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?$"
+"""A release as vLLM numbers them (``0.27.0``, ``0.10.1.1``, ``0.7.3.post1``, ``0.9.0rc1``)."""
+
+
 def _check_version(value: str) -> str:
+    if not re.fullmatch(VERSION_PATTERN, value):
+        raise ValueError(f"not a valid version: {value!r} (expected e.g. 0.27.0)")
     try:
         Version(value)
-    except InvalidVersion as exc:
+    except InvalidVersion as exc:  # pragma: no cover - the pattern admits only PEP 440 forms
         raise ValueError(f"not a valid version: {value!r}") from exc
     return value
 
 
-VERSION_PATTERN = r"^[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?$"
-"""A release as vLLM numbers them (``0.27.0``, ``0.10.1.1``, ``0.7.3.post1``, ``0.9.0rc1``)."""
-
-VersionStr = Annotated[str, Field(pattern=VERSION_PATTERN, description="A vLLM release, e.g. 0.27.0")]
+VersionStr = Annotated[
+    str,
+    AfterValidator(_check_version),
+    Field(json_schema_extra={"pattern": VERSION_PATTERN}, description="A vLLM release, e.g. 0.27.0"),
+]
 
 
 class Severity(str, Enum):
@@ -98,16 +105,21 @@ SPECIFIER_PATTERN = (
 )
 """The shape of a PEP 440 specifier set (``>=2.13,<2.14``); :mod:`packaging` checks the rest."""
 
-Specifier = Annotated[str, Field(pattern=SPECIFIER_PATTERN, description="A PEP 440 specifier set, e.g. ==2.13.0")]
-
-
-def _check_specifier(value: str | None) -> str | None:
-    if value is not None:
-        try:
-            SpecifierSet(value)
-        except InvalidSpecifier as exc:
-            raise ValueError(f"not a valid specifier: {value!r}") from exc
+def _check_specifier(value: str) -> str:
+    if not re.fullmatch(SPECIFIER_PATTERN, value):
+        raise ValueError(f"not a valid specifier: {value!r} (expected e.g. ==2.13.0 or >=2.13,<2.14)")
+    try:
+        SpecifierSet(value)
+    except InvalidSpecifier as exc:
+        raise ValueError(f"not a valid specifier: {value!r}") from exc
     return value
+
+
+Specifier = Annotated[
+    str,
+    AfterValidator(_check_specifier),
+    Field(json_schema_extra={"pattern": SPECIFIER_PATTERN}, description="A PEP 440 specifier set, e.g. ==2.13.0"),
+]
 
 
 class _MatchBase(_Strict):
@@ -149,9 +161,6 @@ class _MatchBase(_Strict):
             detail += f" matching {', '.join(data['patterns'])}"
         return detail
 
-    _when = field_validator("when")(
-        lambda when: when if when is None else {k: _check_specifier(v) or v for k, v in when.items()}
-    )
 
 
 _VALUES = Field(default=None, description="Fire only when the fact's value is one of these (case-insensitive).")
@@ -199,7 +208,6 @@ class DependencyMatch(_MatchBase):
         default=None, description="What the target requires; fires when the user's is outside it."
     )
 
-    _spec = field_validator("specifier")(_check_specifier)
 
 
 class PlatformMatch(_MatchBase):
@@ -214,7 +222,6 @@ class PlatformMatch(_MatchBase):
     specifier: Specifier | None = Field(default=None, description="The versions the target supports.")
     values: list[str] | None = Field(default=None, description="The values the target supports.")
 
-    _spec = field_validator("specifier")(_check_specifier)
 
     @model_validator(mode="after")
     def _says_what_is_allowed(self) -> PlatformMatch:
@@ -350,7 +357,6 @@ class Fix(_Strict):
         description="First release where the replacement works: from there the fix can land before the upgrade.",
     )
 
-    _v = field_validator("available_in")(lambda v: v if v is None else _check_version(v))
 
     @model_validator(mode="after")
     def _consistent(self) -> Fix:
@@ -411,7 +417,6 @@ class Rule(_Strict):
     )
     tags: list[str] = Field(default_factory=list)
 
-    _v = field_validator("deprecated_in")(lambda v: v if v is None else _check_version(v))
 
     @model_validator(mode="after")
     def _verified_or_says_so(self) -> Rule:
@@ -447,7 +452,6 @@ class Pack(_Strict):
     wheel: WheelFacts | None = None
     rules: list[Rule] = Field(default_factory=list)
 
-    _v = field_validator("release", "previous")(lambda v: v if v is None else _check_version(v))
 
     @property
     def version(self) -> Version:
