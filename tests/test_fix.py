@@ -18,7 +18,7 @@ from vllm_upgrade_check.engine import run_scan
 from vllm_upgrade_check.fixing import Edit, apply_edits, planned_edits
 from vllm_upgrade_check.knowledge.registry import load_registry
 from vllm_upgrade_check.model.options import ScanOptions
-from vllm_upgrade_check.parsing.textfiles import OutsideRoots, resolve_in_roots
+from vllm_upgrade_check.sources.discovery import OutsideRoots, resolve_in_roots
 from vllm_upgrade_check.sources.scanners import default_scanners
 
 _register()

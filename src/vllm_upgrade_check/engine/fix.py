@@ -38,13 +38,8 @@ from vllm_upgrade_check.knowledge.versions import version_from_tag
 from vllm_upgrade_check.model.facts import LOCKED, Fact, FactKind
 from vllm_upgrade_check.model.findings import Finding
 from vllm_upgrade_check.model.pack import Applicability, FixAction, Severity
-from vllm_upgrade_check.parsing.textfiles import (
-    FileText,
-    OutsideRoots,
-    read_text,
-    resolve_in_roots,
-    write_atomic,
-)
+from vllm_upgrade_check.parsing.textfiles import FileText, read_text, write_atomic
+from vllm_upgrade_check.sources.discovery import OutsideRoots, resolve_in_roots
 from vllm_upgrade_check.sources.dispatch import pinned_version
 from vllm_upgrade_check.sources.scanners import Scanner, default_scanners
 from vllm_upgrade_check.sources.scanners.launch import is_vllm_image

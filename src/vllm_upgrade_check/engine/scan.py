@@ -25,7 +25,8 @@ from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, Fact, FactKind
 from vllm_upgrade_check.model.findings import Finding, ReleaseInfo, Replacement, Report, VersionBasis
 from vllm_upgrade_check.model.options import ScanOptions
 from vllm_upgrade_check.model.pack import Applicability, MatchKind
-from vllm_upgrade_check.parsing.textfiles import OutsideRoots, read_text, resolve_in_roots
+from vllm_upgrade_check.parsing.textfiles import read_text
+from vllm_upgrade_check.sources.discovery import OutsideRoots, resolve_in_roots
 from vllm_upgrade_check.sources.dispatch import pinned_version
 from vllm_upgrade_check.sources.host.environment import environment_facts
 from vllm_upgrade_check.sources.host.gpus import host_facts

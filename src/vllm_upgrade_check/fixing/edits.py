@@ -18,9 +18,10 @@ from vllm_upgrade_check.errors import VucError
 from vllm_upgrade_check.fixing.interface import CannotFix, Edit, StaleEditError
 from vllm_upgrade_check.fixing.planned import Planned, plan_finding
 from vllm_upgrade_check.model.findings import Finding
-from vllm_upgrade_check.parsing.textfiles import OutsideRoots, read_text, resolve_in_roots, write_atomic
+from vllm_upgrade_check.parsing.textfiles import read_text, write_atomic
 from vllm_upgrade_check.parsing.textpos import line_index
 from vllm_upgrade_check.parsing.words import render
+from vllm_upgrade_check.sources.discovery import OutsideRoots, resolve_in_roots
 
 
 def edits_of(planned: Planned, text: str, path: str, rule_id: str, line: int, group: int = 0) -> list[Edit]:

@@ -41,14 +41,9 @@ def covers(ignore: Ignore, finding: Finding) -> bool:
 
 
 def _lines(path: str, lines_of: dict[str, list[str] | None], roots: Sequence[Path]) -> list[str] | None:
-    from vllm_upgrade_check.parsing.textfiles import OutsideRoots, read_text, resolve_in_roots
-
-    if path not in lines_of:
-        try:
-            lines_of[path] = read_text(resolve_in_roots(roots, path)).text.split("\n")
-        except (OutsideRoots, OSError):
-            lines_of[path] = None
-    return lines_of[path]
+    # The scan keeps the lines of every file that holds a suppression comment (see
+    # sources.inline): the suppression pass reads no file itself.
+    return lines_of.get(path)
 
 
 def _comment_only(line: str) -> bool:

@@ -12,15 +12,9 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-
-from vllm_upgrade_check.sources.discovery import root_label
-
-
-class OutsideRoots(Exception):
-    """A reported path that does not lead to a file inside the scanned roots; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -56,39 +50,6 @@ def read_text(path: Path, overlay: Mapping[str, bytes] | None = None) -> FileTex
     """
     pending = overlay.get(os.path.realpath(path)) if overlay else None
     return decode(path, path.read_bytes() if pending is None else pending)
-
-
-def resolve_in_roots(roots: Sequence[Path], relpath: str) -> Path:
-    """The real file behind ``relpath`` (relative to one of ``roots``, prefixed by its
-    :func:`~vllm_upgrade_check.sources.discovery.root_label` when there are several), checked to lie
-    inside it and reached through no symlink.
-
-    Raises:
-        OutsideRoots: not found under any root, or a symlink leads out of the root.
-    """
-    for root in roots:
-        label = root_label(root, roots)
-        if root.is_file():
-            if (label or root.name) != relpath:
-                continue
-            candidate, base = root, root.parent
-        else:
-            if label and not relpath.startswith(label + "/"):
-                continue
-            relpath_in_root = relpath[len(label) + 1 :] if label else relpath
-            candidate, base = root / relpath_in_root, root
-        if not candidate.is_file():
-            continue
-        real = os.path.realpath(candidate)
-        real_base = os.path.realpath(base)
-        if root.is_file() and os.path.islink(root):
-            raise OutsideRoots("the file is a symlink; not following it")
-        if not real.startswith(real_base.rstrip(os.sep) + os.sep):
-            raise OutsideRoots("a symlink leads outside the scanned root; not following it")
-        if not root.is_file() and real != os.path.join(real_base, *Path(relpath_in_root).parts):
-            raise OutsideRoots("the path goes through a symlink; not following it")
-        return Path(real)
-    raise OutsideRoots("file not found under the scanned roots")
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -315,3 +315,40 @@ def _head_accepted(path: str | Path, relpath: str, scanners: Sequence[Scanner]) 
         return False
     source = SourceFile(relpath, _decode(head))
     return any(s.accepts(source) for s in scanners)
+
+
+class OutsideRoots(Exception):
+    """A reported path that does not lead to a file inside the scanned roots; the message says why."""
+
+
+def resolve_in_roots(roots: Sequence[Path], relpath: str) -> Path:
+    """The real file behind ``relpath`` (relative to one of ``roots``, prefixed by its
+    :func:`~vllm_upgrade_check.sources.discovery.root_label` when there are several), checked to lie
+    inside it and reached through no symlink.
+
+    Raises:
+        OutsideRoots: not found under any root, or a symlink leads out of the root.
+    """
+    for root in roots:
+        label = root_label(root, roots)
+        if root.is_file():
+            if (label or root.name) != relpath:
+                continue
+            candidate, base = root, root.parent
+        else:
+            if label and not relpath.startswith(label + "/"):
+                continue
+            relpath_in_root = relpath[len(label) + 1 :] if label else relpath
+            candidate, base = root / relpath_in_root, root
+        if not candidate.is_file():
+            continue
+        real = os.path.realpath(candidate)
+        real_base = os.path.realpath(base)
+        if root.is_file() and os.path.islink(root):
+            raise OutsideRoots("the file is a symlink; not following it")
+        if not real.startswith(real_base.rstrip(os.sep) + os.sep):
+            raise OutsideRoots("a symlink leads outside the scanned root; not following it")
+        if not root.is_file() and real != os.path.join(real_base, *Path(relpath_in_root).parts):
+            raise OutsideRoots("the path goes through a symlink; not following it")
+        return Path(real)
+    raise OutsideRoots("file not found under the scanned roots")
