@@ -66,10 +66,17 @@ def _move_key(finding: Finding) -> tuple[str | None, str | None, str]:
     return (finding.location.path, finding.fact.group, (finding.rule.fix.replacement or "").partition(".")[0])
 
 
-def _key(finding: Finding) -> tuple[str, str, tuple[str, ...], str]:
+def _key(finding: Finding, lines: LineMap | None = None) -> tuple[str, str, tuple[str, ...], str]:
     """Which finding a refusal is remembered for across passes: its file, rule, what it reads
-    as and its launch (two launches of one file may carry the same flag and value)."""
-    return (finding.location.path or "", finding.rule.id, signature(finding.fact), finding.fact.group or "")
+    as and its launch (two launches of one file may carry the same flag and value). A launch
+    is named by ``line:column`` of the text it was read from; with ``lines`` (how that file's
+    lines moved in the passes so far) the line is told as a line of the file before the run,
+    so that a launch keeps its name when an earlier pass removed lines above it."""
+    group = finding.fact.group or ""
+    line, sep, column = group.partition(":")
+    if lines is not None and sep and line.isdigit():
+        group = f"{lines.original(int(line))}:{column}"
+    return (finding.location.path or "", finding.rule.id, signature(finding.fact), group)
 
 
 class _Run:
@@ -119,7 +126,7 @@ class _Run:
         moves: dict[tuple[str | None, str | None, str], list[Finding]] = {}
         for finding in findings:
             fix = finding.rule.fix
-            refused = self.refused.get(_key(finding))
+            refused = self.refused.get(self._key(finding))
             if refused is not None:
                 unfixed.append(Unfixed(finding, refused))
                 continue
@@ -201,10 +208,14 @@ class _Run:
                 written += self._write(rel, texts[rel], kept)
         return written
 
+    def _key(self, finding: Finding) -> tuple[str, str, tuple[str, ...], str]:
+        """:func:`_key` with the lines of ``finding``'s file as this run moved them."""
+        return _key(finding, self.lines.get(finding.location.path or ""))
+
     def _refuse(self, candidate: _Candidate, reason: str) -> None:
         if candidate.finding is not None:
             for finding in candidate.members or [candidate.finding]:
-                self.refused[_key(finding)] = reason
+                self.refused[self._key(finding)] = reason
         else:
             self.result.not_bumped.append(
                 NotBumped(candidate.fact.location.path or "", candidate.fact.location.line, candidate.fact.raw, reason)
@@ -494,8 +505,8 @@ def _bump_phase(
     elif bumps or companions:
         run.apply([*bumps, *companions])
         for candidate in companions:
-            if candidate.finding is not None and _key(candidate.finding) in run.refused:
-                unfixed.append(Unfixed(candidate.finding, run.refused[_key(candidate.finding)]))
+            if candidate.finding is not None and run._key(candidate.finding) in run.refused:
+                unfixed.append(Unfixed(candidate.finding, run.refused[run._key(candidate.finding)]))
     unfixed.extend(Unfixed(f, why) for f, why in waiting)
     unfixed.extend(Unfixed(f, LOCKED) for f in locked)
     run.result.relock = sorted(relock | {f.location.path or "" for f in locked})

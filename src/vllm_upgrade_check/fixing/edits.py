@@ -37,21 +37,25 @@ def edits_of(planned: Planned, text: str, path: str, rule_id: str, line: int, gr
     out: list[Edit] = []
     for change in planned.changes:
         span = change.span
+        at = _relative(span.line, line)
         try:
             start = index.offset(span.line, span.column)
             end = index.offset(span.end_line, span.end_column)
         except ValueError as exc:
             raise CannotFix(str(exc)) from None
         if not 0 <= start <= end <= len(text):
-            raise CannotFix(f"line {span.line}: the place the scan recorded is not in the file")
+            raise CannotFix(f"{at}the place the scan recorded is not in the file")
         old = text[start:end]
         if change.expect is not None and old != change.expect:
-            raise CannotFix(f"line {span.line}: expected {change.expect!r}, found {old!r}")
+            raise CannotFix(
+                f"{at}written as {old!r}, which reads as {change.expect!r} (a variable, a "
+                "default or an escape decides it); change it by hand"
+            )
         if change.inside is not None:
             inner_start = index.offset(change.inside.line, change.inside.column)
             inner_end = index.offset(change.inside.end_line, change.inside.end_column)
             if not start <= inner_start <= inner_end <= end:
-                raise CannotFix(f"line {span.line}: what would be cut does not hold the flag")
+                raise CannotFix(f"{at}what would be cut does not hold the flag")
         new = change.new
         if change.syntax:
             before = text[start - 1] if start > 0 else ""
@@ -59,7 +63,7 @@ def edits_of(planned: Planned, text: str, path: str, rule_id: str, line: int, gr
             rendered = render(new, change.syntax, quote)
             if rendered is None:
                 where = f"inside the {quote} quotes there" if quote else "there as it is written"
-                raise CannotFix(f"line {span.line}: {new!r} cannot be written {where}; write it by hand")
+                raise CannotFix(f"{at}{new!r} cannot be written {where}; write it by hand")
             new = rendered
         if new == old:
             continue
@@ -117,6 +121,16 @@ def diff_bytes(files: Iterable[tuple[str, bytes, bytes]]) -> bytes:
             else:
                 out.append(line + b"\n\\ No newline at end of file\n")
     return b"".join(out)
+
+
+def _relative(span_line: int, line: int) -> str:
+    """Where a span is, for a refusal reported at the finding's ``line``: nothing on that
+    line, else ``N line(s) below:`` / ``above:`` (line numbers of a later pass's text would
+    not match the file the user opens)."""
+    if line <= 0 or span_line == line:
+        return ""
+    distance = abs(span_line - line)
+    return f"{distance} line{'s' if distance > 1 else ''} {'below' if span_line > line else 'above'}: "
 
 
 class LineMap:

@@ -320,6 +320,8 @@ def _movable(finding: Finding, launch: Sequence[Fact]) -> tuple[str, object, tup
         raise CannotFix("the flag is written through a variable or quoting the fix cannot place; move it by hand")
     if fact.value is not None and spans.value is None:
         raise CannotFix("the value comes from a variable or is quoted so that it cannot be copied as written; move it by hand")
+    if fact.value is not None and any(c in fact.value for c in "$`"):
+        raise CannotFix(f"the value comes from a variable ({fact.value}); move it by hand")
     if key == "backend" and fact.value is not None and ":" in fact.value:
         raise CannotFix(f"backend options ({fact.value}) have no one-to-one config keys; move them by hand")
     twice = [s for s in launch if s.kind == FactKind.ARG and s.name == fact.name and s is not fact]

@@ -132,24 +132,53 @@ class _Walker:
         """Where ``node`` is written in the file."""
         return Span.between(self.pos(node), self.locate(node.end_point[0], node.end_point[1]))
 
-    def words(self, nodes: list[tree_sitter.Node]) -> list[Token]:
+    def words(self, nodes: list[tree_sitter.Node], array: bool = False) -> list[Token]:
         """The argv tokens of consecutive word nodes of one list (a command's words, an
         array's elements): the tokens written as one of these words are told where the
-        neighbouring words are, so that a fix can cut them out."""
-        spans = [self.span(n) for n in nodes]
+        neighbouring words are, so that a fix can cut them out. An array's elements written
+        one group per line also know their line (so that a cut takes the line, comment and
+        all); a command's never do (its line may end in a continuation)."""
+        # A comment between two elements (an array written one group per line) ends the
+        # line of the element before it: the two are not linked across it, so that cutting
+        # one never takes the other's comment.
+        broken = {i for i, n in enumerate(nodes) if n.type == "comment"}
+        words = [n for n in nodes if n.type != "comment"]
+        after_comment = [i > 0 and (i - 1) in broken for i in range(len(nodes))]
+        gaps = [after_comment[i] for i, n in enumerate(nodes) if n.type != "comment"]
+        spans = [self.span(n) for n in words]
         out: list[Token] = []
-        for i, node in enumerate(nodes):
+        for i, node in enumerate(words):
             tokens = self.expand(node)
             if len(tokens) == 1 and tokens[0].extent == spans[i]:
+                linked_before = i > 0 and not gaps[i]
+                linked_after = i + 1 < len(spans) and not gaps[i + 1]
+                line_start, line_end = self._own_line(node) if array else (None, None)
                 tokens = [
                     replace(
                         tokens[0],
-                        prev_end=spans[i - 1].end if i > 0 else None,
-                        next_start=spans[i + 1].start if i + 1 < len(spans) else None,
+                        prev_end=spans[i - 1].end if linked_before else None,
+                        next_start=spans[i + 1].start if linked_after else None,
+                        line_start=line_start,
+                        line_end=line_end,
                     )
                 ]
             out.extend(tokens)
         return out
+
+    def _own_line(self, node: tree_sitter.Node) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+        """``line_start``/``line_end`` of an array element: the start of its line when only
+        blanks stand before it there, the start of the next line when only blanks and a
+        comment stand after it."""
+        (row, col), (end_row, end_col) = node.start_point, node.end_point
+        lines = self.src.split(b"\n")
+        if row != end_row or row + 1 >= len(lines):
+            return None, None
+        line = lines[row]
+        rest = line[end_col:].strip()
+        return (
+            self.locate(row, 0) if not line[:col].strip() else None,
+            self.locate(row + 1, 0) if not rest or rest.startswith(b"#") else None,
+        )
 
     # -- assignments ---------------------------------------------------------------
     def assignment(self, node: tree_sitter.Node, exported: bool, prefix: bool) -> None:
@@ -167,7 +196,7 @@ class _Walker:
         append = any(c.type == "+=" for c in node.children)
         before = list(self.vars.get(name, [])) if append else []
         if value_node is not None and value_node.type == "array":
-            tokens = self.words([c for c in value_node.named_children if c.type != "comment"])
+            tokens = self.words(list(value_node.named_children), array=True)
             self.vars[name] = before + tokens
             value = " ".join(t.text for t in self.vars[name])
         elif value_node is not None:

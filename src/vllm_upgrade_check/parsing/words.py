@@ -120,6 +120,32 @@ def link(tokens: Sequence[Token], extents: Sequence[Span | None] | None = None) 
     return out
 
 
+def unlink_at_comments(tokens: Sequence[Token], lines: Sequence[str]) -> list[Token]:
+    """``tokens`` (linked, see :func:`link`) with no link across a gap that holds a comment:
+    the separator between two elements then ends a line that a neighbour's comment sits on,
+    and cutting it would take the comment too. ``lines``: the text the positions are in;
+    any ``#`` in a gap between two elements is a comment (only separators stand there)."""
+    out = list(tokens)
+    for i in range(1, len(out)):
+        before, after = out[i - 1], out[i]
+        if before.next_start is None or after.prev_end is None:
+            continue
+        if "#" in _between(lines, after.prev_end, before.next_start):
+            out[i - 1] = replace(before, next_start=None)
+            out[i] = replace(after, prev_end=None)
+    return out
+
+
+def _between(lines: Sequence[str], start: Point, end: Point) -> str:
+    (l1, c1), (l2, c2) = start, end
+    if l1 == l2:
+        return lines[l1 - 1][c1 - 1 : c2 - 1] if 0 < l1 <= len(lines) else ""
+    chunk = [lines[l1 - 1][c1 - 1 :]] if 0 < l1 <= len(lines) else []
+    chunk += [lines[n - 1] for n in range(l1 + 1, l2) if 0 < n <= len(lines)]
+    chunk += [lines[l2 - 1][: c2 - 1]] if 0 < l2 <= len(lines) else []
+    return "\n".join(chunk)
+
+
 def contiguous(first: Token, second: Token) -> bool:
     """Whether ``second`` is the element right after ``first`` in the same list."""
     a, b = first.extent, second.extent

@@ -18,7 +18,7 @@ import yaml
 
 from vllm_upgrade_check.model.facts import Span
 from vllm_upgrade_check.parsing.textpos import INDENT, line_index, own_lines
-from vllm_upgrade_check.parsing.words import Token, cut, link
+from vllm_upgrade_check.parsing.words import Token, cut, link, unlink_at_comments
 
 MAX_NODES = 200_000
 """Upper bound on nodes visited when converting one document (alias expansion included)."""
@@ -260,7 +260,7 @@ def sequence_words(text: str, node: yaml.Node | None) -> list[Token]:
             continue
         element = own_lines(lines, word.span.start, word.span.end, _ITEM_HEAD)
         runs[-1].append(replace(word, element=element))
-    return [token for run in runs for token in link(run)]
+    return [token for run in runs for token in unlink_at_comments(link(run), lines)]
 
 
 _FLOW_TAIL = re.compile(r"[ \t]*,?[ \t]*(#.*)?")
@@ -409,6 +409,6 @@ def entry_cuts(text: str, node: yaml.Node | None) -> dict[int, Span | None]:
     entries = [
         Token("", 0, 0, span=Span.between(node_span(k).start, node_span(v).end)) for k, v in node.value
     ]
-    for (key_node, _value), token in zip(node.value, link(entries), strict=True):
+    for (key_node, _value), token in zip(node.value, unlink_at_comments(link(entries), lines), strict=True):
         out[id(key_node)] = cut([token])
     return out
