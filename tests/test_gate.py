@@ -342,3 +342,25 @@ def test_pre_commit_hooks_and_action_are_well_formed(repo_root: Path) -> None:
     cache_env = scan_step["env"]["VLLM_UPGRADE_CHECK_CACHE_DIR"]
     assert "'{0}/vllm-upgrade-check-cache', runner.temp" in cache_env
     assert "--no-cache" in scan_step["run"] and "cache" in action["inputs"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["scan", "--bogus"], "No such option: --bogus"),
+        (["fix", "--to"], "Option '--to' requires an argument"),
+        (["scan", "--format", "xml", "."], "Invalid value for '--format'"),
+        (["frobnicate"], "No such command 'frobnicate'"),
+        (["fix", "", "--to", "0.28.0"], "argument 2 after fix is empty"),
+        (["scan", ".", "--rules", ""], "argument 4 after --rules is empty"),
+        (["env", "--python", ""], "argument 3 after --python is empty"),
+        (["scan", "--from", "", "."], "is not a valid version"),
+    ],
+)
+def test_usage_errors_are_one_line_exit_2(args: list[str], message: str, tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("vllm serve m --disable-log-requests\n")
+    before = (tmp_path / "run.sh").read_bytes()
+    code, err = _main(*args, cwd=tmp_path)
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1 and message in err, err
+    assert (tmp_path / "run.sh").read_bytes() == before  # `fix ""` did not fix the current directory

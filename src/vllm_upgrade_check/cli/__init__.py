@@ -56,6 +56,36 @@ def _register() -> None:
     )
 
 
+def _usage_error() -> type[Exception]:
+    """The usage error class of the click that typer runs on (typer >= 0.20 carries its own
+    copy; older ones depend on click)."""
+    try:
+        from typer._click.exceptions import UsageError
+    except ImportError:  # pragma: no cover - typer with click as a dependency
+        from click.exceptions import UsageError  # type: ignore[no-redef,unused-ignore]
+    return UsageError
+
+
+_SAYS_WHY_EMPTY = frozenset({"--select", "--ignore", "--from", "--to", "--cache-dir"})
+"""Options whose own check says better what an empty value should have been."""
+
+
+def _reject_empty(args: list[str]) -> None:
+    """Refuse an empty argument: ``scan ""`` or ``--rules ""`` would read as the current
+    directory (``Path("")`` is ``.``); a path the user names is never silently replaced.
+    The options of :data:`_SAYS_WHY_EMPTY` refuse their empty values themselves.
+
+    Raises:
+        VucError: naming the argument's position.
+    """
+    from vllm_upgrade_check.errors import VucError
+
+    for index, arg in enumerate(args):
+        if arg == "" and not (index and args[index - 1] in _SAYS_WHY_EMPTY):
+            after = f" after {args[index - 1]}" if index else ""
+            raise VucError(f"argument {index + 1}{after} is empty: an empty string names no file or value")
+
+
 def main() -> None:
     """Entry point of the ``vllm-upgrade-check`` console script.
 
@@ -67,11 +97,27 @@ def main() -> None:
     if sys.argv[1:] == ["--version"]:  # fast path: no command module (pydantic, yaml...) imported
         print(f"vllm-upgrade-check {__version__}")
         return
+    import typer
+
     from vllm_upgrade_check.errors import VucError
 
     _register()
+    usage_error = _usage_error()
     try:
-        app()
+        _reject_empty(sys.argv[1:])
+        code = app(standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else 0)
+    except usage_error as exc:
+        # One line, as for every other bad input (typer would draw a three-line box).
+        if type(exc).__name__ == "NoArgsIsHelpError":  # no command: the help, as typer prints it
+            print(exc.format_message(), file=sys.stderr)  # type: ignore[attr-defined]
+            sys.exit(2)
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+        print(f"vllm-upgrade-check: error: {exc.format_message()}{hint}", file=sys.stderr)  # type: ignore[attr-defined]
+        sys.exit(2)
+    except typer.Abort:
+        sys.exit(130)
     except VucError as exc:
         print(f"vllm-upgrade-check: error: {exc}", file=sys.stderr)
         sys.exit(2)

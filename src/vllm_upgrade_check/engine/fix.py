@@ -405,8 +405,9 @@ def fix_paths(
 
 
 def _applied_lines(run: _Run) -> list[Edit]:
-    """The edits written, one per fix (the first edit of each), their lines told as lines
-    of the file on disk at the end (with an overlay, the file before the run)."""
+    """The edits written, one per fix (the first edit of each), each at the line of the fact
+    it fixed, told as a line of the file before the run (a removed flag's line is gone at
+    the end; a diff's old side shows it there)."""
     out = []
     groups: set[int] = set()
     for edit, at_pass in run.applied:
@@ -414,7 +415,7 @@ def _applied_lines(run: _Run) -> list[Edit]:
             continue
         groups.add(edit.group)
         lines = run.lines[edit.path]
-        shown = lines.original(edit.line, at_pass) if run.overlay is not None else lines.final(edit.line, at_pass)
+        shown = lines.original(edit.line, at_pass)
         out.append(replace(edit, line=shown))
     return out
 

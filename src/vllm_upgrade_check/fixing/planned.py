@@ -93,7 +93,18 @@ def describe(fact: Fact, action: FixAction, new: str) -> str:
     if action == FixAction.REMOVE_ARG:
         value = f" {fact.value}" if fact.value is not None and "=" not in subject else ""
         return f"remove {subject}{value}"
-    return f"{action.value} {subject} -> {new}"
+    verb = _VERBS.get(action, action.value.replace("_", " "))
+    return f"{verb} {subject} -> {new}"
+
+
+_VERBS = {
+    FixAction.SET_SPECIFIER: "re-pin",
+    FixAction.RENAME: "rename",
+    FixAction.REPLACE_VALUE: "change",
+    FixAction.MOVE_TO_CONFIG: "move",
+    FixAction.BUMP_IMAGE: "bump",
+}
+"""How a fix's summary line names its action (a person's words, not the pack's keys)."""
 
 
 def _flag_style(written: str, snake: str) -> str:

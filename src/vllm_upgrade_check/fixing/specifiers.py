@@ -30,9 +30,9 @@ def _with_precision(parts: tuple[int, ...], precision: int) -> str:
 def admitting(written: str, target: Version) -> str | None:
     """``written`` (a specifier as written, ``>=0.10, <0.11``) with each clause that excludes
     ``target`` moved so that it admits it, spelled as the user spelled it: a pin moves to the
-    target (at the same precision for a wildcard or ``~=``), an upper bound moves by the same
-    step above the target as it stood above the lower bound (else past the target at the
-    precision written), an ``!=`` of the target is dropped. ``written`` unchanged when it
+    target (at the same precision for a wildcard or ``~=``), an upper bound moves just past the
+    target (one step at the place the window was kept to, else at the precision written:
+    the releases after the target are not checked), an ``!=`` of the target is dropped. ``written`` unchanged when it
     admits the target already; ``None`` when it cannot be moved (a lower bound above the
     target, something :mod:`packaging` does not read).
     """
@@ -99,9 +99,11 @@ def admitting(written: str, target: Version) -> str | None:
 
 
 def _above(target: tuple[int, ...], upper: tuple[int, ...], lower: tuple[int, ...] | None) -> tuple[int, ...]:
-    """An exclusive upper bound above ``target`` that stands as far above it as ``upper`` stood
-    above ``lower`` (at the first place they differ), or, without a lower bound, one step
-    above it at the last place ``upper`` names."""
+    """The exclusive upper bound just above ``target``: one step above it at the place the
+    window ``lower``..``upper`` was kept to (where they first differ; without a lower bound,
+    the last place ``upper`` names). ``>=0.20,<0.27`` for 0.28.0 becomes ``<0.29``, not a
+    window as wide as before: the releases after the target were not checked, and a bound
+    that admits them lets the resolver install them."""
     width = max(len(target), len(upper), len(lower or ()))
     t = (*target, *([0] * width))[:width]
     u = (*upper, *([0] * width))[:width]
@@ -109,8 +111,7 @@ def _above(target: tuple[int, ...], upper: tuple[int, ...], lower: tuple[int, ..
         low = (*lower, *([0] * width))[:width]
         for i in range(width):
             if u[i] != low[i]:
-                step = max(u[i] - low[i], 1)
-                return (*t[:i], t[i] + step, *([0] * (width - i - 1)))
+                return (*t[:i], t[i] + 1, *([0] * (width - i - 1)))
     last = max((i for i, p in enumerate(u) if p), default=len(upper) - 1)
     last = min(last, len(upper) - 1)
     return (*t[:last], t[last] + 1, *([0] * (width - last - 1)))

@@ -145,6 +145,13 @@ class _Walker:
         words = [n for n in nodes if n.type != "comment"]
         after_comment = [i > 0 and (i - 1) in broken for i in range(len(nodes))]
         gaps = [after_comment[i] for i, n in enumerate(nodes) if n.type != "comment"]
+        # A line holding only a continuation stands where a Dockerfile had a comment line
+        # inside a continued instruction (the scanner blanks it so; Docker drops it): a
+        # cut does not go across it either.
+        for i in range(1, len(words)):
+            between = self.src[words[i - 1].end_byte : words[i].start_byte].split(b"\n")[1:-1]
+            if any(part.strip() == b"\\" for part in between):
+                gaps[i] = True
         spans = [self.span(n) for n in words]
         out: list[Token] = []
         for i, node in enumerate(words):

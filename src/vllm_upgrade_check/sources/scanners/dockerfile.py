@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -19,7 +19,7 @@ from dockerfile_parse import DockerfileParser
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span, Spans
 from vllm_upgrade_check.parsing.shell import Token, offset_locator, parse_shell
-from vllm_upgrade_check.parsing.words import link, sub_span
+from vllm_upgrade_check.parsing.words import link, sub_span, unlink_at_comments
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.launch import (
     arg_facts,
@@ -71,9 +71,11 @@ def expand_from(reference: str, args: dict[str, str | None]) -> str | None:
     return None if unknown or "$" in expanded else expanded
 
 
-def _exec_tokens(content: str, words: list[str], first_line: int) -> list[Token]:
+def _exec_tokens(content: str, words: list[str], first_line: int, file_lines: Sequence[str]) -> list[Token]:
     """Place each exec-form word at the line/column where its JSON string is written; words
-    found as written get their spans and are linked as elements of one JSON array."""
+    found as written get their spans and are linked as elements of one JSON array (not
+    across a comment line: cutting a neighbour never takes it). ``file_lines``: the file's
+    lines, which the positions are in."""
     lines = content.split("\n")
     tokens: list[Token] = []
     row, cursor = 0, 0
@@ -94,7 +96,7 @@ def _exec_tokens(content: str, words: list[str], first_line: int) -> list[Token]
         if not found:
             exact = False
             tokens.append(Token(word, first_line, 1, True, needle))
-    return link(tokens) if exact else tokens
+    return unlink_at_comments(link(tokens), file_lines) if exact else tokens
 
 
 _VERSION_TEXT = re.compile(r"\d+(?:\.\d+)+(?:(?:a|b|rc|\.post|\.dev)\d+)?")
@@ -248,10 +250,12 @@ class DockerfileScanner(Scanner):
         global_args = _defaults(structure, "ARG", before_from=True)
         text = source.text
         vllm_lines = _vllm_from_lines(structure, parents, global_args)
+        lines = text.split("\n")
+        comments = frozenset(i["startline"] for i in structure if i["instruction"].upper() == "COMMENT")
         for item in structure:
             instruction = item["instruction"].upper()
             line = item["startline"] + 1
-            content = item["content"]
+            content = _as_written(lines, item, comments)
             keyword_len = len(content) - len(content.lstrip()) + len(item["instruction"]) + 1
             body = content.lstrip()[len(item["instruction"]) :]
             body_offset = keyword_len
@@ -296,7 +300,7 @@ class DockerfileScanner(Scanner):
             value = item["value"].strip()
             words = _json_array(value)
             if words is not None:
-                argv = _exec_tokens(content, words, line)
+                argv = _exec_tokens(content, words, line, lines)
                 launched = argv_facts(argv, path, self.name, hint, syntax="json")
                 if launched:
                     yield from launched
@@ -349,6 +353,26 @@ def _vllm_from_lines(
         if is_vllm_image(reference):
             lines.update(range(int(item["startline"]) + 1, int(item["endline"]) + 2))
     return frozenset(lines)
+
+
+def _as_written(lines: list[str], item: dict[str, Any], comments: frozenset[int]) -> str:
+    """Instruction ``item``'s text line for line as the file holds it, so that positions in it
+    are positions in the file. dockerfile-parse drops the comment lines inside a continued
+    instruction from its ``content`` (Docker removes them before reading the instruction):
+    each becomes a lone ``\\`` at its indentation, which continues the shell words across it
+    as Docker does and holds no exec-form word."""
+    start, end = item["startline"], item["endline"]
+    if start == end or not any(start < c <= end for c in comments):
+        return str(item["content"])
+    out = []
+    for number in range(start, min(end, len(lines) - 1) + 1):
+        written = lines[number]
+        if number in comments and number != start:
+            body = written.rstrip("\r")
+            indent = body[: len(body) - len(body.lstrip())]
+            written = indent + "\\" + written[len(body) :]
+        out.append(written)
+    return "\n".join(out) + "\n"
 
 
 def _word_at(content: str, written: str, start: int, first_line: int, reference: str) -> Token:
