@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,15 +22,11 @@ from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.knowledge.versions import parse_version
 from vllm_upgrade_check.model.options import Ignore
 from vllm_upgrade_check.model.validation import first_problem, format_path
+from vllm_upgrade_check.parsing.toml import TomlProblem, load_toml
 
 if TYPE_CHECKING:  # pragma: no cover
     from vllm_upgrade_check.model.environment import Environment
     from vllm_upgrade_check.model.options import ScanOptions
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 CONFIG_FILE = ".vllm-upgrade-check.toml"
 TABLE = "vllm-upgrade-check"
@@ -129,8 +124,8 @@ def find_config(paths: Sequence[Path], cwd: Path | None = None) -> Path | None:
         pyproject = place / "pyproject.toml"
         if pyproject.is_file():
             try:
-                data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+                data = load_toml(pyproject.read_text(encoding="utf-8"))
+            except (OSError, TomlProblem, UnicodeDecodeError):
                 continue
             if isinstance(data.get("tool"), dict) and TABLE in data["tool"]:
                 return pyproject
@@ -166,11 +161,13 @@ def load_config(path: Path) -> Config:
     shown = str(path)
     try:
         text = path.read_text(encoding="utf-8")
-        data = tomllib.loads(text)
+        data = load_toml(text)
     except OSError as exc:
         raise UsageError(f"cannot read configuration: {exc.strerror or exc}", shown) from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"TOML syntax error: {exc}", shown) from None
+    except TomlProblem as exc:
+        raise UsageError(str(exc), shown, exc.line) from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", shown) from None
     nested = path.name == "pyproject.toml" or TABLE in data.get("tool", {})
     table = data.get("tool", {}).get(TABLE, {}) if nested else data
     if not isinstance(table, dict):

@@ -105,12 +105,9 @@ def _left_alone(result: FixResult, err: bool) -> None:
         if unreadable:
             what += (" and " if what else "") + f"{unreadable} file(s) that configure vLLM cannot be read"
         typer.echo(
-            f"vLLM versions stay where they are while {what} (fix them, then run fix again):",
+            f"vLLM versions stay where they are while {what} (" + ("see Skipped; " if unreadable else "") + "fix them, then run fix again)" + (":" if count else "."),
             err=err,
         )
-        for skip in result.held_by_unreadable:
-            where = f"{skip.path}:{skip.line}" if skip.line is not None else skip.path
-            typer.echo(f"  {where}: {skip.reason}", err=err)
         for held in result.held_by:
             f, loc = held.finding, held.finding.location
             subject = " ".join((f.fact.raw or f.fact.name).split())

@@ -35,7 +35,7 @@ from vllm_upgrade_check.fixing.interface import (
 from vllm_upgrade_check.fixing.planned import Planned, plan_finding, plan_moves, signature, version_change
 from vllm_upgrade_check.fixing.verify import FileReading, check, read_file
 from vllm_upgrade_check.knowledge.versions import version_from_tag
-from vllm_upgrade_check.model.facts import LOCKED, Fact, FactKind
+from vllm_upgrade_check.model.facts import COMPILED, Fact, FactKind
 from vllm_upgrade_check.model.findings import Finding
 from vllm_upgrade_check.model.pack import Applicability, FixAction, Severity
 from vllm_upgrade_check.parsing.textfiles import FileText, read_text, write_atomic
@@ -124,9 +124,14 @@ class _Run:
         unfixed: list[Unfixed] = []
         deferred: list[Finding] = []
         moves: dict[tuple[str | None, str | None, str], list[Finding]] = {}
+        partly = {s.path: s.reason for s in self.result.skipped}
         for finding in findings:
             fix = finding.rule.fix
             refused = self.refused.get(self._key(finding))
+            if refused is None and finding.location.path in partly:
+                # No edit goes into a file that was not read whole: the check that the
+                # fixed file reads as intended cannot be made of it.
+                refused = f"{partly[finding.location.path]}; fix it by hand"
             if refused is not None:
                 unfixed.append(Unfixed(finding, refused))
                 continue
@@ -439,7 +444,7 @@ def _bump_phase(
             state = _admits(fact, target)
             if state is not False:
                 continue
-            if fact.spans is not None and fact.spans.note == LOCKED:
+            if fact.spans is not None and fact.spans.note in COMPILED:
                 relock.add(rel)  # moves when the lock is made again
                 continue
             if not bump:
@@ -470,7 +475,7 @@ def _bump_phase(
     for finding in deferred:
         rel = finding.location.path or ""
         spans = finding.fact.spans
-        if spans is not None and spans.note == LOCKED:
+        if spans is not None and spans.note in COMPILED:
             locked.append(finding)
             continue
         if rel not in moving:
@@ -490,12 +495,15 @@ def _bump_phase(
         and f.location.path is not None
         and not any(c.finding is f for c in companions)
         and f not in locked
+        and not (f.fact.spans is not None and f.fact.spans.note in COMPILED)  # made again by its tool
     ]
     unreadable = [s for s in run.result.skipped if s.configures_vllm]
     if bumps and (blockers or unreadable):
         run.result.held_by = [Unfixed(f, "blocker") for f in blockers]
         run.result.held_by_unreadable = unreadable
-        reason = f"held back while blockers remain for {target}"
+        held = [f"blockers remain for {target}"] if blockers else []
+        held += ["files that configure vLLM cannot be read"] if unreadable else []
+        reason = f"held back while {' and '.join(held)}"
         for candidate in bumps:
             run.result.not_bumped.append(
                 NotBumped(candidate.fact.location.path or "", candidate.fact.location.line, candidate.fact.raw, reason)
@@ -509,7 +517,7 @@ def _bump_phase(
             if candidate.finding is not None and run._key(candidate.finding) in run.refused:
                 unfixed.append(Unfixed(candidate.finding, run.refused[run._key(candidate.finding)]))
     unfixed.extend(Unfixed(f, why) for f, why in waiting)
-    unfixed.extend(Unfixed(f, LOCKED) for f in locked)
+    unfixed.extend(Unfixed(f, f.fact.spans.note if f.fact.spans else "") for f in locked)
     run.result.relock = sorted(relock | {f.location.path or "" for f in locked})
     return unfixed
 

@@ -53,6 +53,17 @@ LOCKED = "a lock file is written by its tool: make it again once the vLLM requir
 """``Spans.note`` of a pin read from a lock file: it moves when the lock is made again, not
 by an edit (and is no blocker of the bump)."""
 
+HASHED = (
+    "the requirement is pinned by hash (--hash): another version needs its hashes, so compile "
+    "the file again (pip-compile --generate-hashes, uv pip compile --generate-hashes)"
+)
+"""``Spans.note`` of a requirement with ``--hash`` options (a compiled requirements file):
+like a lock file's pin, it moves when the file is compiled again, not by an edit."""
+
+COMPILED = frozenset({LOCKED, HASHED})
+"""The notes of pins a tool writes (lock files, hash-pinned requirements): ``fix`` leaves them
+to that tool, and they do not hold the bump of the files they are compiled from."""
+
 MODEL_SETTINGS = ("model_impl",)
 """Engine args a ``model`` fact carries from its launch (``name=value`` in ``Fact.args``):
 those that change which implementation serves the model (``--model-impl

@@ -18,7 +18,7 @@ from typing import Any
 from dockerfile_parse import DockerfileParser
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span, Spans
-from vllm_upgrade_check.parsing.shell import Token, offset_locator, parse_shell
+from vllm_upgrade_check.parsing.shell import ShellScript, Token, offset_locator, parse_shell
 from vllm_upgrade_check.parsing.words import link, sub_span, unlink_at_comments
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.launch import (
@@ -292,8 +292,9 @@ class DockerfileScanner(Scanner):
                     yield from self._env(body, path, line, body_offset)
                 continue
             if instruction == "RUN":
-                facts, _ = shell_facts(body, path, self.name, locate, variables, hint)
+                facts, script = shell_facts(body, path, self.name, locate, variables, hint)
                 yield from _with_pin_spans(text, body, facts, variables, vllm_lines)
+                yield from _partly_read(script, body, path, instruction)
                 continue
             if instruction not in ("CMD", "ENTRYPOINT"):
                 continue
@@ -315,8 +316,9 @@ class DockerfileScanner(Scanner):
                         syntax="json",
                     )
             else:
-                facts, _ = shell_facts(body, path, self.name, locate, variables, hint)
+                facts, script = shell_facts(body, path, self.name, locate, variables, hint)
                 yield from facts
+                yield from _partly_read(script, body, path, instruction)
             if instruction == "ENTRYPOINT":
                 entrypoint_set = True
 
@@ -353,6 +355,18 @@ def _vllm_from_lines(
         if is_vllm_image(reference):
             lines.update(range(int(item["startline"]) + 1, int(item["endline"]) + 2))
     return frozenset(lines)
+
+
+def _partly_read(script: ShellScript, body: str, path: str, instruction: str) -> Iterator[Skipped]:
+    """A shell-form instruction that mentions vLLM and has a shell syntax error: what follows
+    the error was not read, so the file is reported (and the gate fails closed on it)."""
+    if script.has_error and "vllm" in body.lower():
+        yield Skipped(
+            path,
+            f"shell syntax error in {instruction} at line {script.error_line}: the instruction was only partly read",
+            configures_vllm=True,
+            line=script.error_line,
+        )
 
 
 def _as_written(lines: list[str], item: dict[str, Any], comments: frozenset[int]) -> str:

@@ -7,22 +7,17 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from vllm_upgrade_check.model.facts import LOCKED, Fact, FactKind, Location, Skipped, Span, Spans
+from vllm_upgrade_check.model.facts import HASHED, LOCKED, Fact, FactKind, Location, Skipped, Span, Spans
 from vllm_upgrade_check.parsing.reqtext import specifier_offsets
+from vllm_upgrade_check.parsing.toml import TomlProblem, load_toml
 from vllm_upgrade_check.parsing.words import Token, sub_span
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 _REQ_NAME = re.compile(
     r"^(requirements|constraints)[\w.-]*\.(txt|in)$|^[\w.-]*requirements[\w.-]*\.(txt|in)$"
@@ -101,13 +96,6 @@ def pip_install_facts(argv: Sequence[Token], path: str | None, scanner: str) -> 
         i += 1
 
 
-HASHED = (
-    "the requirement is pinned by hash (--hash): another version needs its hashes, so compile "
-    "the file again (pip-compile --generate-hashes, uv pip compile --generate-hashes)"
-)
-"""Why a requirement with ``--hash`` options is not edited in place."""
-
-
 def requirements_txt_facts(text: str, path: str, scanner: str) -> Iterator[Fact | Skipped]:
     """Facts of a pip requirements file: one per requirement line (continuations joined)."""
     lines = text.splitlines()
@@ -160,10 +148,9 @@ def pyproject_facts(text: str, path: str, scanner: str) -> Iterator[Fact | Skipp
     """Facts of ``pyproject.toml``: ``[project]`` dependencies and optional dependencies,
     ``[dependency-groups]``; positions found by locating each string in the text."""
     try:
-        data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, RecursionError) as exc:
-        reason = f"TOML syntax error: {exc}" if str(exc) else "TOML nested too deeply"
-        yield Skipped(path, reason, configures_vllm="vllm" in text.lower())
+        data = load_toml(text)
+    except TomlProblem as exc:
+        yield Skipped(path, str(exc), line=exc.line, configures_vllm="vllm" in text.lower())
         return
     project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
     strings: list[str] = list(_strings(project.get("dependencies", [])))
@@ -201,13 +188,14 @@ def lock_facts(text: str, path: str, scanner: str) -> Iterator[Fact | Skipped]:
                     if version:
                         packages.append((dist, version))
         else:
-            data = tomllib.loads(text)
+            data = load_toml(text)
             entries = data.get("package", data.get("packages", []))
             for entry in entries if isinstance(entries, list) else ():
                 if isinstance(entry, dict) and entry.get("name") and entry.get("version"):
                     packages.append((str(entry["name"]), str(entry["version"])))
-    except (ValueError, RecursionError, tomllib.TOMLDecodeError) as exc:
-        yield Skipped(path, f"cannot parse lock file: {exc}", configures_vllm="vllm" in text.lower())
+    except (ValueError, RecursionError) as exc:  # JSON errors and TomlProblem are ValueErrors
+        line = exc.line if isinstance(exc, TomlProblem) else getattr(exc, "lineno", None)
+        yield Skipped(path, f"cannot parse lock file: {exc}", line=line, configures_vllm="vllm" in text.lower())
         return
     for dist, version in packages:
         line, column = _package_line(text, dist, name)
