@@ -589,3 +589,22 @@ def test_unreadable_files_are_skipped_with_their_line(name: str, text: str, line
     skipped = json.loads(result.stdout)["skipped"]
     assert [(s["path"], s["line"], s["configures_vllm"]) for s in skipped] == [(name, line, True)], skipped
     assert result.exit_code == 2  # the gate fails closed on a file that configures vLLM
+
+
+def test_diff_headers_quote_names_a_tab_or_newline_would_break(tmp_path: Path) -> None:
+    (tmp_path / "a\tb.sh").write_text("vllm serve m --max-num-partial-prefills 2\n")
+    (tmp_path / "plain é.sh").write_text("vllm serve m --max-num-partial-prefills 2\n")
+    result = runner.invoke(app, ["fix", str(tmp_path), "--from", "0.26.0", "--to", "0.28.0", "--diff"])
+    headers = [line for line in result.stdout_bytes.split(b"\n") if line.startswith((b"--- ", b"+++ "))]
+    assert headers == [b'--- "a/a\\tb.sh"', b'+++ "b/a\\tb.sh"', "--- a/plain é.sh".encode(), "+++ b/plain é.sh".encode()]
+
+
+def test_positions_left_for_a_person_are_those_of_the_file_on_disk(tmp_path: Path) -> None:
+    line = 'vllm serve m --max-num-partial-prefills 2 --disable-log-requests --guided-decoding-backend "$B" --port 1\n'
+    (tmp_path / "s.sh").write_text(line)
+    args = [str(tmp_path), "--from", "0.10.0", "--to", "0.28.0", "--no-bump"]
+    diffed = runner.invoke(app, ["fix", *args, "--diff"])
+    assert "s.sh:1:66: VUC0120-001" in diffed.stderr, diffed.stderr  # nothing written: where it is now
+    _code, out = _fix(*args)
+    assert (tmp_path / "s.sh").read_text() == 'vllm serve m --guided-decoding-backend "$B" --port 1\n'
+    assert "s.sh:1:14: VUC0120-001" in out, out  # written: where it is in the fixed file

@@ -83,7 +83,8 @@ def _needs_a_person(result: FixResult, err: bool) -> None:
             f = item.finding
             loc = f.location
             line = item.line if item.line is not None else loc.line
-            where = ":".join(str(p) for p in (loc.path, line, loc.column) if p is not None) if loc.path else "environment"
+            column = item.column if item.column is not None else loc.column
+            where = ":".join(str(p) for p in (loc.path, line, column) if p is not None) if loc.path else "environment"
             typer.echo(
                 f"  {where}: {f.rule.id} {f.fact.raw or f.fact.name}: {f.rule.fix.summary} [{item.reason}]", err=err
             )
@@ -112,7 +113,8 @@ def _left_alone(result: FixResult, err: bool) -> None:
             f, loc = held.finding, held.finding.location
             subject = " ".join((f.fact.raw or f.fact.name).split())
             line = held.line if held.line is not None else loc.line
-            where = ":".join(str(p) for p in (loc.path, line, loc.column) if p is not None)
+            column = held.column if held.column is not None else loc.column
+            where = ":".join(str(p) for p in (loc.path, line, column) if p is not None)
             typer.echo(f"  {where}: {f.rule.id} {subject}", err=err)
     if result.relock:
         typer.echo(f"Lock files to make again for vLLM {result.target} ({len(result.relock)}):", err=err)

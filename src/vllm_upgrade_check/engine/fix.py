@@ -94,6 +94,7 @@ class _Run:
         self.lines: dict[str, LineMap] = {}
         self.groups = 0
         self.applied: list[tuple[Edit, int]] = []  # each edit written, with the pass (of its file) it was made in
+        self.first_seen: dict[tuple[str, str, tuple[str, ...], str], tuple[int | None, int | None]] = {}
 
     # -- scanning ---------------------------------------------------------------------------
     def scan(self) -> tuple[list[Finding], list[Fact]]:
@@ -104,6 +105,10 @@ class _Run:
         if not self.result.target:
             self.result.from_version, self.result.target = report.from_version, report.to_version
         self.result.skipped = list(report.skipped)
+        if not self.lines:  # no edit made yet: the files as they were
+            for finding in report.findings:
+                loc = finding.location
+                self.first_seen.setdefault(self._key(finding), (loc.line, loc.column))
         return list(report.findings), facts
 
     def text(self, rel: str) -> FileText:
@@ -292,6 +297,17 @@ class _Run:
         )
 
     # -- positions --------------------------------------------------------------------------
+    def placed(self, unfixed: Unfixed) -> Unfixed:
+        """``unfixed`` at its line and column in the file on disk when the run ends: the last
+        scan's position where the fixes were written; with an overlay (nothing written),
+        where the first scan saw it (a column on an edited line is the column it had)."""
+        loc = unfixed.finding.location
+        if self.overlay is not None and loc.path in self.lines:
+            seen = self.first_seen.get(self._key(unfixed.finding))
+            if seen is not None:
+                return replace(unfixed, line=seen[0], column=seen[1])
+        return replace(unfixed, line=self.on_disk(loc.path, loc.line))
+
     def on_disk(self, rel: str | None, line: int | None) -> int | None:
         """A line of the last scan's text, as a line of the file on disk when the run ends
         (with an overlay nothing is written: the file as it was)."""
@@ -399,10 +415,8 @@ def fix_paths(
     unfixed.extend(Unfixed(c.finding, "its fix clashes with another one; run fix again") for c in candidates if c.finding)
     if not run.result.errors:
         unfixed.extend(_bump_phase(run, findings, facts, deferred, target, bump))
-    run.result.unfixed = [replace(u, line=run.on_disk(u.finding.location.path, u.finding.location.line)) for u in unfixed]
-    run.result.held_by = [
-        replace(u, line=run.on_disk(u.finding.location.path, u.finding.location.line)) for u in run.result.held_by
-    ]
+    run.result.unfixed = [run.placed(u) for u in unfixed]
+    run.result.held_by = [run.placed(u) for u in run.result.held_by]
     not_bumped = [replace(n, line=run.on_disk(n.path, n.line)) for n in run.result.not_bumped]
     run.result.not_bumped = list(dict.fromkeys(not_bumped))
     run.result.applied = _applied_lines(run)

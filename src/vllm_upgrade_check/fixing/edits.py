@@ -100,6 +100,26 @@ def by_path(edits: Iterable[Edit]) -> dict[str, list[Edit]]:
     return grouped
 
 
+_C_ESCAPES = {"\t": "\\t", "\n": "\\n", '"': '\\"', "\\": "\\\\", "\r": "\\r"}
+
+
+def diff_name(name: str) -> bytes:
+    """A diff header's file name as git writes it: as is, or, where it holds a control
+    character, a quote or a backslash, in double quotes with C escapes (which ``git apply``
+    and GNU ``patch`` read back), so that a tab or newline in a name cannot end the header."""
+    if not any(c in _C_ESCAPES or ord(c) < 32 or ord(c) == 127 for c in name):
+        return name.encode("utf-8", "surrogateescape")
+    out = []
+    for c in name:
+        if c in _C_ESCAPES:
+            out.append(_C_ESCAPES[c])
+        elif ord(c) < 32 or ord(c) == 127:
+            out.append(f"\\{ord(c):03o}")
+        else:
+            out.append(c)
+    return ('"' + "".join(out) + '"').encode("utf-8", "surrogateescape")
+
+
 def diff_bytes(files: Iterable[tuple[str, bytes, bytes]]) -> bytes:
     """A unified diff (``a/PATH`` / ``b/PATH``) of ``(relative path, before, after)`` file
     contents, byte for byte as ``git apply`` and ``patch`` read it: the file's own encoding,
@@ -110,8 +130,8 @@ def diff_bytes(files: Iterable[tuple[str, bytes, bytes]]) -> bytes:
             difflib.unified_diff,
             before.splitlines(keepends=True),
             after.splitlines(keepends=True),
-            fromfile=f"a/{rel}".encode(),
-            tofile=f"b/{rel}".encode(),
+            fromfile=diff_name("a/" + rel),
+            tofile=diff_name("b/" + rel),
         )
         for line in lines:
             if line.endswith(b"\n"):

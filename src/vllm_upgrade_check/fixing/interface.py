@@ -74,11 +74,13 @@ class Unfixed:
         reason: why no mechanical fix was made.
         line: the finding's line in the file as it is on disk when the run ends (``None``:
             the finding's own line).
+        column: its column there (``None``: the finding's own column).
     """
 
     finding: Finding
     reason: str
     line: int | None = None
+    column: int | None = None
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,9 @@ def scan_files(
     for root in request.paths:
         if not root.exists():
             raise UsageError(f"no such file or directory: {root}")
+        if not (root.is_dir() or root.is_file()):
+            # a FIFO, socket or device: reading it could wait forever, or never end
+            raise UsageError(f"not a regular file or directory: {root}")
     inside = covered_roots(request.paths)
     for index, root in enumerate(request.paths):
         label = root_label(root, request.paths)
