@@ -120,6 +120,29 @@ def link(tokens: Sequence[Token], extents: Sequence[Span | None] | None = None) 
     return out
 
 
+def content_columns(token: Token) -> tuple[int, int, int] | None:
+    """``(line, column, end_column)`` of ``token``'s text where it is written, without the
+    quotes around it (``"--swap-space"`` -> the columns of ``--swap-space``; the end is just
+    past it), or ``None`` when the word is not written as its text on one line (escapes,
+    variables, a word over lines, no recorded place)."""
+    span = token.span
+    if span is None or span.line != span.end_line:
+        return None
+    written = token.written or token.text
+    width = span.end_column - span.column
+    if written == token.text and width == len(written):
+        return span.line, span.column, span.end_column
+    if (
+        len(written) == len(token.text) + 2
+        and written[0] in "'\""
+        and written[-1] == written[0]
+        and written[1:-1] == token.text
+        and width == len(written)
+    ):
+        return span.line, span.column + 1, span.end_column - 1
+    return None
+
+
 def unlink_at_comments(tokens: Sequence[Token], lines: Sequence[str]) -> list[Token]:
     """``tokens`` (linked, see :func:`link`) with no link across a gap that holds a comment:
     the separator between two elements then ends a line that a neighbour's comment sits on,

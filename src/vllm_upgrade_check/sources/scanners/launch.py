@@ -30,7 +30,7 @@ from packaging.version import InvalidVersion, Version
 from vllm_upgrade_check.knowledge.known_args import known_args
 from vllm_upgrade_check.knowledge.versions import tag_version_span, version_from_tag
 from vllm_upgrade_check.model.facts import MODEL_SETTINGS, Fact, FactKind, Location, Span, Spans
-from vllm_upgrade_check.parsing.words import Token, cut, inside_quotes, sub_span
+from vllm_upgrade_check.parsing.words import Token, content_columns, cut, inside_quotes, sub_span
 
 VLLM_IMAGES = frozenset(
     {
@@ -400,8 +400,13 @@ def normalise_flag(flag: str) -> tuple[str, tuple[str, ...]]:
 
 
 def _loc(path: str | None, token: Token) -> Location:
-    end = token.column + len(token.written or token.text)
-    return Location(path, token.line, token.column, token.line, end)
+    """Where ``token``'s text is written (quotes left out), else from its recorded position
+    as long as it is written."""
+    found = content_columns(token)
+    if found is not None:
+        line, column, end = found
+        return Location(path, line, column, line, end)
+    return Location(path, token.line, token.column, token.line, token.column + len(token.written or token.text))
 
 
 def _shown(token: Token, syntax: str) -> str:

@@ -16,7 +16,7 @@ from packaging.utils import canonicalize_name
 from vllm_upgrade_check.model.facts import HASHED, LOCKED, Fact, FactKind, Location, Skipped, Span, Spans
 from vllm_upgrade_check.parsing.reqtext import specifier_offsets
 from vllm_upgrade_check.parsing.toml import TomlProblem, load_toml
-from vllm_upgrade_check.parsing.words import Token, sub_span
+from vllm_upgrade_check.parsing.words import Token, content_columns, sub_span
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 
 _REQ_NAME = re.compile(
@@ -59,6 +59,9 @@ def requirement_fact(
         word = sub_span(token, 0, len(stripped))
     elif found is not None and token is None and "\n" not in stripped:
         value = Span(line, column + found[0], line, column + found[1])
+    found_at = content_columns(token) if token is not None and token.text == stripped else None
+    if found_at is not None:
+        line, column, _end = found_at
     return Fact(
         FactKind.REQUIREMENT,
         canonicalize_name(req.name),
