@@ -18,7 +18,7 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from vllm_upgrade_check.model.facts import Span
+from vllm_upgrade_check.model.facts import Location, Span
 
 Point = tuple[int, int]
 """``(line, column)``, both 1-based; columns count characters."""
@@ -95,6 +95,13 @@ class Token:
         return replace(
             self, span=None, element=None, prev_end=None, next_start=None, line_start=None, line_end=None
         )
+
+
+def token_location(path: str | None, token: Token) -> Location:
+    """Where ``token`` is written in ``path``, as a fact's location: from its line and column
+    to the end of the word as written."""
+    end = token.column + len(token.written or token.text)
+    return Location(path, token.line, token.column, token.line, end)
 
 
 def link(tokens: Sequence[Token], extents: Sequence[Span | None] | None = None) -> list[Token]:

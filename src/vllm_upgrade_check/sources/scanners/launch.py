@@ -28,21 +28,9 @@ from dataclasses import dataclass, replace
 from packaging.version import InvalidVersion, Version
 
 from vllm_upgrade_check.knowledge.known_args import known_args
-from vllm_upgrade_check.knowledge.versions import tag_version_span, version_from_tag
 from vllm_upgrade_check.model.facts import MODEL_SETTINGS, Fact, FactKind, Location, Span, Spans
-from vllm_upgrade_check.parsing.words import Token, cut, inside_quotes, sub_span
-
-VLLM_IMAGES = frozenset(
-    {
-        "vllm/vllm-openai",
-        "vllm/vllm-openai-rocm",
-        "vllm/vllm-tpu",
-        "rocm/vllm",
-        "rocm/vllm-dev",
-        "intel/vllm",
-    }
-)
-"""Image repositories whose entry point is vLLM's OpenAI-compatible server."""
+from vllm_upgrade_check.parsing.words import Token, cut, inside_quotes, sub_span, token_location
+from vllm_upgrade_check.sources.scanners.images import image_fact, image_hint, is_vllm_image, split_image
 
 VLLM_MODULES = frozenset(
     {
@@ -182,33 +170,6 @@ _DOCKER_VALUE_OPTS = frozenset(
     --device-cgroup-rule --storage-opt --sysctl --volumes-from --link --mac-address --ip
     --ip6 --network-alias --label-file --annotation""".split()
 )
-
-
-def split_image(reference: str) -> tuple[str, str | None]:
-    """Split ``registry/repo:tag@digest`` into (repository without registry, tag or ``None``).
-
-    ``docker.io/vllm/vllm-openai:v0.26.0`` -> ``("vllm/vllm-openai", "v0.26.0")``.
-    """
-    ref = reference.split("@", 1)[0]
-    name, tag = ref, None
-    slash = ref.rfind("/")
-    colon = ref.rfind(":")
-    if colon > slash:
-        name, tag = ref[:colon], ref[colon + 1 :]
-    parts = name.split("/")
-    if len(parts) > 2 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
-        parts = parts[1:]
-    if parts and parts[0] in ("docker.io", "index.docker.io"):
-        parts = parts[1:]
-    if parts and parts[0] == "library":
-        parts = parts[1:]
-    return "/".join(parts), tag
-
-
-def is_vllm_image(reference: str) -> bool:
-    """``True`` for a vLLM server image (see :data:`VLLM_IMAGES`), whatever the registry."""
-    repo, _tag = split_image(reference)
-    return repo in VLLM_IMAGES or any(repo.endswith("/" + image) for image in VLLM_IMAGES)
 
 
 @dataclass(frozen=True)
@@ -399,11 +360,6 @@ def normalise_flag(flag: str) -> tuple[str, tuple[str, ...]]:
     return name, tuple(aliases)
 
 
-def _loc(path: str | None, token: Token) -> Location:
-    end = token.column + len(token.written or token.text)
-    return Location(path, token.line, token.column, token.line, end)
-
-
 def _shown(token: Token, syntax: str) -> str:
     """A word as the user wrote it; a list item (``syntax`` other than shell) without the
     one pair of quotes of its list's syntax."""
@@ -529,7 +485,7 @@ def arg_facts(
                 Fact(
                     FactKind.ARG,
                     name,
-                    _loc(path, token),
+                    token_location(path, token),
                     raw=flag,
                     value=value,
                     origin=origin,
@@ -566,7 +522,7 @@ def arg_facts(
                 Fact(
                     FactKind.ARG,
                     name,
-                    _loc(path, token),
+                    token_location(path, token),
                     raw=text,
                     value=" ".join(t.text for t in owned) if owned else None,
                     origin=origin,
@@ -593,7 +549,7 @@ def arg_facts(
         yield Fact(
             FactKind.LAUNCH,
             entry,
-            _loc(path, start),
+            token_location(path, start),
             raw=entry,
             value=" ".join(unresolved) or None,
             origin=origin,
@@ -681,7 +637,7 @@ def _model_fact(
     return Fact(
         FactKind.MODEL,
         value,
-        _loc(path, token),
+        token_location(path, token),
         raw=value,
         value=value,
         scanner=scanner,
@@ -733,35 +689,6 @@ def env_fact(
     )
 
 
-DIGEST_NOTE = "the image is pinned by digest; update the digest by hand"
-"""Why the tag of an image pinned by ``@sha256:...`` is not bumped."""
-
-
-def image_fact(
-    token: Token,
-    path: str | None,
-    scanner: str,
-    version: Span | None = None,
-    note: str = "",
-    syntax: str = "",
-) -> Fact:
-    """An ``image`` fact for an image reference token.
-
-    Its spans name where the tag's version is written: ``version`` when the caller found it
-    elsewhere (a Helm ``tag:``, a Dockerfile ``ARG`` default), else inside the token when the
-    reference is written as its text; ``note`` says why it cannot be set, if so.
-    """
-    repo, tag = split_image(token.text)
-    if "@" in token.text:
-        version, note = None, DIGEST_NOTE
-    elif version is None and tag is not None and not note:
-        found = tag_version_span(tag)
-        at = len(token.text) - len(tag)
-        version = None if found is None else sub_span(token, at + found[0], at + found[1])
-    spans = Spans(version=version, note=note, syntax=syntax)
-    return Fact(FactKind.IMAGE, repo, _loc(path, token), raw=token.text, value=tag, scanner=scanner, spans=spans)
-
-
 def launch_facts(
     launch: Launch,
     path: str | None,
@@ -788,15 +715,3 @@ def launch_facts(
         hint=hint,
         syntax=syntax,
     )
-
-
-def image_hint(reference: str, path: str | None, line: int | None) -> tuple[str, str] | None:
-    """``(version, "path:line image")`` when ``reference`` is a vLLM image with a version tag."""
-    if not is_vllm_image(reference):
-        return None
-    _repo, tag = split_image(reference)
-    version = version_from_tag(tag) if tag else None
-    if version is None:
-        return None
-    where = f"{path}:{line}" if path and line else (path or "")
-    return str(version), f"{where} image {reference}"

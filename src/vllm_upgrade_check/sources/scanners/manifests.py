@@ -41,14 +41,9 @@ from vllm_upgrade_check.sources.scanners.base import (
     SourceFile,
     shared_words,
 )
+from vllm_upgrade_check.sources.scanners.images import image_fact, image_hint, is_vllm_image, split_image
 from vllm_upgrade_check.sources.scanners.kserve import predictor_facts
-from vllm_upgrade_check.sources.scanners.launch import (
-    arg_facts,
-    image_fact,
-    image_hint,
-    is_vllm_image,
-    split_image,
-)
+from vllm_upgrade_check.sources.scanners.launch import arg_facts
 from vllm_upgrade_check.sources.scanners.shell import _SHELLS, Relocate, argv_facts, shell_facts
 from vllm_upgrade_check.sources.scanners.templates import (
     has_template_actions,
