@@ -36,8 +36,8 @@ from dataclasses import dataclass, replace
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
 from vllm_upgrade_check.parsing.textpos import own_lines
 from vllm_upgrade_check.parsing.words import Token, cut, link
+from vllm_upgrade_check.sources.scanners.arg_facts import env_fact, with_model_settings
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile, shared_words
-from vllm_upgrade_check.sources.scanners.launch import env_fact, with_model_settings
 from vllm_upgrade_check.sources.scanners.shell import argv_facts, is_env_name, shell_facts
 
 ENGINE_CALLS = frozenset({"LLM", "EngineArgs", "AsyncEngineArgs"})
