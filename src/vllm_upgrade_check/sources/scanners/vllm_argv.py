@@ -1,4 +1,4 @@
-"""vLLM launch recognition: which argv is a vLLM launch, and what it sets.
+"""vLLM launch recognition: which argv is a vLLM launch, and the facts of one that is.
 
 Recognised entry points (vLLM's own, from its ``pyproject.toml`` script and module layout):
 
@@ -13,9 +13,9 @@ Recognised entry points (vLLM's own, from its ``pyproject.toml`` script and modu
 - a container whose image is a vLLM image and whose ``args`` (Kubernetes) or ``command``
   (compose) are the flags alone.
 
-vLLM's ``FlexibleArgumentParser`` accepts ``--max_num_seqs`` and ``--max-num-seqs`` alike
-and ``--flag=value`` as well as ``--flag value``; boolean flags built with
-``argparse.BooleanOptionalAction`` also have a ``--no-flag`` form.
+:func:`find_launch` recognises one (a :class:`Launch`); :func:`launch_facts` yields its
+facts: the image's (:mod:`.images`), the env vars it sets, and what its words set
+(:func:`~vllm_upgrade_check.sources.scanners.arg_facts.arg_facts`).
 """
 
 from __future__ import annotations
