@@ -27,6 +27,7 @@ name from another library is not vLLM. Comments and docstrings are never read as
 The reading is done in :mod:`.walker`.
 """
 
-from vllm_upgrade_check.sources.scanners.python.walker import RESPONSE_FIELDS, PythonSourceScanner
+from vllm_upgrade_check.sources.scanners.python.names import RESPONSE_FIELDS
+from vllm_upgrade_check.sources.scanners.python.walker import PythonSourceScanner
 
 __all__ = ["RESPONSE_FIELDS", "PythonSourceScanner"]

@@ -17,52 +17,19 @@ from vllm_upgrade_check.parsing.textpos import own_lines
 from vllm_upgrade_check.parsing.words import Token, cut, link
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact, with_model_settings
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile, shared_words
+from vllm_upgrade_check.sources.scanners.python.names import (
+    DICT_CHANGES,
+    ENGINE_CALLS,
+    RESPONSE_FIELDS,
+    SAMPLING_CALLS,
+    SUBPROCESS_CALLS,
+    const_text,
+    dotted_name,
+    is_logging,
+)
 from vllm_upgrade_check.sources.scanners.shell import argv_facts, is_env_name, shell_facts
 
-ENGINE_CALLS = frozenset({"LLM", "EngineArgs", "AsyncEngineArgs"})
-"""vLLM classes whose keywords are engine args (``vllm/entrypoints/llm.py``, ``vllm/engine/arg_utils.py``)."""
-SAMPLING_CALLS = frozenset({"SamplingParams"})
-"""vLLM classes whose keywords are sampling parameters (``vllm/sampling_params.py``)."""
-SUBPROCESS_CALLS = frozenset(
-    {
-        "subprocess.run",
-        "subprocess.Popen",
-        "subprocess.call",
-        "subprocess.check_call",
-        "subprocess.check_output",
-        "os.system",
-    }
-)
-"""Calls whose first argument is a command (argv list or shell string)."""
-RESPONSE_FIELDS = frozenset({"reasoning_content", "reasoning"})
-"""Response fields whose reading by client code is reported: those the bundled rules name,
-and what their fixes rename them to (so a fixed client still reads as one; a test keeps
-this in step with the packs)."""
-
 _MAX_ITEMS = 10_000
-
-_DICT_CHANGES = frozenset({"update", "pop", "setdefault", "clear", "popitem", "__setitem__", "__delitem__"})
-"""Methods of a dict that change it in place (the scanner follows ``update``; the others make
-its keywords unknown)."""
-
-
-def _is_logging(func: ast.AST) -> bool:
-    """``print(...)``, ``logger.info(...)`` and the like: calls that only show their arguments."""
-    if isinstance(func, ast.Name):
-        return func.id in ("print", "pprint", "repr", "str")
-    return isinstance(func, ast.Attribute) and func.attr in (
-        "debug",
-        "info",
-        "warning",
-        "warn",
-        "error",
-        "exception",
-        "critical",
-        "log",
-        "pprint",
-        "dumps",
-    )
-
 
 CLIENT_CALLS = frozenset({"OpenAI", "AsyncOpenAI", "AzureOpenAI", "AsyncAzureOpenAI"})
 """OpenAI-compatible client classes (``openai``) whose ``base_url`` says which server answers."""
@@ -108,22 +75,6 @@ def _position(node: ast.AST) -> tuple[int, int]:
 _ELEMENT_HEAD = re.compile(r"[ \t]*")
 _ELEMENT_TAIL = re.compile(r"[ \t]*,?[ \t]*(#.*)?")
 """What may follow a list element alone on its lines: its comma, a comment."""
-
-
-def _const_text(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool)):
-        return str(node.value)
-    return None
-
-
-def _dotted(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else None
-    return None
-
 
 _LINE_BREAK = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
 """Splits after ``\\r\\n``, ``\\r`` or ``\\n``, keeping the breaks (the lines the tokenizer sees:
@@ -266,7 +217,7 @@ class _Module:
 
     # ---- names ---------------------------------------------------------------
     def qualified(self, func: ast.AST) -> str | None:
-        dotted = _dotted(func)
+        dotted = dotted_name(func)
         if dotted is None:
             return None
         head, _, rest = dotted.partition(".")
@@ -337,15 +288,15 @@ class _Module:
                         return None
                     out.extend(inner)
                     continue
-                name = _const_text(key)
+                name = const_text(key)
                 if name is None:
                     return None
                 out.append(_Entry(name, self.value_text(value), key, value_node=value))
             return out
-        if isinstance(node, ast.Call) and _dotted(node.func) == "dict" and not node.args:
+        if isinstance(node, ast.Call) and dotted_name(node.func) == "dict" and not node.args:
             self.call_cuts(node)
             return self.keyword_entries(node.keywords, scope, before, depth + 1)
-        if isinstance(node, ast.Call) and _dotted(node.func) == "dict" and len(node.args) == 1:
+        if isinstance(node, ast.Call) and dotted_name(node.func) == "dict" and len(node.args) == 1:
             base = self.dict_entries(node.args[0], scope, before, depth + 1)
             more = self.keyword_entries(node.keywords, scope, before, depth + 1)
             return None if base is None or more is None else base + more
@@ -382,7 +333,7 @@ class _Module:
                     and isinstance(target.value, ast.Name)
                     and target.value.id == name
                 ):
-                    key = _const_text(target.slice)
+                    key = const_text(target.slice)
                     if key is None:
                         return None
                     entries = [e for e in entries if e.name != key]
@@ -396,7 +347,7 @@ class _Module:
         elif (
             isinstance(stmt, ast.Call)
             and isinstance(stmt.func, ast.Attribute)
-            and _dotted(stmt.func.value) == name
+            and dotted_name(stmt.func.value) == name
         ):
             method = stmt.func.attr
             if method == "update":
@@ -463,7 +414,7 @@ class _Module:
         )
 
     def value_text(self, node: ast.AST) -> str:
-        text = _const_text(node)
+        text = const_text(node)
         return text if text is not None else self.segment(node)
 
     # ---- facts -----------------------------------------------------------------
@@ -477,7 +428,7 @@ class _Module:
         served: str | None = None
         if origin == "python" and call.args:
             first = call.args[0]
-            model = _const_text(first)
+            model = const_text(first)
             served = model
             if model is not None:
                 self.facts.append(
@@ -592,7 +543,7 @@ class _Module:
         return Span(span.line, match.start(1) + 1, span.line, match.end(1) + 1)
 
     def env_from(self, name_node: ast.AST, value: ast.AST | None) -> None:
-        name = _const_text(name_node)
+        name = const_text(name_node)
         if name is None or not is_env_name(name):
             return
         loc = self.key_loc(name_node, name)
@@ -629,7 +580,7 @@ class _Module:
         if not call.args:
             return
         command = call.args[0]
-        text = _const_text(command)
+        text = const_text(command)
         if isinstance(command, ast.Constant) and text is not None:
             facts, _ = shell_facts(text, self.path, "python", relocate=self.string_relocator(command))
             self.facts.extend(facts)
@@ -673,11 +624,11 @@ class _Module:
         for node in ast.walk(self.tree):
             if not isinstance(node, ast.Call):
                 continue
-            name = _dotted(node.func) or ""
+            name = dotted_name(node.func) or ""
             if name.rsplit(".", 1)[-1] not in CLIENT_CALLS:
                 continue
             url = next((k.value for k in node.keywords if k.arg == "base_url"), None)
-            text = _const_text(url) if url is not None else None
+            text = const_text(url) if url is not None else None
             if text is None:
                 kinds.add("unknown")
             elif any(host in text for host in HOSTED_APIS):
@@ -766,9 +717,9 @@ class _Module:
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
                 ignored.add(id(node.value))
-            elif isinstance(node, ast.Attribute) and node.attr in _DICT_CHANGES:
+            elif isinstance(node, ast.Attribute) and node.attr in DICT_CHANGES:
                 ignored.add(id(node.value))
-            elif isinstance(node, ast.Call) and _is_logging(node.func):
+            elif isinstance(node, ast.Call) and is_logging(node.func):
                 ignored.update(id(a) for a in node.args)
         for node in ast.walk(self.tree):
             if (
@@ -795,7 +746,7 @@ class _Module:
                 if isinstance(node.ctx, ast.Load):
                     self.response_field(node, node.attr)
             elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
-                key = _const_text(node.slice)
+                key = const_text(node.slice)
                 if key in RESPONSE_FIELDS:
                     self.response_field(node, key, node.slice)
 
@@ -815,14 +766,14 @@ class _Module:
         if isinstance(call.func, ast.Attribute):
             self.response_getter(call)
         elif qualified == "getattr" and len(call.args) >= 2:
-            key = _const_text(call.args[1])
+            key = const_text(call.args[1])
             if key in RESPONSE_FIELDS:
                 self.response_field(call, key, call.args[1])
 
     def response_getter(self, call: ast.Call) -> None:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr == "get" and call.args:
-            key = _const_text(call.args[0])
+            key = const_text(call.args[0])
             if key in RESPONSE_FIELDS:
                 self.response_field(call, key, call.args[0])
 
@@ -863,7 +814,7 @@ class ArgvBuilder:
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             return self.argv(node.left, env, depth + 1) + self.argv(node.right, env, depth + 1)
         if isinstance(node, ast.Call) and self.m.qualified(node.func) == "shlex.split" and node.args:
-            text = _const_text(node.args[0])
+            text = const_text(node.args[0])
             if text is None:
                 return [self.unresolved(node)]
             move = self.m.string_relocator(node.args[0])
@@ -931,7 +882,7 @@ class ArgvBuilder:
         self, name: str, call: ast.Call, tokens: list[Token], env: dict[str, Token], depth: int
     ) -> list[Token]:
         func = call.func
-        if not (isinstance(func, ast.Attribute) and _dotted(func.value) == name and call.args):
+        if not (isinstance(func, ast.Attribute) and dotted_name(func.value) == name and call.args):
             return tokens
         if func.attr == "append":
             return [*tokens, self.word(call.args[0], env)]
@@ -1030,17 +981,17 @@ class ArgvBuilder:
         """``(text, anchor)``: the string value and the token it derives from (for positions)."""
         if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float)):
             return str(node.value), None
-        if _dotted(node) == "sys.executable":
+        if dotted_name(node) == "sys.executable":
             return "python", None  # the interpreter running the launcher
         if isinstance(node, ast.Name) and node.id in env:
             return env[node.id].text, env[node.id]
-        if isinstance(node, ast.Call) and _dotted(node.func) == "str" and len(node.args) == 1:
+        if isinstance(node, ast.Call) and dotted_name(node.func) == "str" and len(node.args) == 1:
             return self.evaluate(node.args[0], env)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             base, base_anchor = self.evaluate(node.func.value, env)
             if base is None:
                 return None, None
-            args = [_const_text(a) for a in node.args]
+            args = [const_text(a) for a in node.args]
             if any(a is None for a in args):
                 return None, None
             method = node.func.attr
