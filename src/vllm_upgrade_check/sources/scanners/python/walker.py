@@ -27,9 +27,8 @@ from vllm_upgrade_check.sources.scanners.python.names import (
     dotted_name,
     is_logging,
 )
+from vllm_upgrade_check.sources.scanners.python.scope import Scope, last_binding, later_updates
 from vllm_upgrade_check.sources.scanners.shell import argv_facts, is_env_name, shell_facts
-
-_MAX_ITEMS = 10_000
 
 CLIENT_CALLS = frozenset({"OpenAI", "AsyncOpenAI", "AzureOpenAI", "AsyncAzureOpenAI"})
 """OpenAI-compatible client classes (``openai``) whose ``base_url`` says which server answers."""
@@ -79,36 +78,6 @@ _ELEMENT_TAIL = re.compile(r"[ \t]*,?[ \t]*(#.*)?")
 _LINE_BREAK = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
 """Splits after ``\\r\\n``, ``\\r`` or ``\\n``, keeping the breaks (the lines the tokenizer sees:
 not ``\\f`` or the other characters :meth:`str.splitlines` breaks on)."""
-
-
-class _Scope:
-    """Statements of one function (or the module) in source order, without nested defs."""
-
-    def __init__(self, body: list[ast.stmt], parent: _Scope | None) -> None:
-        self.parent = parent
-        self.nodes: list[ast.AST] = []
-        stack: list[ast.AST] = list(reversed(body))
-        while stack and len(self.nodes) < _MAX_ITEMS * 10:
-            node = stack.pop()
-            self.nodes.append(node)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                continue
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
-        self.assigned = {
-            t.id
-            for n in self.nodes
-            if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
-            if isinstance(t, ast.Name)
-        }
-
-    def owner(self, name: str) -> _Scope | None:
-        scope: _Scope | None = self
-        while scope is not None:
-            if name in scope.assigned:
-                return scope
-            scope = scope.parent
-        return None
 
 
 class _Module:
@@ -241,38 +210,7 @@ class _Module:
         return "".join([first, *lines[lineno : end_lineno - 1], last])
 
     # ---- dict and list resolution --------------------------------------------
-    def binding(self, name: str, scope: _Scope, before: int) -> tuple[ast.AST, _Scope] | None:
-        owner = scope.owner(name)
-        if owner is None:
-            return None
-        found: ast.AST | None = None
-        for node in owner.nodes:
-            line = getattr(node, "lineno", 0)
-            if line >= before and owner is scope:
-                break
-            if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == name for t in node.targets
-            ):
-                found = node.value
-            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-                if node.target.id == name and node.value is not None:
-                    found = node.value
-        return (found, owner) if found is not None else None
-
-    def later_updates(
-        self, name: str, owner: _Scope, start: int, before: int, scope: _Scope
-    ) -> list[ast.AST]:
-        out = []
-        for node in owner.nodes:
-            line = getattr(node, "lineno", 0)
-            if line <= start:
-                continue
-            if line >= before and owner is scope:
-                break
-            out.append(node)
-        return out
-
-    def dict_entries(self, node: ast.AST, scope: _Scope, before: int, depth: int = 0) -> list[_Entry] | None:
+    def dict_entries(self, node: ast.AST, scope: Scope, before: int, depth: int = 0) -> list[_Entry] | None:
         """Keys of a dict expression, or ``None`` when it cannot be resolved from the file."""
         if depth > 5:
             return None
@@ -301,7 +239,7 @@ class _Module:
             more = self.keyword_entries(node.keywords, scope, before, depth + 1)
             return None if base is None or more is None else base + more
         if isinstance(node, ast.Name):
-            bound = self.binding(node.id, scope, before)
+            bound = last_binding(node.id, scope, before)
             if bound is None:
                 return None
             bound_value, owner = bound
@@ -311,7 +249,7 @@ class _Module:
             self.dict_reads.add(id(node))
             written = self.dict_spans.setdefault(node.id, [])
             written.extend(s for s in [self.span(bound_value)] if s is not None)
-            for stmt in self.later_updates(
+            for stmt in later_updates(
                 node.id, owner, getattr(bound_value, "end_lineno", 0) or 0, before, scope
             ):
                 updated = self.apply_update(node.id, stmt, entries, owner, depth)
@@ -324,7 +262,7 @@ class _Module:
         return None
 
     def apply_update(
-        self, name: str, stmt: ast.AST, entries: list[_Entry], scope: _Scope, depth: int
+        self, name: str, stmt: ast.AST, entries: list[_Entry], scope: Scope, depth: int
     ) -> list[_Entry] | None:
         if isinstance(stmt, ast.Assign):
             for target in stmt.targets:
@@ -369,7 +307,7 @@ class _Module:
         return entries
 
     def keyword_entries(
-        self, keywords: list[ast.keyword], scope: _Scope, before: int, depth: int = 0
+        self, keywords: list[ast.keyword], scope: Scope, before: int, depth: int = 0
     ) -> list[_Entry] | None:
         out: list[_Entry] = []
         for kw in keywords:
@@ -418,7 +356,7 @@ class _Module:
         return text if text is not None else self.segment(node)
 
     # ---- facts -----------------------------------------------------------------
-    def engine_call(self, call: ast.Call, what: str, scope: _Scope) -> None:
+    def engine_call(self, call: ast.Call, what: str, scope: Scope) -> None:
         origin = "sampling" if what in SAMPLING_CALLS else "python"
         first_fact = len(self.facts)
         self.call_cuts(call)
@@ -576,7 +514,7 @@ class _Module:
                 if key is not None:
                     self.env_from(key, value)
 
-    def subprocess_call(self, call: ast.Call, scope: _Scope) -> None:
+    def subprocess_call(self, call: ast.Call, scope: Scope) -> None:
         if not call.args:
             return
         command = call.args[0]
@@ -693,13 +631,13 @@ class _Module:
     def run(self) -> None:
         # Every scope is collected first (one pass over the tree), so that the imports of
         # the whole file are known before any call is resolved.
-        module = _Scope(self.tree.body, None)
-        inner: dict[int, _Scope] = {}
+        module = Scope(self.tree.body, None)
+        inner: dict[int, Scope] = {}
         scopes = [module]
         for scope in scopes:  # grows while iterated: breadth first
             for node in scope.nodes:
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    inner[id(node)] = child = _Scope(node.body, scope)
+                    inner[id(node)] = child = Scope(node.body, scope)
                     scopes.append(child)
                 elif isinstance(node, (ast.Import, ast.ImportFrom)):
                     self.import_facts(node)
@@ -731,7 +669,7 @@ class _Module:
                 for span in self.dict_spans[node.id]:
                     yield span, f"the code reading {node.id} at line {node.lineno}"
 
-    def walk_scope(self, scope: _Scope, inner: dict[int, _Scope]) -> None:
+    def walk_scope(self, scope: Scope, inner: dict[int, Scope]) -> None:
         for node in scope.nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.walk_scope(inner[id(node)], inner)
@@ -750,7 +688,7 @@ class _Module:
                 if key in RESPONSE_FIELDS:
                     self.response_field(node, key, node.slice)
 
-    def visit_call(self, call: ast.Call, scope: _Scope) -> None:
+    def visit_call(self, call: ast.Call, scope: Scope) -> None:
         qualified = self.qualified(call.func)
         if qualified is None:
             if isinstance(call.func, ast.Attribute):
@@ -787,7 +725,7 @@ class ArgvBuilder:
     that cannot be computed becomes an unresolved token (its source text), never a guess.
     """
 
-    def __init__(self, module: _Module, scope: _Scope, before: int) -> None:
+    def __init__(self, module: _Module, scope: Scope, before: int) -> None:
         self.m = module
         self.scope = scope
         self.before = before
@@ -839,7 +777,7 @@ class ArgvBuilder:
         return [self.unresolved(node)]
 
     def name(self, node: ast.Name, depth: int) -> list[Token]:
-        bound = self.m.binding(node.id, self.scope, self.before)
+        bound = last_binding(node.id, self.scope, self.before)
         if bound is None:
             return [self.unresolved(node)]
         value, owner = bound
@@ -847,11 +785,11 @@ class ArgvBuilder:
             value, None, depth + 1
         )
         end = getattr(value, "end_lineno", 0) or 0
-        for stmt in self.m.later_updates(node.id, owner, end, self.before, self.scope):
+        for stmt in later_updates(node.id, owner, end, self.before, self.scope):
             tokens = self.update(node.id, stmt, tokens, owner, depth)
         return tokens
 
-    def update(self, name: str, stmt: ast.AST, tokens: list[Token], owner: _Scope, depth: int) -> list[Token]:
+    def update(self, name: str, stmt: ast.AST, tokens: list[Token], owner: Scope, depth: int) -> list[Token]:
         builder = ArgvBuilder(self.m, owner, getattr(stmt, "lineno", self.before))
         if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name:
             return tokens + builder.argv(stmt.value, None, depth + 1)
