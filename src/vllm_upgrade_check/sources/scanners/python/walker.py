@@ -7,14 +7,12 @@ dicts a vLLM call's keywords come from; and :class:`PythonSourceScanner`, which 
 from __future__ import annotations
 
 import ast
-import re
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
-from vllm_upgrade_check.parsing.textpos import own_lines
-from vllm_upgrade_check.parsing.words import Token, cut, link
+from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span, Spans
+from vllm_upgrade_check.parsing.words import Token, cut
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact, with_model_settings
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile, shared_words
 from vllm_upgrade_check.sources.scanners.python.names import (
@@ -28,6 +26,7 @@ from vllm_upgrade_check.sources.scanners.python.names import (
     is_logging,
 )
 from vllm_upgrade_check.sources.scanners.python.scope import Scope, last_binding, later_updates
+from vllm_upgrade_check.sources.scanners.python.source import PythonSource
 from vllm_upgrade_check.sources.scanners.shell import argv_facts, is_env_name, shell_facts
 
 CLIENT_CALLS = frozenset({"OpenAI", "AsyncOpenAI", "AzureOpenAI", "AsyncAzureOpenAI"})
@@ -71,143 +70,26 @@ def _position(node: ast.AST) -> tuple[int, int]:
     return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
 
 
-_ELEMENT_HEAD = re.compile(r"[ \t]*")
-_ELEMENT_TAIL = re.compile(r"[ \t]*,?[ \t]*(#.*)?")
-"""What may follow a list element alone on its lines: its comma, a comment."""
-
-_LINE_BREAK = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
-"""Splits after ``\\r\\n``, ``\\r`` or ``\\n``, keeping the breaks (the lines the tokenizer sees:
-not ``\\f`` or the other characters :meth:`str.splitlines` breaks on)."""
-
-
 class _Module:
-    """State for one file: the source, the vLLM import aliases, the facts collected."""
+    """State for one file: the source (with its vLLM import aliases), the facts collected."""
 
     def __init__(self, source: SourceFile, tree: ast.Module) -> None:
-        self.src = source.text
-        self.lines = source.text.split("\n")
-        self._ff_lines: list[str] | None = None
-        self.path = source.relpath
-        self.tree = tree
-        self.aliases: dict[str, str] = {}
+        self.source = PythonSource(source, tree)
         self.facts: list[Fact] = []
         self.cuts: dict[int, Span | None] = {}
         self._client: str | None = None
         self.dict_reads: set[int] = set()  # Name nodes read as the keywords of a vLLM call
         self.dict_spans: dict[str, list[Span]] = {}  # dict name -> where it is written
 
-    # ---- positions -------------------------------------------------------------
-    def char_col(self, lineno: int, byte_col: int) -> int:
-        """The 0-based character column of 0-based UTF-8 byte column ``byte_col`` (what
-        :mod:`ast` gives) on 1-based line ``lineno``."""
-        if not 1 <= lineno <= len(self.lines):
-            return byte_col
-        line = self.lines[lineno - 1]
-        if line.isascii():
-            return byte_col
-        return len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
-
-    def span(self, node: ast.AST) -> Span | None:
-        """Where ``node`` is written (characters, 1-based, end exclusive), if :mod:`ast` says."""
-        lineno, end_lineno = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
-        col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
-        if lineno is None or end_lineno is None or col is None or end_col is None:
-            return None
-        return Span(
-            lineno, self.char_col(lineno, col) + 1, end_lineno, self.char_col(end_lineno, end_col) + 1
-        )
-
-    def loc(self, node: ast.AST) -> Location:
-        """The location of ``node`` (columns in characters)."""
-        span = self.span(node)
-        if span is None:
-            line = getattr(node, "lineno", None)
-            return Location(self.path, line)
-        return Location(self.path, span.line, span.column, span.end_line, span.end_column)
-
-    def key_loc(self, node: ast.AST, name: str) -> Location:
-        """Location of a keyword (``name=``) or a string key, pointing at the name itself."""
-        loc = self.loc(node)
-        if isinstance(node, ast.keyword) and loc.column is not None and loc.line is not None:
-            return Location(self.path, loc.line, loc.column, loc.line, loc.column + len(name))
-        if isinstance(node, ast.Constant) and loc.column is not None and loc.line is not None:
-            return Location(self.path, loc.line, loc.column + 1, loc.line, loc.column + 1 + len(name))
-        return loc
-
-    def string_span(self, node: ast.AST | None) -> Span | None:
-        """Where a plain string literal's value is written inside its quotes (one line, no
-        prefix, no escape, no implicit concatenation), else ``None``."""
-        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
-            return None
-        span = self.span(node)
-        if span is None or span.line != span.end_line:
-            return None
-        written = self.lines[span.line - 1][span.column - 1 : span.end_column - 1]
-        if (
-            len(written) < 2
-            or written[0] not in "'\""
-            or written[-1] != written[0]
-            or written[1:-1] != node.value
-        ):
-            return None
-        return Span(span.line, span.column + 1, span.line, span.end_column - 1)
-
-    def value_span(self, node: ast.AST | None) -> Span | None:
-        """Where a value is written: inside the quotes of a plain string, else the expression."""
-        if node is None:
-            return None
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            return self.string_span(node)
-        return self.span(node)
-
-    def whole_lines(self, span: Span) -> Span | None:
-        """The whole lines ``span`` stands on when nothing else does: only blanks before it,
-        and after it at most a comma and a comment; else ``None``."""
-        return own_lines(self.lines, span.start, span.end, _ELEMENT_HEAD, _ELEMENT_TAIL)
-
-    def elements(self, extents: list[Span | None]) -> list[Token]:
-        """The elements of one comma-separated list (a call's arguments, a list's items, a
-        dict's entries), each written at ``extents``, as linked words: an element alone on
-        its lines is one of whole lines (its comma and comment go with it)."""
-        tokens = [
-            Token("", 0, 0, span=e, element=None if e is None else self.whole_lines(e)) for e in extents
-        ]
-        return link(tokens)
-
     def remember_cuts(self, keys: list[ast.AST], extents: list[Span | None]) -> None:
         """Record what removing each element of one list takes out, by its key node."""
-        for key, token in zip(keys, self.elements(extents), strict=True):
+        for key, token in zip(keys, self.source.elements(extents), strict=True):
             self.cuts[id(key)] = cut([token])
 
     def call_cuts(self, call: ast.Call) -> None:
         """:meth:`remember_cuts` for the arguments and keywords of ``call``, in source order."""
         nodes: list[ast.AST] = sorted([*call.args, *call.keywords], key=_position)
-        self.remember_cuts(nodes, [self.span(n) for n in nodes])
-
-    # ---- names ---------------------------------------------------------------
-    def qualified(self, func: ast.AST) -> str | None:
-        dotted = dotted_name(func)
-        if dotted is None:
-            return None
-        head, _, rest = dotted.partition(".")
-        base = self.aliases.get(head, head)
-        return f"{base}.{rest}" if rest else base
-
-    def segment(self, node: ast.AST) -> str:
-        """The source text of ``node``, as :func:`ast.get_source_segment` gives it, without
-        splitting the whole file again for every node."""
-        lineno, end_lineno = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
-        col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
-        if lineno is None or end_lineno is None or col is None or end_col is None:
-            return ""
-        if self._ff_lines is None:
-            self._ff_lines = _LINE_BREAK.split(self.src)
-        lines = self._ff_lines
-        if end_lineno == lineno:
-            return lines[lineno - 1].encode()[col:end_col].decode()
-        first = lines[lineno - 1].encode()[col:].decode()
-        last = lines[end_lineno - 1].encode()[:end_col].decode()
-        return "".join([first, *lines[lineno : end_lineno - 1], last])
+        self.remember_cuts(nodes, [self.source.span(n) for n in nodes])
 
     # ---- dict and list resolution --------------------------------------------
     def dict_entries(self, node: ast.AST, scope: Scope, before: int, depth: int = 0) -> list[_Entry] | None:
@@ -229,7 +111,7 @@ class _Module:
                 name = const_text(key)
                 if name is None:
                     return None
-                out.append(_Entry(name, self.value_text(value), key, value_node=value))
+                out.append(_Entry(name, self.source.value_text(value), key, value_node=value))
             return out
         if isinstance(node, ast.Call) and dotted_name(node.func) == "dict" and not node.args:
             self.call_cuts(node)
@@ -248,7 +130,7 @@ class _Module:
                 return None
             self.dict_reads.add(id(node))
             written = self.dict_spans.setdefault(node.id, [])
-            written.extend(s for s in [self.span(bound_value)] if s is not None)
+            written.extend(s for s in [self.source.span(bound_value)] if s is not None)
             for stmt in later_updates(
                 node.id, owner, getattr(bound_value, "end_lineno", 0) or 0, before, scope
             ):
@@ -256,7 +138,7 @@ class _Module:
                 if updated is None:
                     return None
                 if updated is not entries:  # the statement changes this dict
-                    written.extend(s for s in [self.span(stmt)] if s is not None)
+                    written.extend(s for s in [self.source.span(stmt)] if s is not None)
                 entries = updated
             return entries
         return None
@@ -275,10 +157,10 @@ class _Module:
                     if key is None:
                         return None
                     entries = [e for e in entries if e.name != key]
-                    statement = self.span(stmt)
-                    self.cuts[id(target.slice)] = None if statement is None else self.whole_lines(statement)
+                    statement = self.source.span(stmt)
+                    self.cuts[id(target.slice)] = None if statement is None else self.source.whole_lines(statement)
                     entries.append(
-                        _Entry(key, self.value_text(stmt.value), target.slice, value_node=stmt.value)
+                        _Entry(key, self.source.value_text(stmt.value), target.slice, value_node=stmt.value)
                     )
                 elif isinstance(target, ast.Name) and target.id == name:
                     return self.dict_entries(stmt.value, scope, stmt.lineno, depth + 1)
@@ -314,46 +196,42 @@ class _Module:
             if kw.arg is None:
                 inner = self.dict_entries(kw.value, scope, before, depth + 1)
                 if inner is None:
-                    out.append(_Entry("**" + self.segment(kw.value), None, kw, resolved=False))
+                    out.append(_Entry("**" + self.source.segment(kw.value), None, kw, resolved=False))
                 else:
                     out.extend(inner)
             else:
-                out.append(_Entry(kw.arg, self.value_text(kw.value), kw, value_node=kw.value))
+                out.append(_Entry(kw.arg, self.source.value_text(kw.value), kw, value_node=kw.value))
         return out
 
     def _pair_span(self, key: ast.AST | None, value: ast.AST) -> Span | None:
         """Where a dict entry ``key: value`` (or ``**value``) is written."""
-        end = self.span(value)
+        end = self.source.span(value)
         if key is None:
             if end is None:
                 return None
-            line = self.lines[end.line - 1]
+            line = self.source.lines[end.line - 1]
             star = line.rfind("**", 0, end.column - 1)
             return None if star < 0 else Span(end.line, star + 1, end.end_line, end.end_column)
-        start = self.span(key)
+        start = self.source.span(key)
         return None if start is None or end is None else Span.between(start.start, end.end)
 
     def entry_spans(self, entry: _Entry) -> Spans:
         """Where a fix edits keyword ``entry``: its name, its value, what removing it cuts."""
         if isinstance(entry.node, ast.keyword):
-            loc = self.key_loc(entry.node, entry.name)
+            loc = self.source.key_loc(entry.node, entry.name)
             name = (
                 None
                 if loc.line is None or loc.column is None
                 else Span(loc.line, loc.column, loc.line, loc.column + len(entry.name))
             )
         else:
-            name = self.string_span(entry.node)
+            name = self.source.string_span(entry.node)
         return Spans(
             name=name,
-            value=self.value_span(entry.value_node),
+            value=self.source.value_span(entry.value_node),
             cut=self.cuts.get(id(entry.node)),
             syntax="python",
         )
-
-    def value_text(self, node: ast.AST) -> str:
-        text = const_text(node)
-        return text if text is not None else self.segment(node)
 
     # ---- facts -----------------------------------------------------------------
     def engine_call(self, call: ast.Call, what: str, scope: Scope) -> None:
@@ -373,7 +251,7 @@ class _Module:
                     Fact(
                         FactKind.MODEL,
                         model,
-                        self.loc(first),
+                        self.source.loc(first),
                         raw=model,
                         value=model,
                         scanner="python",
@@ -389,7 +267,7 @@ class _Module:
                 Fact(
                     FactKind.ARG,
                     entry.name,
-                    self.key_loc(entry.node, entry.name),
+                    self.source.key_loc(entry.node, entry.name),
                     raw=entry.name,
                     value=entry.value,
                     origin=origin,
@@ -403,7 +281,7 @@ class _Module:
                     Fact(
                         FactKind.MODEL,
                         entry.value,
-                        self.key_loc(entry.node, entry.name),
+                        self.source.key_loc(entry.node, entry.name),
                         raw=entry.value,
                         value=entry.value,
                         scanner="python",
@@ -417,8 +295,8 @@ class _Module:
                 Fact(
                     FactKind.LAUNCH,
                     f"{what}(...)",
-                    self.loc(call.func),
-                    raw=self.segment(call.func),
+                    self.source.loc(call.func),
+                    raw=self.source.segment(call.func),
                     value=" ".join(unresolved) or None,
                     origin="python",
                     args=frozenset(names),
@@ -434,14 +312,14 @@ class _Module:
             module = node.module or ""
             if node.level or not (module == "vllm" or module.startswith("vllm.")):
                 return
-            spans = Spans(name=self.module_span(node, module), syntax="python")
+            spans = Spans(name=self.source.module_span(node, module), syntax="python")
             for alias in node.names:
-                self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
+                self.source.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
                 self.facts.append(
                     Fact(
                         FactKind.IMPORT,
                         module,
-                        self.loc(alias if hasattr(alias, "lineno") else node),
+                        self.source.loc(alias if hasattr(alias, "lineno") else node),
                         raw=f"from {module} import {alias.name}",
                         value=alias.name,
                         origin="python",
@@ -454,14 +332,14 @@ class _Module:
             if not (alias.name == "vllm" or alias.name.startswith("vllm.")):
                 continue
             if alias.asname:
-                self.aliases[alias.asname] = alias.name
-            at = self.span(alias) if hasattr(alias, "lineno") else None
+                self.source.aliases[alias.asname] = alias.name
+            at = self.source.span(alias) if hasattr(alias, "lineno") else None
             name = None if at is None else Span(at.line, at.column, at.line, at.column + len(alias.name))
             self.facts.append(
                 Fact(
                     FactKind.IMPORT,
                     alias.name,
-                    self.loc(alias if hasattr(alias, "lineno") else node),
+                    self.source.loc(alias if hasattr(alias, "lineno") else node),
                     raw=f"import {alias.name}",
                     origin="python",
                     scanner="python",
@@ -469,37 +347,26 @@ class _Module:
                 )
             )
 
-    def module_span(self, node: ast.ImportFrom, module: str) -> Span | None:
-        """Where the module of ``from MODULE import ...`` is written, when it is written as one word."""
-        span = self.span(node)
-        if span is None:
-            return None
-        line = self.lines[span.line - 1]
-        match = re.compile(rf"from\s+({re.escape(module)})(?![\w.])").search(line, span.column - 1)
-        if match is None:
-            return None
-        return Span(span.line, match.start(1) + 1, span.line, match.end(1) + 1)
-
     def env_from(self, name_node: ast.AST, value: ast.AST | None) -> None:
         name = const_text(name_node)
         if name is None or not is_env_name(name):
             return
-        loc = self.key_loc(name_node, name)
+        loc = self.source.key_loc(name_node, name)
         self.facts.append(
             env_fact(
                 name,
-                None if value is None else self.value_text(value),
-                self.path,
+                None if value is None else self.source.value_text(value),
+                self.source.path,
                 loc.line or 0,
                 loc.column or 0,
                 "python",
                 origin="python",
-                spans=Spans(name=self.string_span(name_node), syntax="python"),
+                spans=Spans(name=self.source.string_span(name_node), syntax="python"),
             )
         )
 
     def is_environ(self, node: ast.AST) -> bool:
-        return self.qualified(node) == "os.environ"
+        return self.source.qualified(node) == "os.environ"
 
     def env_assign(self, stmt: ast.Assign) -> None:
         for target in stmt.targets:
@@ -520,33 +387,12 @@ class _Module:
         command = call.args[0]
         text = const_text(command)
         if isinstance(command, ast.Constant) and text is not None:
-            facts, _ = shell_facts(text, self.path, "python", relocate=self.string_relocator(command))
+            facts, _ = shell_facts(text, self.source.path, "python", relocate=self.source.string_relocator(command))
             self.facts.extend(facts)
             return
         tokens = ArgvBuilder(self, scope, call.lineno).argv(command)
         if tokens:
-            self.facts.extend(argv_facts(tokens, self.path, "python", syntax="python"))
-
-    def string_relocator(self, node: ast.AST):  # noqa: ANN201 - a Relocate
-        """Place tokens parsed from a string literal's value where they are written: with
-        their spans when the literal is written as its value (one line, no escapes)."""
-        start = self.loc(node)
-        line, col = start.line or 1, (start.column or 1) - 1
-        prefix = self.lines[line - 1][col:] if line - 1 < len(self.lines) else ""
-        quote = 3 if prefix[:3] in ('"""', "'''") else (1 if prefix[:1] in ("'", '"') else 0)
-        exact = self.string_span(node) is not None
-
-        def point(p: tuple[int, int]) -> tuple[int, int]:
-            return (line, col + quote + p[1]) if p[0] == 1 else (line + p[0] - 1, p[1])
-
-        def move(token: Token) -> Token:
-            return (
-                token.moved(point)
-                if exact
-                else replace(token.unplaced(), line=point(token.start)[0], column=point(token.start)[1])
-            )
-
-        return move
+            self.facts.extend(argv_facts(tokens, self.source.path, "python", syntax="python"))
 
     def client_kind(self) -> str:
         """Which server the file's response reads come from: ``vllm`` (it imports vLLM, or
@@ -557,9 +403,9 @@ class _Module:
         if self._client is not None:
             return self._client
         kinds = set()
-        if self.aliases or any(f.kind == FactKind.IMPORT for f in self.facts):
+        if self.source.aliases or any(f.kind == FactKind.IMPORT for f in self.facts):
             kinds.add("vllm")
-        for node in ast.walk(self.tree):
+        for node in ast.walk(self.source.tree):
             if not isinstance(node, ast.Call):
                 continue
             name = dotted_name(node.func) or ""
@@ -597,8 +443,8 @@ class _Module:
                 Fact(
                     FactKind.RESPONSE_FIELD,
                     name,
-                    self.loc(node),
-                    raw=self.segment(node),
+                    self.source.loc(node),
+                    raw=self.source.segment(node),
                     origin="python",
                     scanner="python",
                     resolved=False,
@@ -607,9 +453,9 @@ class _Module:
             )
             return
         if written is not None:
-            where = self.string_span(written)
+            where = self.source.string_span(written)
         else:
-            end = self.span(node)
+            end = self.source.span(node)
             where = (
                 None
                 if end is None
@@ -619,8 +465,8 @@ class _Module:
             Fact(
                 FactKind.RESPONSE_FIELD,
                 name,
-                self.loc(node),
-                raw=self.segment(node),
+                self.source.loc(node),
+                raw=self.source.segment(node),
                 origin="python",
                 scanner="python",
                 spans=Spans(name=where, syntax="python"),
@@ -631,7 +477,7 @@ class _Module:
     def run(self) -> None:
         # Every scope is collected first (one pass over the tree), so that the imports of
         # the whole file are known before any call is resolved.
-        module = Scope(self.tree.body, None)
+        module = Scope(self.source.tree.body, None)
         inner: dict[int, Scope] = {}
         scopes = [module]
         for scope in scopes:  # grows while iterated: breadth first
@@ -652,14 +498,14 @@ class _Module:
         if not self.dict_spans:
             return
         ignored: set[int] = set(self.dict_reads)
-        for node in ast.walk(self.tree):
+        for node in ast.walk(self.source.tree):
             if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
                 ignored.add(id(node.value))
             elif isinstance(node, ast.Attribute) and node.attr in DICT_CHANGES:
                 ignored.add(id(node.value))
             elif isinstance(node, ast.Call) and is_logging(node.func):
                 ignored.update(id(a) for a in node.args)
-        for node in ast.walk(self.tree):
+        for node in ast.walk(self.source.tree):
             if (
                 isinstance(node, ast.Name)
                 and isinstance(node.ctx, ast.Load)
@@ -689,7 +535,7 @@ class _Module:
                     self.response_field(node, key, node.slice)
 
     def visit_call(self, call: ast.Call, scope: Scope) -> None:
-        qualified = self.qualified(call.func)
+        qualified = self.source.qualified(call.func)
         if qualified is None:
             if isinstance(call.func, ast.Attribute):
                 self.response_getter(call)
@@ -737,7 +583,7 @@ class ArgvBuilder:
             return [self.unresolved(node)]
         if isinstance(node, (ast.List, ast.Tuple)):
             out: list[Token] = []
-            elements = self.m.elements([self.m.span(e) for e in node.elts])
+            elements = self.m.source.elements([self.m.source.span(e) for e in node.elts])
             for element, placed in zip(node.elts, elements, strict=True):
                 if isinstance(element, ast.Starred):
                     out.extend(self.argv(element.value, env, depth + 1))
@@ -751,11 +597,11 @@ class ArgvBuilder:
             return out
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             return self.argv(node.left, env, depth + 1) + self.argv(node.right, env, depth + 1)
-        if isinstance(node, ast.Call) and self.m.qualified(node.func) == "shlex.split" and node.args:
+        if isinstance(node, ast.Call) and self.m.source.qualified(node.func) == "shlex.split" and node.args:
             text = const_text(node.args[0])
             if text is None:
                 return [self.unresolved(node)]
-            move = self.m.string_relocator(node.args[0])
+            move = self.m.source.string_relocator(node.args[0])
             try:
                 words = shlex.split(text)
             except ValueError:
@@ -845,9 +691,9 @@ class ArgvBuilder:
         k_name, v_name = (e.id for e in target.elts)  # type: ignore[attr-defined]
         out = []
         for entry in entries:
-            key_loc = self.m.key_loc(entry.node, entry.name)
+            key_loc = self.m.source.key_loc(entry.node, entry.name)
             value_node = self._value_node(entry)
-            value_loc = self.m.loc(value_node) if value_node is not None else key_loc
+            value_loc = self.m.source.loc(value_node) if value_node is not None else key_loc
             out.append(
                 {
                     k_name: Token(entry.name, key_loc.line or 0, key_loc.column or 0, True, entry.name),
@@ -862,7 +708,7 @@ class ArgvBuilder:
         node = entry.node
         if isinstance(node, ast.keyword):
             return node.value
-        for parent in ast.walk(self.m.tree):
+        for parent in ast.walk(self.m.source.tree):
             if isinstance(parent, ast.Dict) and node in parent.keys:
                 return parent.values[parent.keys.index(node)]
             if isinstance(parent, ast.Assign) and any(
@@ -904,16 +750,16 @@ class ArgvBuilder:
             return self.unresolved(node)
         if anchor is not None:
             return Token(text, anchor.line, anchor.column, True, anchor.written)
-        loc = self.m.loc(node)
+        loc = self.m.source.loc(node)
         column = loc.column or 1
-        line_text = self.m.lines[(loc.line or 1) - 1] if loc.line else ""
+        line_text = self.m.source.lines[(loc.line or 1) - 1] if loc.line else ""
         if isinstance(node, ast.Constant) and line_text[column - 1 : column] in ("'", '"'):
             column += 1
-        inside = self.m.string_span(node)
+        inside = self.m.source.string_span(node)
         if inside is None:
             return Token(text, loc.line or 0, column, True, text)
         # A plain string literal: a word written in quotes, cut out as its list's element.
-        return Token(text, loc.line or 0, column, True, self.m.segment(node), span=self.m.span(node))
+        return Token(text, loc.line or 0, column, True, self.m.source.segment(node), span=self.m.source.span(node))
 
     def evaluate(self, node: ast.AST, env: dict[str, Token]) -> tuple[str | None, Token | None]:
         """``(text, anchor)``: the string value and the token it derives from (for positions)."""
@@ -956,8 +802,8 @@ class ArgvBuilder:
         return None, None
 
     def unresolved(self, node: ast.AST) -> Token:
-        loc = self.m.loc(node)
-        text = self.m.segment(node)
+        loc = self.m.source.loc(node)
+        text = self.m.source.segment(node)
         return Token(text, loc.line or 0, loc.column or 0, False, text)
 
 
