@@ -24,10 +24,5 @@ What is read (vLLM's Python API as of its ``vllm/__init__.py`` exports and
 Only names imported from ``vllm`` count as ``LLM``/``EngineArgs``/...; a class of the same
 name from another library is not vLLM. Comments and docstrings are never read as code.
 
-The reading is done in :mod:`.walker`.
+The scanner is :class:`.scanner.PythonSourceScanner`; the reading is done in :mod:`.walker`.
 """
-
-from vllm_upgrade_check.sources.scanners.python.names import RESPONSE_FIELDS
-from vllm_upgrade_check.sources.scanners.python.walker import PythonSourceScanner
-
-__all__ = ["RESPONSE_FIELDS", "PythonSourceScanner"]

@@ -1,7 +1,7 @@
 """The walk over one Python file's :mod:`ast`: every scope in source order, each call and
 read told apart (an engine or sampling call, an import of vllm, an ``os.environ`` write, a
 subprocess launch, a response-field read) and turned into facts, with what else reads the
-dicts a vLLM call's keywords come from; and :class:`PythonSourceScanner`, which runs it.
+dicts a vLLM call's keywords come from (:func:`file_facts`).
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span, Spans
+from vllm_upgrade_check.model.facts import Fact, FactKind, Span, Spans
 from vllm_upgrade_check.parsing.words import Token, cut
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact, with_model_settings
-from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile, shared_words
+from vllm_upgrade_check.sources.scanners.base import SourceFile, shared_words
 from vllm_upgrade_check.sources.scanners.python.names import (
     DICT_CHANGES,
     ENGINE_CALLS,
@@ -68,6 +68,14 @@ class _Entry:
 
 def _position(node: ast.AST) -> tuple[int, int]:
     return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+
+
+def file_facts(source: SourceFile, tree: ast.Module) -> list[Fact]:
+    """The facts of one Python file, ``tree`` being its parsed text (every one, also those
+    a file that does not mention vLLM has no use for: the scanner picks)."""
+    module = _Module(source, tree)
+    module.run()
+    return module.facts
 
 
 class _Module:
@@ -806,36 +814,3 @@ class ArgvBuilder:
         text = self.m.source.segment(node)
         return Token(text, loc.line or 0, loc.column or 0, False, text)
 
-
-class PythonSourceScanner(Scanner):
-    """``*.py`` files that mention vLLM (or read ``reasoning_content``), parsed with :mod:`ast`."""
-
-    name = "python"
-
-    def accepts_name(self, name: str) -> bool | None:
-        return name.endswith(".py")
-
-    def accepts(self, source: SourceFile) -> bool:
-        return source.name.endswith(".py")
-
-    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
-        vllm = source.mentions_vllm()
-        client = any(field in source.text for field in RESPONSE_FIELDS)
-        if not vllm and not client:
-            return
-        try:
-            tree = ast.parse(source.text, filename=source.relpath)
-        except (SyntaxError, ValueError) as exc:
-            line = getattr(exc, "lineno", None)
-            yield Skipped(
-                source.relpath,
-                f"Python syntax error at line {line}: {getattr(exc, 'msg', exc)}",
-                configures_vllm=vllm,
-                line=line,
-            )
-            return
-        module = _Module(source, tree)
-        module.run()
-        for fact in module.facts:
-            if vllm or fact.kind == FactKind.RESPONSE_FIELD:
-                yield fact
