@@ -1,7 +1,8 @@
 """The walk over one Python file's :mod:`ast`: every scope in source order, each call and
 read told apart (an engine or sampling call, an import of vllm, an ``os.environ`` write, a
 subprocess launch, a response-field read) and turned into facts, with what else reads the
-dicts a vLLM call's keywords come from (:func:`file_facts`).
+dicts a vLLM call's keywords come from (:func:`file_facts`); client code's response reads
+are read in :mod:`.responses`.
 """
 
 from __future__ import annotations
@@ -25,33 +26,10 @@ from vllm_upgrade_check.sources.scanners.python.names import (
     dotted_name,
     is_logging,
 )
+from vllm_upgrade_check.sources.scanners.python.responses import ResponseReader
 from vllm_upgrade_check.sources.scanners.python.scope import Scope, last_binding, later_updates
 from vllm_upgrade_check.sources.scanners.python.source import PythonSource
 from vllm_upgrade_check.sources.scanners.shell import argv_facts, is_env_name, shell_facts
-
-CLIENT_CALLS = frozenset({"OpenAI", "AsyncOpenAI", "AzureOpenAI", "AsyncAzureOpenAI"})
-"""OpenAI-compatible client classes (``openai``) whose ``base_url`` says which server answers."""
-
-HOSTED_APIS = (
-    "api.openai.com",
-    "api.deepseek.com",
-    "api.anthropic.com",
-    "openrouter.ai",
-    "api.together.xyz",
-    "api.groq.com",
-    "api.mistral.ai",
-    "api.fireworks.ai",
-    "generativelanguage.googleapis.com",
-    "api.x.ai",
-    "dashscope.aliyuncs.com",
-    "api.moonshot.cn",
-    "api.perplexity.ai",
-)
-"""Hosted APIs that are not vLLM: a client of one of these reads their responses (DeepSeek's
-``reasoning_content`` is correct code for DeepSeek's API)."""
-
-UNKNOWN_SERVER = "the file does not say the response is a vLLM server's: rename it by hand if it is"
-"""Why a response-field read in a file that names no vLLM client is not renamed."""
 
 
 @dataclass(frozen=True)
@@ -85,9 +63,13 @@ class _Module:
         self.source = PythonSource(source, tree)
         self.facts: list[Fact] = []
         self.cuts: dict[int, Span | None] = {}
-        self._client: str | None = None
+        self.responses: ResponseReader  # set by run once the imports are read
         self.dict_reads: set[int] = set()  # Name nodes read as the keywords of a vLLM call
         self.dict_spans: dict[str, list[Span]] = {}  # dict name -> where it is written
+
+    def _add(self, fact: Fact | None) -> None:
+        if fact is not None:
+            self.facts.append(fact)
 
     def remember_cuts(self, keys: list[ast.AST], extents: list[Span | None]) -> None:
         """Record what removing each element of one list takes out, by its key node."""
@@ -402,85 +384,6 @@ class _Module:
         if tokens:
             self.facts.extend(argv_facts(tokens, self.source.path, "python", syntax="python"))
 
-    def client_kind(self) -> str:
-        """Which server the file's response reads come from: ``vllm`` (it imports vLLM, or
-        every OpenAI client's ``base_url`` is not a hosted API), ``other`` (every client is one
-        of :data:`HOSTED_APIS`), or ``unknown`` (no client; a ``base_url`` only known at run
-        time: ``OpenAI()`` alone reads ``OPENAI_BASE_URL``; or clients of both kinds, whose
-        reads cannot be told apart without following the data)."""
-        if self._client is not None:
-            return self._client
-        kinds = set()
-        if self.source.aliases or any(f.kind == FactKind.IMPORT for f in self.facts):
-            kinds.add("vllm")
-        for node in ast.walk(self.source.tree):
-            if not isinstance(node, ast.Call):
-                continue
-            name = dotted_name(node.func) or ""
-            if name.rsplit(".", 1)[-1] not in CLIENT_CALLS:
-                continue
-            url = next((k.value for k in node.keywords if k.arg == "base_url"), None)
-            text = const_text(url) if url is not None else None
-            if text is None:
-                kinds.add("unknown")
-            elif any(host in text for host in HOSTED_APIS):
-                kinds.add("other")
-            else:
-                kinds.add("vllm")
-        if kinds == {"vllm"}:
-            self._client = "vllm"
-        elif kinds == {"other"}:
-            self._client = "other"
-        else:  # no client, a server known only at run time, or vLLM and a hosted API in one file
-            self._client = "unknown"
-        return self._client
-
-    def response_field(self, node: ast.AST, name: str, written: ast.AST | None = None) -> None:
-        """A ``response_field`` fact for reading ``name`` in ``node``; ``written`` is the string
-        literal that names it (``x["name"]``, ``x.get("name")``), else ``node`` is ``x.name``.
-
-        Only reads of a vLLM server's responses count: none in a file whose clients all talk
-        to a hosted API, and, where the file does not say which server answers, a fact marked
-        unresolved (a warning, with no fix: the field may be another API's or an object's own).
-        """
-        kind = self.client_kind()
-        if kind == "other":
-            return
-        if kind == "unknown":
-            self.facts.append(
-                Fact(
-                    FactKind.RESPONSE_FIELD,
-                    name,
-                    self.source.loc(node),
-                    raw=self.source.segment(node),
-                    origin="python",
-                    scanner="python",
-                    resolved=False,
-                    spans=Spans(note=UNKNOWN_SERVER),
-                )
-            )
-            return
-        if written is not None:
-            where = self.source.string_span(written)
-        else:
-            end = self.source.span(node)
-            where = (
-                None
-                if end is None
-                else Span(end.end_line, end.end_column - len(name), end.end_line, end.end_column)
-            )
-        self.facts.append(
-            Fact(
-                FactKind.RESPONSE_FIELD,
-                name,
-                self.source.loc(node),
-                raw=self.source.segment(node),
-                origin="python",
-                scanner="python",
-                spans=Spans(name=where, syntax="python"),
-            )
-        )
-
     # ---- walk ------------------------------------------------------------------
     def run(self) -> None:
         # Every scope is collected first (one pass over the tree), so that the imports of
@@ -495,6 +398,8 @@ class _Module:
                     scopes.append(child)
                 elif isinstance(node, (ast.Import, ast.ImportFrom)):
                     self.import_facts(node)
+        imports_vllm = bool(self.source.aliases) or any(f.kind == FactKind.IMPORT for f in self.facts)
+        self.responses = ResponseReader(self.source, imports_vllm)
         self.walk_scope(module, inner)
         self.facts = shared_words(self.facts, list(self.other_readers()))
 
@@ -536,17 +441,17 @@ class _Module:
                 self.visit_call(node, scope)
             elif isinstance(node, ast.Attribute) and node.attr in RESPONSE_FIELDS:
                 if isinstance(node.ctx, ast.Load):
-                    self.response_field(node, node.attr)
+                    self._add(self.responses.response_field(node, node.attr))
             elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
                 key = const_text(node.slice)
                 if key in RESPONSE_FIELDS:
-                    self.response_field(node, key, node.slice)
+                    self._add(self.responses.response_field(node, key, node.slice))
 
     def visit_call(self, call: ast.Call, scope: Scope) -> None:
         qualified = self.source.qualified(call.func)
         if qualified is None:
             if isinstance(call.func, ast.Attribute):
-                self.response_getter(call)
+                self._add(self.responses.response_getter(call))
             return
         head, _, last = qualified.rpartition(".")
         if head.startswith("vllm") and (last in ENGINE_CALLS or last in SAMPLING_CALLS):
@@ -556,18 +461,11 @@ class _Module:
         elif qualified.startswith("os."):
             self.env_call(call, qualified)
         if isinstance(call.func, ast.Attribute):
-            self.response_getter(call)
+            self._add(self.responses.response_getter(call))
         elif qualified == "getattr" and len(call.args) >= 2:
             key = const_text(call.args[1])
             if key in RESPONSE_FIELDS:
-                self.response_field(call, key, call.args[1])
-
-    def response_getter(self, call: ast.Call) -> None:
-        func = call.func
-        if isinstance(func, ast.Attribute) and func.attr == "get" and call.args:
-            key = const_text(call.args[0])
-            if key in RESPONSE_FIELDS:
-                self.response_field(call, key, call.args[0])
+                self._add(self.responses.response_field(call, key, call.args[1]))
 
 
 class ArgvBuilder:
