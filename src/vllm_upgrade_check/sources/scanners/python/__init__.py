@@ -24,5 +24,10 @@ What is read (vLLM's Python API as of its ``vllm/__init__.py`` exports and
 Only names imported from ``vllm`` count as ``LLM``/``EngineArgs``/...; a class of the same
 name from another library is not vLLM. Comments and docstrings are never read as code.
 
-The scanner is :class:`.scanner.PythonSourceScanner`; the reading is done in :mod:`.walker`.
+The modules: :mod:`.scanner` (:class:`~.scanner.PythonSourceScanner`, which files are read
+and which facts reported), :mod:`.walker` (the walk over a file's tree, turning calls and reads
+into facts), :mod:`.keywords` (a call's keywords and the dicts behind them), :mod:`.argv` (a
+subprocess argv), :mod:`.responses` (client code's response reads), :mod:`.source` (where each
+node is written), :mod:`.scope` (what a name is bound to), :mod:`.names` (what is recognised by
+name).
 """

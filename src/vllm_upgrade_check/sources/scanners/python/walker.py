@@ -38,13 +38,14 @@ def file_facts(source: SourceFile, tree: ast.Module) -> list[Fact]:
 
 
 class _Module:
-    """State for one file: the source (with its vLLM import aliases), the facts collected."""
+    """State for one file: the source (with its vLLM import aliases), the readers of its
+    keywords and response reads, the facts collected."""
 
     def __init__(self, source: SourceFile, tree: ast.Module) -> None:
         self.source = PythonSource(source, tree)
         self.keywords = KeywordReader(self.source)
-        self.facts: list[Fact] = []
         self.responses: ResponseReader  # set by run once the imports are read
+        self.facts: list[Fact] = []
 
     def _add(self, fact: Fact | None) -> None:
         if fact is not None:
@@ -52,6 +53,8 @@ class _Module:
 
     # ---- facts -----------------------------------------------------------------
     def engine_call(self, call: ast.Call, what: str, scope: Scope) -> None:
+        """The facts of a call of vLLM class ``what``: its keywords as ``arg`` facts (origin
+        ``sampling`` for sampling parameters), and for an engine its model and ``launch``."""
         origin = "sampling" if what in SAMPLING_CALLS else "python"
         first_fact = len(self.facts)
         self.keywords.call_cuts(call)
@@ -125,6 +128,7 @@ class _Module:
             )
 
     def import_facts(self, node: ast.Import | ast.ImportFrom) -> None:
+        """``import`` facts for an import of vllm, whose names are recorded as aliases."""
         if isinstance(node, ast.ImportFrom):
             module = node.module or ""
             if node.level or not (module == "vllm" or module.startswith("vllm.")):
@@ -165,6 +169,7 @@ class _Module:
             )
 
     def env_from(self, name_node: ast.AST, value: ast.AST | None) -> None:
+        """An ``env_var`` fact for setting the variable ``name_node`` names to ``value``."""
         name = const_text(name_node)
         if name is None or not is_env_name(name):
             return
@@ -183,14 +188,17 @@ class _Module:
         )
 
     def is_environ(self, node: ast.AST) -> bool:
+        """Whether ``node`` stands for ``os.environ``."""
         return self.source.qualified(node) == "os.environ"
 
     def env_assign(self, stmt: ast.Assign) -> None:
+        """The facts of ``os.environ["X"] = value``."""
         for target in stmt.targets:
             if isinstance(target, ast.Subscript) and self.is_environ(target.value):
                 self.env_from(target.slice, stmt.value)
 
     def env_call(self, call: ast.Call, qualified: str) -> None:
+        """The facts of ``os.putenv``, ``os.environ.setdefault`` and ``os.environ.update``."""
         if qualified in ("os.putenv", "os.environ.setdefault") and call.args:
             self.env_from(call.args[0], call.args[1] if len(call.args) > 1 else None)
         elif qualified == "os.environ.update" and call.args and isinstance(call.args[0], ast.Dict):
@@ -199,12 +207,14 @@ class _Module:
                     self.env_from(key, value)
 
     def subprocess_call(self, call: ast.Call, scope: Scope) -> None:
+        """The facts of a command run by ``call``: a string read as shell, else an argv."""
         if not call.args:
             return
         command = call.args[0]
         text = const_text(command)
         if isinstance(command, ast.Constant) and text is not None:
-            facts, _ = shell_facts(text, self.source.path, "python", relocate=self.source.string_relocator(command))
+            relocate = self.source.string_relocator(command)
+            facts, _ = shell_facts(text, self.source.path, "python", relocate=relocate)
             self.facts.extend(facts)
             return
         tokens = ArgvBuilder(self.source, self.keywords, scope, call.lineno).argv(command)
@@ -213,6 +223,7 @@ class _Module:
 
     # ---- walk ------------------------------------------------------------------
     def run(self) -> None:
+        """Collect the facts of the file."""
         # Every scope is collected first (one pass over the tree), so that the imports of
         # the whole file are known before any call is resolved.
         module = Scope(self.source.tree.body, None)
@@ -231,6 +242,7 @@ class _Module:
         self.facts = shared_words(self.facts, list(self.keywords.other_readers()))
 
     def walk_scope(self, scope: Scope, inner: dict[int, Scope]) -> None:
+        """Read every node of ``scope`` in source order, and the scopes defined in it."""
         for node in scope.nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.walk_scope(inner[id(node)], inner)
@@ -250,6 +262,7 @@ class _Module:
                     self._add(self.responses.response_field(node, key, node.slice))
 
     def visit_call(self, call: ast.Call, scope: Scope) -> None:
+        """Read ``call`` by what it calls."""
         qualified = self.source.qualified(call.func)
         if qualified is None:
             if isinstance(call.func, ast.Attribute):
