@@ -137,7 +137,7 @@ def test_newest_requirement_supersedes_older_pins() -> None:
 
 def test_a_model_served_by_the_transformers_backend_is_not_flagged() -> None:
     from conftest import kinds, scan_text
-    from vllm_upgrade_check.sources.scanners.python_source import PythonSourceScanner
+    from vllm_upgrade_check.sources.scanners.python.scanner import PythonSourceScanner
     from vllm_upgrade_check.sources.scanners.shell import ShellScanner
 
     removed = pack(

@@ -18,12 +18,13 @@ from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
 from vllm_upgrade_check.model.pack import Pack
 from vllm_upgrade_check.parsing.shell import Token, parse_shell
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, compose_documents, to_python
+from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, normalise_flag
 from vllm_upgrade_check.sources.scanners.base import SourceFile
 from vllm_upgrade_check.sources.scanners.dockerfile import DockerfileScanner
-from vllm_upgrade_check.sources.scanners.launch import arg_facts, find_launch, normalise_flag
 from vllm_upgrade_check.sources.scanners.manifests import ManifestScanner
 from vllm_upgrade_check.sources.scanners.requirements import RequirementsScanner
 from vllm_upgrade_check.sources.scanners.shell import ShellScanner
+from vllm_upgrade_check.sources.scanners.vllm_argv import find_launch
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import args_of, kinds, scan_text
 from vllm_upgrade_check.model.facts import FactKind, Skipped
-from vllm_upgrade_check.sources.scanners.python_source import PythonSourceScanner
+from vllm_upgrade_check.sources.scanners.python.scanner import PythonSourceScanner
 
 
 def scan(text: str, name: str = "app.py"):
@@ -99,7 +99,7 @@ def test_syntax_error_is_skipped_with_line() -> None:
 def test_the_response_fields_read_are_those_the_bundled_rules_name_and_rename_to() -> None:
     from vllm_upgrade_check.knowledge.registry import load_registry
     from vllm_upgrade_check.model.pack import FixAction, MatchKind
-    from vllm_upgrade_check.sources.scanners.python_source import RESPONSE_FIELDS
+    from vllm_upgrade_check.sources.scanners.python.names import RESPONSE_FIELDS
 
     named = set()
     for _pack, rule in load_registry().rules():

@@ -16,13 +16,14 @@ from vllm_upgrade_check.model.pack import Pack
 from vllm_upgrade_check.parsing.shell import Token, parse_shell
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, compose_documents, to_python
 from vllm_upgrade_check.sources.discovery import _decode
+from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, normalise_flag
 from vllm_upgrade_check.sources.scanners.base import Conditional, FileReference, Reference, SourceFile
 from vllm_upgrade_check.sources.scanners.dockerfile import DockerfileScanner
-from vllm_upgrade_check.sources.scanners.launch import arg_facts, find_launch, normalise_flag
 from vllm_upgrade_check.sources.scanners.manifests import ManifestScanner
 from vllm_upgrade_check.sources.scanners.monitoring import MonitoringScanner
 from vllm_upgrade_check.sources.scanners.requirements import RequirementsScanner
 from vllm_upgrade_check.sources.scanners.shell import ShellScanner
+from vllm_upgrade_check.sources.scanners.vllm_argv import find_launch
 
 
 def _check(items: Iterable[object]) -> None:

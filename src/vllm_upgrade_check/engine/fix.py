@@ -42,7 +42,7 @@ from vllm_upgrade_check.parsing.textfiles import FileText, read_text, write_atom
 from vllm_upgrade_check.sources.discovery import OutsideRoots, resolve_in_roots
 from vllm_upgrade_check.sources.dispatch import pinned_version
 from vllm_upgrade_check.sources.scanners import Scanner, default_scanners
-from vllm_upgrade_check.sources.scanners.launch import is_vllm_image
+from vllm_upgrade_check.sources.scanners.images import is_vllm_image
 
 if TYPE_CHECKING:  # pragma: no cover
     from vllm_upgrade_check.model.options import ScanOptions

@@ -18,7 +18,7 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from vllm_upgrade_check.model.facts import Span
+from vllm_upgrade_check.model.facts import Location, Span
 
 Point = tuple[int, int]
 """``(line, column)``, both 1-based; columns count characters."""
@@ -95,6 +95,17 @@ class Token:
         return replace(
             self, span=None, element=None, prev_end=None, next_start=None, line_start=None, line_end=None
         )
+
+
+def token_location(path: str | None, token: Token) -> Location:
+    """Where ``token`` is written in ``path``, as a fact's location: its text without the
+    quotes around it (:func:`content_columns`), else from its line and column to the end of
+    the word as written."""
+    found = content_columns(token)
+    if found is not None:
+        line, column, end = found
+        return Location(path, line, column, line, end)
+    return Location(path, token.line, token.column, token.line, token.column + len(token.written or token.text))
 
 
 def link(tokens: Sequence[Token], extents: Sequence[Span | None] | None = None) -> list[Token]:

@@ -42,7 +42,7 @@ from vllm_upgrade_check.sources.scanners.base import (
     Scanner,
     SourceFile,
 )
-from vllm_upgrade_check.sources.scanners.launch import is_vllm_image
+from vllm_upgrade_check.sources.scanners.images import is_vllm_image
 
 PARALLEL_MIN_FILES = 400
 """Fewest files to read and parse for which worker processes are started (below, forking

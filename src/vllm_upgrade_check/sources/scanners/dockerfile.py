@@ -20,14 +20,9 @@ from dockerfile_parse import DockerfileParser
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span, Spans
 from vllm_upgrade_check.parsing.shell import ShellScript, Token, offset_locator, parse_shell
 from vllm_upgrade_check.parsing.words import link, sub_span, unlink_at_comments
+from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, env_fact
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
-from vllm_upgrade_check.sources.scanners.launch import (
-    arg_facts,
-    env_fact,
-    image_fact,
-    image_hint,
-    is_vllm_image,
-)
+from vllm_upgrade_check.sources.scanners.images import image_fact, image_hint, is_vllm_image
 from vllm_upgrade_check.sources.scanners.shell import argv_facts, shell_facts
 
 

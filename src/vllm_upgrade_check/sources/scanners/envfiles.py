@@ -21,9 +21,9 @@ from dotenv.parser import parse_stream
 
 from vllm_upgrade_check.model.facts import Fact, Skipped
 from vllm_upgrade_check.parsing.shell import Token
+from vllm_upgrade_check.sources.scanners.arg_facts import env_fact
 from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.dockerfile import is_dockerfile
-from vllm_upgrade_check.sources.scanners.launch import env_fact
 from vllm_upgrade_check.sources.scanners.shell import shell_facts
 
 _EXEC_KEYS = ("ExecStart", "ExecStartPre")

@@ -42,15 +42,9 @@ from vllm_upgrade_check.parsing.yamlnodes import (
     sequence_words,
     value_word,
 )
+from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, env_fact, normalise_flag
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
-from vllm_upgrade_check.sources.scanners.launch import (
-    arg_facts,
-    env_fact,
-    image_fact,
-    image_hint,
-    is_vllm_image,
-    normalise_flag,
-)
+from vllm_upgrade_check.sources.scanners.images import image_fact, image_hint, is_vllm_image
 from vllm_upgrade_check.sources.scanners.manifests import YAML_SUFFIXES, untemplated
 from vllm_upgrade_check.sources.scanners.templates import has_template_actions, neutralise_templates
 from vllm_upgrade_check.sources.scanners.vllm_config import config_arg_fact, entry_spans

@@ -19,7 +19,7 @@ import yaml
 
 from vllm_upgrade_check.model.facts import Fact, FactKind
 from vllm_upgrade_check.parsing.yamlnodes import get, items, scalar, sequence_words
-from vllm_upgrade_check.sources.scanners.launch import arg_facts
+from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts
 from vllm_upgrade_check.sources.scanners.yamlenv import env_facts
 
 KSERVE_OWN_FLAGS = frozenset(

@@ -33,6 +33,7 @@ from vllm_upgrade_check.parsing.yamlnodes import (
     scalar_word,
     sequence_words,
 )
+from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts
 from vllm_upgrade_check.sources.scanners.base import (
     Conditional,
     Reference,
@@ -41,14 +42,8 @@ from vllm_upgrade_check.sources.scanners.base import (
     SourceFile,
     shared_words,
 )
+from vllm_upgrade_check.sources.scanners.images import image_fact, image_hint, is_vllm_image, split_image
 from vllm_upgrade_check.sources.scanners.kserve import predictor_facts
-from vllm_upgrade_check.sources.scanners.launch import (
-    arg_facts,
-    image_fact,
-    image_hint,
-    is_vllm_image,
-    split_image,
-)
 from vllm_upgrade_check.sources.scanners.shell import _SHELLS, Relocate, argv_facts, shell_facts
 from vllm_upgrade_check.sources.scanners.templates import (
     has_template_actions,

@@ -14,9 +14,10 @@ from dataclasses import replace
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span
 from vllm_upgrade_check.parsing.shell import Locator, ShellScript, Token, parse_shell
+from vllm_upgrade_check.sources.scanners.arg_facts import env_fact
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile, shared_words
-from vllm_upgrade_check.sources.scanners.launch import env_fact, find_launch, launch_facts
 from vllm_upgrade_check.sources.scanners.requirements import pip_install_facts
+from vllm_upgrade_check.sources.scanners.vllm_argv import find_launch, launch_facts
 
 SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".envrc")
 NOT_SCRIPT_SUFFIXES = frozenset(

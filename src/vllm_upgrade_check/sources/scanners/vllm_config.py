@@ -37,8 +37,8 @@ from vllm_upgrade_check.parsing.yamlnodes import (
     scalar_word,
     to_python,
 )
+from vllm_upgrade_check.sources.scanners.arg_facts import json_subkey_facts
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
-from vllm_upgrade_check.sources.scanners.launch import json_subkey_facts
 from vllm_upgrade_check.sources.scanners.manifests import YAML_SUFFIXES, is_compose, is_kubernetes
 
 MIN_KEYS = 3

@@ -11,7 +11,7 @@ import yaml
 from vllm_upgrade_check.model.facts import Fact, Spans
 from vllm_upgrade_check.parsing.words import part, sub_span
 from vllm_upgrade_check.parsing.yamlnodes import Pos, get, items, mapping_items, pos, scalar, scalar_word
-from vllm_upgrade_check.sources.scanners.launch import env_fact
+from vllm_upgrade_check.sources.scanners.arg_facts import env_fact
 
 
 def key_env_fact(text: str, key: str, key_node: yaml.Node, value: str | None, path: str, scanner: str, origin: str = "env") -> Fact:

@@ -1,0 +1,383 @@
+"""vLLM argv words as facts: what the flags and positionals after a launch's entry point set.
+
+:func:`arg_facts` reads the words the way vLLM's ``FlexibleArgumentParser`` does
+(``--max_num_seqs`` and ``--max-num-seqs`` alike, ``--flag=value`` as well as ``--flag
+value``, a ``--no-flag`` form for ``argparse.BooleanOptionalAction`` booleans, the short
+aliases of :data:`SHORT_FLAGS`, each flag owning the words its arity says) and yields the
+``arg``, ``model`` and ``launch`` facts with where a fix edits them; beside it are the
+readers it is made of (:func:`normalise_flag`, :func:`owned_words`, :func:`arg_spans`,
+:func:`json_subkey_facts`, :func:`with_model_settings`) and :func:`env_fact`, the
+``env_var`` fact every scanner makes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+
+from packaging.version import InvalidVersion, Version
+
+from vllm_upgrade_check.knowledge.known_args import known_args
+from vllm_upgrade_check.model.facts import MODEL_SETTINGS, Fact, FactKind, Location, Span, Spans
+from vllm_upgrade_check.parsing.words import Token, cut, inside_quotes, sub_span, token_location
+
+SHORT_FLAGS = {
+    "-tp": "tensor_parallel_size",
+    "-pp": "pipeline_parallel_size",
+    "-dp": "data_parallel_size",
+    "-q": "quantization",
+    "-O": "compilation_config",
+    "-spec-draft-tp": "speculative_draft_tensor_parallel_size",
+}
+"""Short aliases vLLM's parser defines (vllm/engine/arg_utils.py, ``add_cli_args``;
+``-spec-draft-tp`` until 0.8.2)."""
+
+
+
+def normalise_flag(flag: str) -> tuple[str, tuple[str, ...]]:
+    """The snake_case arg name of a CLI flag, and the aliases it also answers to.
+
+    ``--max-num-seqs`` -> ``("max_num_seqs", ())``; ``--no-enable-prefix-caching`` ->
+    ``("no_enable_prefix_caching", ("enable_prefix_caching",))``;
+    ``--compilation-config.level`` -> ``("compilation_config", ("compilation_config.level",))``.
+    """
+    body = flag.lstrip("-")
+    name = body.replace("-", "_")
+    aliases: list[str] = []
+    if "." in name:
+        head = name.split(".", 1)[0]
+        aliases.append(name)
+        name = head
+    if name.startswith("no_") and len(name) > 3:
+        aliases.append(name[3:])
+    return name, tuple(aliases)
+
+
+def _shown(token: Token, syntax: str) -> str:
+    """A word as the user wrote it; a list item (``syntax`` other than shell) without the
+    one pair of quotes of its list's syntax."""
+    written = token.written or token.text
+    if syntax != "shell" and len(written) >= 2 and written[0] == written[-1] and written[0] in "\"'" and written[1:-1] == token.text:
+        return token.text
+    return written
+
+
+def _hinted_version(hint: tuple[str, str] | None) -> Version | None:
+    if hint is None:
+        return None
+    try:
+        return Version(hint[0])
+    except InvalidVersion:
+        return None
+
+
+def owned_words(args: Sequence[Token], start: int, takes: str | None) -> list[Token]:
+    """The words from ``args[start]`` on that a flag of arity ``takes`` consumes, as argparse
+    does (see :meth:`~vllm_upgrade_check.knowledge.known_args.KnownArgs.arity`): none for ``"0"``, the
+    next word unless it is a flag for ``"1"``/``"?"`` (and for an unknown arity, ``None``),
+    every word up to the next flag for ``"+"``/``"*"``, at most N for a number."""
+    if takes == "0":
+        return []
+    values: list[Token] = []
+    for token in args[start:]:
+        if not _is_value(token):
+            break
+        values.append(token)
+    if takes in ("+", "*"):
+        return values
+    if takes is not None and takes.isdigit():
+        return values[: int(takes)]
+    return values[:1]
+
+
+def arg_spans(token: Token, flag: str, inline: bool, owned: Sequence[Token], syntax: str, sure: bool) -> Spans:
+    """Where a fix edits the flag ``flag`` written as ``token`` (with ``=value`` when
+    ``inline``) and the value words it ``owned``: the name, the value, what to cut, and for
+    ``--flag=value`` the whole word (written again whole when the value changes its quoting)."""
+    if inline:
+        value = sub_span(token, len(flag) + 1, len(token.text))
+    elif len(owned) == 1:
+        # As written, or (a JSON value with escaped quotes) inside its quotes.
+        value = sub_span(owned[0], 0, len(owned[0].text)) or inside_quotes(owned[0])
+    else:
+        value = None
+    word = (sub_span(token, 0, len(token.text)) or inside_quotes(token)) if inline else None
+    return Spans(
+        name=sub_span(token, 0, len(flag)),
+        value=value,
+        cut=cut([token, *owned]),
+        syntax=syntax,
+        sure=sure,
+        word=word,
+    )
+
+
+def arg_facts(
+    args: Sequence[Token],
+    path: str | None,
+    scanner: str,
+    origin: str = "cli",
+    positional_model: bool = True,
+    entry: str = "vllm serve",
+    start: Token | None = None,
+    hint: tuple[str, str] | None = None,
+    syntax: str = "shell",
+) -> Iterator[Fact]:
+    """Facts for the vLLM argv ``args`` (flags and positionals after the entry point).
+
+    Yields one ``arg`` fact per flag, one ``model`` fact for the served model, and one
+    ``launch`` fact listing every arg name set (for rules on changed defaults). A flag owns
+    the words its arity says (:func:`owned_words`, from each release's parser: a
+    ``store_true`` flag never owns the model after it); its value is ``=value`` or those
+    words. Each ``arg`` fact records where a fix may edit it (:func:`arg_spans`). Words that
+    could not be resolved from the repository (``$VLLM_ARGS`` set elsewhere) make the launch
+    fact ``resolved=False`` with those words as its ``value``; no flags are invented for
+    them. ``--*-config`` JSON values add one fact per top-level key (see
+    :func:`json_subkey_facts`).
+
+    Args:
+        args: tokens after the entry point.
+        path: file path for locations.
+        scanner: name of the calling scanner.
+        origin: ``cli`` for command lines.
+        positional_model: whether the first positional is the model (``vllm serve``).
+        entry: the entry point, for the launch fact.
+        start: the token the launch starts at (for the launch fact's location).
+        hint: ``(version, source)`` when the launch's vLLM version is known (image tag).
+        syntax: the syntax the words are written in (``shell``, ``yaml``, ``json``,
+            ``python``), for quoting what a fix writes.
+    """
+    version_hint, hint_source = hint if hint else (None, None)
+    known = known_args()
+    version = _hinted_version(hint)
+    names: set[str] = set()
+    facts: list[Fact] = []
+    seen_positional = False
+    served: str | None = None
+    unresolved: list[str] = []
+    i = 0
+    while i < len(args):
+        token = args[i]
+        text = token.text
+        if not token.resolved and not text.startswith("-"):
+            unresolved.append(_shown(token, syntax))
+            i += 1
+            continue
+        if text.startswith("--") and len(text) > 2:
+            flag, has_eq, inline = text.partition("=")
+            owned: list[Token] = []
+            sure = True
+            if has_eq:
+                value: str | None = inline
+            else:
+                takes, sure = known.arity(flag, version)
+                owned = owned_words(args, i + 1, takes)
+                value = " ".join(t.text for t in owned) if owned else None
+            name, aliases = normalise_flag(flag)
+            facts.append(
+                Fact(
+                    FactKind.ARG,
+                    name,
+                    token_location(path, token),
+                    raw=flag,
+                    value=value,
+                    origin=origin,
+                    aliases=aliases,
+                    scanner=scanner,
+                    version_hint=version_hint,
+                    hint_source=hint_source,
+                    resolved=token.resolved,
+                    spans=arg_spans(token, flag, bool(has_eq), owned, syntax, sure),
+                )
+            )
+            names.add(name)
+            names.update(aliases)
+            value_token = owned[0] if len(owned) == 1 else token
+            if value is not None and name.endswith("_config"):
+                sub = json_subkey_facts(name, flag, value, value_token, path, scanner, origin, hint)
+                facts.extend(sub)
+                names.update(f.name for f in sub)
+            if name == "model" and value and not value_token.resolved:
+                # --model $(MODEL) with MODEL known only at run time: the model is not known.
+                unresolved.append(_shown(value_token, syntax))
+            elif name == "model" and value:
+                served = value
+                facts.append(_model_fact(value_token, value, path, scanner, hint))
+            i += 1 + len(owned)
+            continue
+        if text in SHORT_FLAGS or (text.startswith("-") and len(text) > 1 and not _is_number(text)):
+            name = SHORT_FLAGS.get(text, text.lstrip("-").replace("-", "_"))
+            takes, sure = known.arity(text, version)
+            if takes is None and text in SHORT_FLAGS:
+                takes, sure = "1", True  # vLLM's short aliases all take a value
+            owned = owned_words(args, i + 1, takes)
+            facts.append(
+                Fact(
+                    FactKind.ARG,
+                    name,
+                    token_location(path, token),
+                    raw=text,
+                    value=" ".join(t.text for t in owned) if owned else None,
+                    origin=origin,
+                    scanner=scanner,
+                    version_hint=version_hint,
+                    hint_source=hint_source,
+                    spans=arg_spans(token, text, False, owned, syntax, sure),
+                )
+            )
+            names.add(name)
+            i += 1 + len(owned)
+            continue
+        if positional_model and not seen_positional:
+            seen_positional = True
+            served = served or text
+            facts.append(_model_fact(token, text, path, scanner, hint))
+            names.add("model")
+        i += 1
+    if start is not None:
+        group = f"{start.line}:{start.column}"
+        facts = [replace(f, group=group) for f in facts]
+    yield from with_model_settings(facts)
+    if start is not None:
+        yield Fact(
+            FactKind.LAUNCH,
+            entry,
+            token_location(path, start),
+            raw=entry,
+            value=" ".join(unresolved) or None,
+            origin=origin,
+            args=frozenset(names),
+            scanner=scanner,
+            version_hint=version_hint,
+            hint_source=hint_source,
+            resolved=not unresolved,
+            model=served,
+            group=f"{start.line}:{start.column}",
+        )
+
+
+def json_subkey_facts(
+    name: str,
+    flag: str,
+    value: str,
+    token: Token,
+    path: str | None,
+    scanner: str,
+    origin: str,
+    hint: tuple[str, str] | None = None,
+) -> list[Fact]:
+    """``arg`` facts for the top-level keys of a JSON object given to a ``--*-config`` flag.
+
+    ``--compilation-config '{"level": 3}'`` -> a fact named ``compilation_config.level``
+    (value ``3``), placed where ``"level"`` is written inside ``token`` (multi-line JSON
+    included). Anything that is not a JSON object yields nothing.
+    """
+    text = value.strip()
+    if not text.startswith("{"):
+        return []
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    written = token.written or token.text
+    facts = []
+    for key, sub in data.items():
+        line, column = token.line, token.column
+        index = written.find(f'"{key}"')
+        if index >= 0:
+            rows = written.count("\n", 0, index)
+            if rows:
+                line, column = token.line + rows, index - written.rfind("\n", 0, index)
+            else:
+                column = token.column + index
+        sub_text = sub if isinstance(sub, str) else json.dumps(sub)
+        facts.append(
+            Fact(
+                FactKind.ARG,
+                f"{name}.{key}",
+                Location(path, line, column, line, column + len(key) + 2),
+                raw=f"{flag}.{key}",
+                value=sub_text,
+                origin=origin,
+                scanner=scanner,
+                version_hint=hint[0] if hint else None,
+                hint_source=hint[1] if hint else None,
+                resolved=token.resolved,
+            )
+        )
+    return facts
+
+
+def with_model_settings(facts: list[Fact]) -> list[Fact]:
+    """``facts`` of one launch, its ``model`` facts carrying the launch's
+    :data:`~vllm_upgrade_check.model.facts.MODEL_SETTINGS` as ``name=value`` in ``args``
+    (``--model-impl transformers`` -> ``model_impl=transformers``)."""
+    last: dict[str, str] = {}  # a flag given twice: the last one wins, as in argparse
+    for f in facts:
+        if f.kind == FactKind.ARG and f.name in MODEL_SETTINGS and f.value:
+            last[f.name] = f.value
+    if not last:
+        return facts
+    settings = frozenset(f"{name}={value}" for name, value in last.items())
+    return [replace(f, args=f.args | settings) if f.kind == FactKind.MODEL else f for f in facts]
+
+
+def _model_fact(
+    token: Token, value: str, path: str | None, scanner: str, hint: tuple[str, str] | None
+) -> Fact:
+    return Fact(
+        FactKind.MODEL,
+        value,
+        token_location(path, token),
+        raw=value,
+        value=value,
+        scanner=scanner,
+        version_hint=hint[0] if hint else None,
+        hint_source=hint[1] if hint else None,
+    )
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_value(token: Token) -> bool:
+    text = token.text
+    return not text.startswith("-") or _is_number(text) or text == "-"
+
+
+def env_fact(
+    name: str,
+    value: str | None,
+    path: str | None,
+    line: int,
+    column: int,
+    scanner: str,
+    origin: str = "env",
+    raw: str | None = None,
+    spans: Spans | None = None,
+) -> Fact:
+    """An ``env_var`` fact for ``name`` set to ``value`` at the given position.
+
+    ``spans``: where a fix edits it; by default the name is taken to be written at
+    ``line``/``column`` (a rename checks that it is).
+    """
+    if spans is None:
+        spans = Spans(name=Span(line, column, line, column + len(name)))
+    return Fact(
+        FactKind.ENV_VAR,
+        name,
+        Location(path, line, column, line, column + len(name)),
+        raw=raw or name,
+        value=value,
+        origin=origin,
+        scanner=scanner,
+        spans=spans,
+    )

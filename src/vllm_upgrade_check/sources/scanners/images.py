@@ -1,0 +1,92 @@
+"""vLLM container images: which image references are vLLM's server, and what they say.
+
+:data:`VLLM_IMAGES` names the repositories whose entry point is vLLM's OpenAI-compatible
+server; :func:`split_image` and :func:`is_vllm_image` read a reference whatever its registry,
+:func:`image_hint` turns a vLLM image's version tag into the version hint its launch's facts
+carry, and :func:`image_fact` makes the ``image`` fact, with where a tag bump edits it.
+"""
+
+from __future__ import annotations
+
+from vllm_upgrade_check.knowledge.versions import tag_version_span, version_from_tag
+from vllm_upgrade_check.model.facts import Fact, FactKind, Span, Spans
+from vllm_upgrade_check.parsing.words import Token, sub_span, token_location
+
+VLLM_IMAGES = frozenset(
+    {
+        "vllm/vllm-openai",
+        "vllm/vllm-openai-rocm",
+        "vllm/vllm-tpu",
+        "rocm/vllm",
+        "rocm/vllm-dev",
+        "intel/vllm",
+    }
+)
+"""Image repositories whose entry point is vLLM's OpenAI-compatible server."""
+
+
+def split_image(reference: str) -> tuple[str, str | None]:
+    """Split ``registry/repo:tag@digest`` into (repository without registry, tag or ``None``).
+
+    ``docker.io/vllm/vllm-openai:v0.26.0`` -> ``("vllm/vllm-openai", "v0.26.0")``.
+    """
+    ref = reference.split("@", 1)[0]
+    name, tag = ref, None
+    slash = ref.rfind("/")
+    colon = ref.rfind(":")
+    if colon > slash:
+        name, tag = ref[:colon], ref[colon + 1 :]
+    parts = name.split("/")
+    if len(parts) > 2 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
+        parts = parts[1:]
+    if parts and parts[0] in ("docker.io", "index.docker.io"):
+        parts = parts[1:]
+    if parts and parts[0] == "library":
+        parts = parts[1:]
+    return "/".join(parts), tag
+
+
+def is_vllm_image(reference: str) -> bool:
+    """``True`` for a vLLM server image (see :data:`VLLM_IMAGES`), whatever the registry."""
+    repo, _tag = split_image(reference)
+    return repo in VLLM_IMAGES or any(repo.endswith("/" + image) for image in VLLM_IMAGES)
+
+DIGEST_NOTE = "the image is pinned by digest; update the digest by hand"
+"""Why the tag of an image pinned by ``@sha256:...`` is not bumped."""
+
+
+def image_fact(
+    token: Token,
+    path: str | None,
+    scanner: str,
+    version: Span | None = None,
+    note: str = "",
+    syntax: str = "",
+) -> Fact:
+    """An ``image`` fact for an image reference token.
+
+    Its spans name where the tag's version is written: ``version`` when the caller found it
+    elsewhere (a Helm ``tag:``, a Dockerfile ``ARG`` default), else inside the token when the
+    reference is written as its text; ``note`` says why it cannot be set, if so.
+    """
+    repo, tag = split_image(token.text)
+    if "@" in token.text:
+        version, note = None, DIGEST_NOTE
+    elif version is None and tag is not None and not note:
+        found = tag_version_span(tag)
+        at = len(token.text) - len(tag)
+        version = None if found is None else sub_span(token, at + found[0], at + found[1])
+    spans = Spans(version=version, note=note, syntax=syntax)
+    return Fact(FactKind.IMAGE, repo, token_location(path, token), raw=token.text, value=tag, scanner=scanner, spans=spans)
+
+
+def image_hint(reference: str, path: str | None, line: int | None) -> tuple[str, str] | None:
+    """``(version, "path:line image")`` when ``reference`` is a vLLM image with a version tag."""
+    if not is_vllm_image(reference):
+        return None
+    _repo, tag = split_image(reference)
+    version = version_from_tag(tag) if tag else None
+    if version is None:
+        return None
+    where = f"{path}:{line}" if path and line else (path or "")
+    return str(version), f"{where} image {reference}"

@@ -1,0 +1,273 @@
+"""The argv of a subprocess launch, read from a Python expression: list and tuple literals,
+``+``, ``*spread``, names bound earlier (with later ``+=``, ``.append``, ``.extend``), ``shlex.split``
+of a literal, and comprehensions over a dict's ``.items()``; each word a token placed where it
+is written (:class:`ArgvBuilder`).
+"""
+
+from __future__ import annotations
+
+import ast
+import shlex
+from dataclasses import replace
+
+from vllm_upgrade_check.parsing.words import Token
+from vllm_upgrade_check.sources.scanners.python.keywords import Entry, KeywordReader
+from vllm_upgrade_check.sources.scanners.python.names import const_text, dotted_name
+from vllm_upgrade_check.sources.scanners.python.scope import Scope, last_binding, later_updates
+from vllm_upgrade_check.sources.scanners.python.source import PythonSource
+
+
+class ArgvBuilder:
+    """Evaluate an argv expression to tokens positioned where each word is written.
+
+    Handles list/tuple literals, ``+``, ``*spread``, names bound earlier (with ``+=``,
+    ``.append``, ``.extend`` and ``for k, v in D.items(): ...`` loops over a literal dict),
+    ``shlex.split("...")``, and comprehensions over a literal dict's ``.items()``. A word
+    that cannot be computed becomes an unresolved token (its source text), never a guess.
+    """
+
+    def __init__(self, source: PythonSource, keywords: KeywordReader, scope: Scope, before: int) -> None:
+        self.source = source
+        self.keywords = keywords
+        self.scope = scope
+        self.before = before
+
+    def argv(self, node: ast.AST, env: dict[str, Token] | None = None, depth: int = 0) -> list[Token]:
+        """Tokens of ``node``; unresolved tokens for what cannot be evaluated."""
+        env = env or {}
+        if depth > 8:
+            return [self.unresolved(node)]
+        if isinstance(node, (ast.List, ast.Tuple)):
+            out: list[Token] = []
+            elements = self.source.elements([self.source.span(e) for e in node.elts])
+            for element, placed in zip(node.elts, elements, strict=True):
+                if isinstance(element, ast.Starred):
+                    out.extend(self.argv(element.value, env, depth + 1))
+                    continue
+                token = self.word(element, env)
+                if token.span is not None and token.span == placed.span:
+                    token = replace(
+                        token, element=placed.element, prev_end=placed.prev_end, next_start=placed.next_start
+                    )
+                out.append(token)
+            return out
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return self.argv(node.left, env, depth + 1) + self.argv(node.right, env, depth + 1)
+        if isinstance(node, ast.Call) and self.source.qualified(node.func) == "shlex.split" and node.args:
+            text = const_text(node.args[0])
+            if text is None:
+                return [self.unresolved(node)]
+            move = self.source.string_relocator(node.args[0])
+            try:
+                words = shlex.split(text)
+            except ValueError:
+                return [self.unresolved(node)]
+            cursor = 0
+            out = []
+            for word in words:
+                index = text.find(word, cursor)
+                index = max(index, 0)
+                cursor = index + len(word)
+                row = text.count("\n", 0, index)
+                col = index - (text.rfind("\n", 0, index) + 1) + 1
+                out.append(move(Token(word, row + 1, col, True, word)))
+            return out
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+            return self.comprehension(node, env, depth)
+        if isinstance(node, ast.Name) and node.id not in env:
+            return self.name(node, depth)
+        return [self.unresolved(node)]
+
+    def name(self, node: ast.Name, depth: int) -> list[Token]:
+        """Tokens of the list ``node`` names: its last binding, with the later statements that
+        change it applied (:meth:`update`)."""
+        bound = last_binding(node.id, self.scope, self.before)
+        if bound is None:
+            return [self.unresolved(node)]
+        value, owner = bound
+        tokens = ArgvBuilder(self.source, self.keywords, owner, getattr(value, "lineno", self.before)).argv(
+            value, None, depth + 1
+        )
+        end = getattr(value, "end_lineno", 0) or 0
+        for stmt in later_updates(node.id, owner, end, self.before, self.scope):
+            tokens = self.update(node.id, stmt, tokens, owner, depth)
+        return tokens
+
+    def update(self, name: str, stmt: ast.AST, tokens: list[Token], owner: Scope, depth: int) -> list[Token]:
+        """``tokens`` (of list ``name``) as ``stmt`` leaves them: ``+=``, a new binding,
+        ``.append``/``.extend`` (also in a ``for k, v in D.items()`` loop over a dict)."""
+        builder = ArgvBuilder(self.source, self.keywords, owner, getattr(stmt, "lineno", self.before))
+        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name:
+            return tokens + builder.argv(stmt.value, None, depth + 1)
+        if isinstance(stmt, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in stmt.targets
+        ):
+            return builder.argv(stmt.value, None, depth + 1)
+        if isinstance(stmt, ast.For):
+            items = self.dict_items(stmt.iter, stmt.target)
+            if items is None:
+                return tokens
+            for env in items:
+                for inner in stmt.body:
+                    if isinstance(inner, ast.Expr) and isinstance(inner.value, ast.Call):
+                        tokens = builder.method(name, inner.value, tokens, env, depth)
+                    elif (
+                        isinstance(inner, ast.AugAssign)
+                        and isinstance(inner.target, ast.Name)
+                        and inner.target.id == name
+                    ):
+                        tokens = tokens + builder.argv(inner.value, env, depth + 1)
+            return tokens
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            return builder.method(name, stmt.value, tokens, {}, depth)
+        return tokens
+
+    def method(
+        self, name: str, call: ast.Call, tokens: list[Token], env: dict[str, Token], depth: int
+    ) -> list[Token]:
+        """``tokens`` (of list ``name``) after ``name.append(...)`` or ``name.extend(...)``."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and dotted_name(func.value) == name and call.args):
+            return tokens
+        if func.attr == "append":
+            return [*tokens, self.word(call.args[0], env)]
+        if func.attr == "extend":
+            return tokens + self.argv(call.args[0], env, depth + 1)
+        return tokens
+
+    def dict_items(self, iterable: ast.AST, target: ast.AST) -> list[dict[str, Token]] | None:
+        """``for k, v in D.items()`` over a resolvable dict: one binding per entry."""
+        if not (
+            isinstance(iterable, ast.Call)
+            and isinstance(iterable.func, ast.Attribute)
+            and iterable.func.attr == "items"
+            and isinstance(target, ast.Tuple)
+            and len(target.elts) == 2
+            and all(isinstance(e, ast.Name) for e in target.elts)
+        ):
+            return None
+        entries = self.keywords.dict_entries(iterable.func.value, self.scope, self.before)
+        if entries is None:
+            return None
+        k_name, v_name = (e.id for e in target.elts)  # type: ignore[attr-defined]
+        out = []
+        for entry in entries:
+            key_loc = self.source.key_loc(entry.node, entry.name)
+            value_node = self._value_node(entry)
+            value_loc = self.source.loc(value_node) if value_node is not None else key_loc
+            out.append(
+                {
+                    k_name: Token(entry.name, key_loc.line or 0, key_loc.column or 0, True, entry.name),
+                    v_name: Token(
+                        entry.value or "", value_loc.line or 0, value_loc.column or 0, True, entry.value or ""
+                    ),
+                }
+            )
+        return out
+
+    def _value_node(self, entry: Entry) -> ast.AST | None:
+        node = entry.node
+        if isinstance(node, ast.keyword):
+            return node.value
+        for parent in ast.walk(self.source.tree):
+            if isinstance(parent, ast.Dict) and node in parent.keys:
+                return parent.values[parent.keys.index(node)]
+            if isinstance(parent, ast.Assign) and any(
+                isinstance(t, ast.Subscript) and t.slice is node for t in parent.targets
+            ):
+                return parent.value
+        return None
+
+    def comprehension(
+        self, node: ast.ListComp | ast.GeneratorExp, env: dict[str, Token], depth: int
+    ) -> list[Token]:
+        """Tokens of a comprehension over a dict's ``.items()`` (optionally with one inner
+        ``for`` over a list), unresolved for any other comprehension."""
+        if not node.generators or node.generators[0].ifs:
+            return [self.unresolved(node)]
+        first = node.generators[0]
+        items = self.dict_items(first.iter, first.target)
+        if items is None:
+            return [self.unresolved(node)]
+        out: list[Token] = []
+        for binding in items:
+            inner_env = {**env, **binding}
+            rest = node.generators[1:]
+            if not rest:
+                if isinstance(node.elt, (ast.List, ast.Tuple)):
+                    out.extend(self.argv(node.elt, inner_env, depth + 1))
+                else:
+                    out.append(self.word(node.elt, inner_env))
+                continue
+            gen = rest[0]
+            if len(rest) != 1 or gen.ifs or not isinstance(gen.target, ast.Name):
+                return [self.unresolved(node)]
+            for word in self.argv(gen.iter, inner_env, depth + 1):
+                out.append(self.word(node.elt, {**inner_env, gen.target.id: word}))
+        return out
+
+    def word(self, node: ast.AST, env: dict[str, Token]) -> Token:
+        """One argv word; positioned at the string literal, or at the dict key/value it came from."""
+        text, anchor = self.evaluate(node, env)
+        if text is None:
+            return self.unresolved(node)
+        if anchor is not None:
+            return Token(text, anchor.line, anchor.column, True, anchor.written)
+        loc = self.source.loc(node)
+        column = loc.column or 1
+        line_text = self.source.lines[(loc.line or 1) - 1] if loc.line else ""
+        if isinstance(node, ast.Constant) and line_text[column - 1 : column] in ("'", '"'):
+            column += 1
+        inside = self.source.string_span(node)
+        if inside is None:
+            return Token(text, loc.line or 0, column, True, text)
+        # A plain string literal: a word written in quotes, cut out as its list's element.
+        written = self.source.segment(node)
+        return Token(text, loc.line or 0, column, True, written, span=self.source.span(node))
+
+    def evaluate(self, node: ast.AST, env: dict[str, Token]) -> tuple[str | None, Token | None]:
+        """``(text, anchor)``: the string value and the token it derives from (for positions)."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float)):
+            return str(node.value), None
+        if dotted_name(node) == "sys.executable":
+            return "python", None  # the interpreter running the launcher
+        if isinstance(node, ast.Name) and node.id in env:
+            return env[node.id].text, env[node.id]
+        if isinstance(node, ast.Call) and dotted_name(node.func) == "str" and len(node.args) == 1:
+            return self.evaluate(node.args[0], env)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            base, base_anchor = self.evaluate(node.func.value, env)
+            if base is None:
+                return None, None
+            args = [const_text(a) for a in node.args]
+            if any(a is None for a in args):
+                return None, None
+            method = node.func.attr
+            if method == "replace" and len(args) == 2:
+                return base.replace(args[0] or "", args[1] or ""), base_anchor
+            if method in ("lower", "upper", "strip") and not args:
+                return getattr(base, method)(), base_anchor
+            return None, None
+        if isinstance(node, ast.JoinedStr):
+            parts: list[str] = []
+            anchor: Token | None = None
+            for value in node.values:
+                if isinstance(value, ast.Constant):
+                    parts.append(str(value.value))
+                elif isinstance(value, ast.FormattedValue) and value.format_spec is None:
+                    text, inner = self.evaluate(value.value, env)
+                    if text is None:
+                        return None, None
+                    parts.append(text)
+                    anchor = anchor or inner
+                else:
+                    return None, None
+            return "".join(parts), anchor
+        return None, None
+
+    def unresolved(self, node: ast.AST) -> Token:
+        """A word that cannot be computed: its source text, marked unresolved."""
+        loc = self.source.loc(node)
+        text = self.source.segment(node)
+        return Token(text, loc.line or 0, loc.column or 0, False, text)
+

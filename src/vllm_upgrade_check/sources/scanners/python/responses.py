@@ -1,0 +1,123 @@
+"""Client code reading a server's responses: which server a file's OpenAI-compatible clients
+talk to (:data:`CLIENT_CALLS`, :data:`HOSTED_APIS`), and the ``response_field`` facts for
+``x.reasoning_content``, ``x["reasoning_content"]``, ``x.get("reasoning_content")`` and
+``getattr(x, "reasoning_content")`` (the names in :data:`.names.RESPONSE_FIELDS`).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from vllm_upgrade_check.model.facts import Fact, FactKind, Span, Spans
+from vllm_upgrade_check.sources.scanners.python.names import RESPONSE_FIELDS, const_text, dotted_name
+from vllm_upgrade_check.sources.scanners.python.source import PythonSource
+
+CLIENT_CALLS = frozenset({"OpenAI", "AsyncOpenAI", "AzureOpenAI", "AsyncAzureOpenAI"})
+"""OpenAI-compatible client classes (``openai``) whose ``base_url`` says which server answers."""
+
+HOSTED_APIS = (
+    "api.openai.com",
+    "api.deepseek.com",
+    "api.anthropic.com",
+    "openrouter.ai",
+    "api.together.xyz",
+    "api.groq.com",
+    "api.mistral.ai",
+    "api.fireworks.ai",
+    "generativelanguage.googleapis.com",
+    "api.x.ai",
+    "dashscope.aliyuncs.com",
+    "api.moonshot.cn",
+    "api.perplexity.ai",
+)
+"""Hosted APIs that are not vLLM: a client of one of these reads their responses (DeepSeek's
+``reasoning_content`` is correct code for DeepSeek's API)."""
+
+UNKNOWN_SERVER = "the file does not say the response is a vLLM server's: rename it by hand if it is"
+"""Why a response-field read in a file that names no vLLM client is not renamed."""
+
+
+class ResponseReader:
+    """Reads of response fields in one file, as facts; ``imports_vllm``: whether the file
+    imports vLLM (then its responses are a vLLM server's unless a client says otherwise)."""
+
+    def __init__(self, source: PythonSource, imports_vllm: bool) -> None:
+        self.source = source
+        self.imports_vllm = imports_vllm
+        self._client: str | None = None
+
+    def client_kind(self) -> str:
+        """Which server the file's response reads come from: ``vllm`` (it imports vLLM, or
+        every OpenAI client's ``base_url`` is not a hosted API), ``other`` (every client is one
+        of :data:`HOSTED_APIS`), or ``unknown`` (no client; a ``base_url`` only known at run
+        time: ``OpenAI()`` alone reads ``OPENAI_BASE_URL``; or clients of both kinds, whose
+        reads cannot be told apart without following the data)."""
+        if self._client is not None:
+            return self._client
+        kinds = set()
+        if self.imports_vllm:
+            kinds.add("vllm")
+        for node in ast.walk(self.source.tree):
+            if not isinstance(node, ast.Call):
+                continue
+            name = dotted_name(node.func) or ""
+            if name.rsplit(".", 1)[-1] not in CLIENT_CALLS:
+                continue
+            url = next((k.value for k in node.keywords if k.arg == "base_url"), None)
+            text = const_text(url) if url is not None else None
+            if text is None:
+                kinds.add("unknown")
+            elif any(host in text for host in HOSTED_APIS):
+                kinds.add("other")
+            else:
+                kinds.add("vllm")
+        if kinds == {"vllm"}:
+            self._client = "vllm"
+        elif kinds == {"other"}:
+            self._client = "other"
+        else:  # no client, a server known only at run time, or vLLM and a hosted API in one file
+            self._client = "unknown"
+        return self._client
+
+    def response_field(self, node: ast.AST, name: str, written: ast.AST | None = None) -> Fact | None:
+        """The ``response_field`` fact for reading ``name`` in ``node``; ``written`` is the string
+        literal that names it (``x["name"]``, ``x.get("name")``), else ``node`` is ``x.name``.
+
+        Only reads of a vLLM server's responses count: none in a file whose clients all talk
+        to a hosted API, and, where the file does not say which server answers, a fact marked
+        unresolved (a warning, with no fix: the field may be another API's or an object's own).
+        """
+        kind = self.client_kind()
+        if kind == "other":
+            return None
+        if kind == "unknown":
+            spans = Spans(note=UNKNOWN_SERVER)
+        elif written is not None:
+            spans = Spans(name=self.source.string_span(written), syntax="python")
+        else:
+            end = self.source.span(node)
+            where = (
+                None
+                if end is None
+                else Span(end.end_line, end.end_column - len(name), end.end_line, end.end_column)
+            )
+            spans = Spans(name=where, syntax="python")
+        return Fact(
+            FactKind.RESPONSE_FIELD,
+            name,
+            self.source.loc(node),
+            raw=self.source.segment(node),
+            origin="python",
+            scanner="python",
+            resolved=kind != "unknown",
+            spans=spans,
+        )
+
+    def response_getter(self, call: ast.Call) -> Fact | None:
+        """The fact for ``x.get("reasoning_content")``, if ``call`` is such a read."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "get" and call.args:
+            key = const_text(call.args[0])
+            if key in RESPONSE_FIELDS:
+                return self.response_field(call, key, call.args[0])
+        return None

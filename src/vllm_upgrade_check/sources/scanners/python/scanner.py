@@ -1,0 +1,49 @@
+"""The scanner of Python files (:class:`PythonSourceScanner`): which files it reads, the
+parse, and which of the walk's facts (:func:`.walker.file_facts`) it reports.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
+from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.python.names import RESPONSE_FIELDS
+from vllm_upgrade_check.sources.scanners.python.walker import file_facts
+
+
+class PythonSourceScanner(Scanner):
+    """``*.py`` files that mention vLLM (or read ``reasoning_content``), parsed with :mod:`ast`."""
+
+    name = "python"
+
+    def accepts_name(self, name: str) -> bool | None:
+        """``*.py`` names."""
+        return name.endswith(".py")
+
+    def accepts(self, source: SourceFile) -> bool:
+        """``*.py`` files."""
+        return source.name.endswith(".py")
+
+    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+        """The facts of ``source``: all of them when it mentions vLLM, else only its reads of
+        response fields; a syntax error skips the file."""
+        vllm = source.mentions_vllm()
+        client = any(field in source.text for field in RESPONSE_FIELDS)
+        if not vllm and not client:
+            return
+        try:
+            tree = ast.parse(source.text, filename=source.relpath)
+        except (SyntaxError, ValueError) as exc:
+            line = getattr(exc, "lineno", None)
+            yield Skipped(
+                source.relpath,
+                f"Python syntax error at line {line}: {getattr(exc, 'msg', exc)}",
+                configures_vllm=vllm,
+                line=line,
+            )
+            return
+        for fact in file_facts(source, tree):
+            if vllm or fact.kind == FactKind.RESPONSE_FIELD:
+                yield fact

@@ -1,0 +1,283 @@
+"""The walk over one Python file's :mod:`ast`: every scope in source order, each call and
+read told apart (an engine or sampling call, an import of vllm, an ``os.environ`` write, a
+subprocess launch, a response-field read) and turned into facts (:func:`file_facts`).
+
+The readers it hands parts to: :mod:`.keywords` (a call's keywords and the dicts behind
+them), :mod:`.argv` (a subprocess argv), :mod:`.responses` (client code's response reads).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+
+from vllm_upgrade_check.model.facts import Fact, FactKind, Span, Spans
+from vllm_upgrade_check.sources.scanners.arg_facts import env_fact, with_model_settings
+from vllm_upgrade_check.sources.scanners.base import SourceFile, shared_words
+from vllm_upgrade_check.sources.scanners.python.argv import ArgvBuilder
+from vllm_upgrade_check.sources.scanners.python.keywords import KeywordReader
+from vllm_upgrade_check.sources.scanners.python.names import (
+    ENGINE_CALLS,
+    RESPONSE_FIELDS,
+    SAMPLING_CALLS,
+    SUBPROCESS_CALLS,
+    const_text,
+)
+from vllm_upgrade_check.sources.scanners.python.responses import ResponseReader
+from vllm_upgrade_check.sources.scanners.python.scope import Scope
+from vllm_upgrade_check.sources.scanners.python.source import PythonSource
+from vllm_upgrade_check.sources.scanners.shell import argv_facts, is_env_name, shell_facts
+
+
+def file_facts(source: SourceFile, tree: ast.Module) -> list[Fact]:
+    """The facts of one Python file, ``tree`` being its parsed text (every one, also those
+    a file that does not mention vLLM has no use for: the scanner picks)."""
+    module = _Module(source, tree)
+    module.run()
+    return module.facts
+
+
+class _Module:
+    """State for one file: the source (with its vLLM import aliases), the readers of its
+    keywords and response reads, the facts collected."""
+
+    def __init__(self, source: SourceFile, tree: ast.Module) -> None:
+        self.source = PythonSource(source, tree)
+        self.keywords = KeywordReader(self.source)
+        self.responses: ResponseReader  # set by run once the imports are read
+        self.facts: list[Fact] = []
+
+    def _add(self, fact: Fact | None) -> None:
+        if fact is not None:
+            self.facts.append(fact)
+
+    # ---- facts -----------------------------------------------------------------
+    def engine_call(self, call: ast.Call, what: str, scope: Scope) -> None:
+        """The facts of a call of vLLM class ``what``: its keywords as ``arg`` facts (origin
+        ``sampling`` for sampling parameters), and for an engine its model and ``launch``."""
+        origin = "sampling" if what in SAMPLING_CALLS else "python"
+        first_fact = len(self.facts)
+        self.keywords.call_cuts(call)
+        entries = self.keywords.keyword_entries(call.keywords, scope, call.lineno) or []
+        names: set[str] = set()
+        unresolved: list[str] = []
+        served: str | None = None
+        if origin == "python" and call.args:
+            first = call.args[0]
+            model = const_text(first)
+            served = model
+            if model is not None:
+                self.facts.append(
+                    Fact(
+                        FactKind.MODEL,
+                        model,
+                        self.source.loc(first),
+                        raw=model,
+                        value=model,
+                        scanner="python",
+                    )
+                )
+            names.add("model")
+        for entry in entries:
+            if not entry.resolved:
+                unresolved.append(entry.name)
+                continue
+            names.add(entry.name)
+            self.facts.append(
+                Fact(
+                    FactKind.ARG,
+                    entry.name,
+                    self.source.key_loc(entry.node, entry.name),
+                    raw=entry.name,
+                    value=entry.value,
+                    origin=origin,
+                    scanner="python",
+                    spans=self.keywords.entry_spans(entry),
+                )
+            )
+            if origin == "python" and entry.name == "model" and entry.value:
+                served = entry.value
+                self.facts.append(
+                    Fact(
+                        FactKind.MODEL,
+                        entry.value,
+                        self.source.key_loc(entry.node, entry.name),
+                        raw=entry.value,
+                        value=entry.value,
+                        scanner="python",
+                    )
+                )
+        group = f"{call.lineno}:{call.col_offset + 1}"
+        self.facts[first_fact:] = [replace(f, group=group) for f in self.facts[first_fact:]]
+        if origin == "python":
+            self.facts[first_fact:] = with_model_settings(self.facts[first_fact:])
+            self.facts.append(
+                Fact(
+                    FactKind.LAUNCH,
+                    f"{what}(...)",
+                    self.source.loc(call.func),
+                    raw=self.source.segment(call.func),
+                    value=" ".join(unresolved) or None,
+                    origin="python",
+                    args=frozenset(names),
+                    scanner="python",
+                    resolved=not unresolved,
+                    model=served,
+                    group=group,
+                )
+            )
+
+    def import_facts(self, node: ast.Import | ast.ImportFrom) -> None:
+        """``import`` facts for an import of vllm, whose names are recorded as aliases."""
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level or not (module == "vllm" or module.startswith("vllm.")):
+                return
+            spans = Spans(name=self.source.module_span(node, module), syntax="python")
+            for alias in node.names:
+                self.source.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
+                self.facts.append(
+                    Fact(
+                        FactKind.IMPORT,
+                        module,
+                        self.source.loc(alias if hasattr(alias, "lineno") else node),
+                        raw=f"from {module} import {alias.name}",
+                        value=alias.name,
+                        origin="python",
+                        scanner="python",
+                        spans=spans,
+                    )
+                )
+            return
+        for alias in node.names:
+            if not (alias.name == "vllm" or alias.name.startswith("vllm.")):
+                continue
+            if alias.asname:
+                self.source.aliases[alias.asname] = alias.name
+            at = self.source.span(alias) if hasattr(alias, "lineno") else None
+            name = None if at is None else Span(at.line, at.column, at.line, at.column + len(alias.name))
+            self.facts.append(
+                Fact(
+                    FactKind.IMPORT,
+                    alias.name,
+                    self.source.loc(alias if hasattr(alias, "lineno") else node),
+                    raw=f"import {alias.name}",
+                    origin="python",
+                    scanner="python",
+                    spans=Spans(name=name, syntax="python"),
+                )
+            )
+
+    def env_from(self, name_node: ast.AST, value: ast.AST | None) -> None:
+        """An ``env_var`` fact for setting the variable ``name_node`` names to ``value``."""
+        name = const_text(name_node)
+        if name is None or not is_env_name(name):
+            return
+        loc = self.source.key_loc(name_node, name)
+        self.facts.append(
+            env_fact(
+                name,
+                None if value is None else self.source.value_text(value),
+                self.source.path,
+                loc.line or 0,
+                loc.column or 0,
+                "python",
+                origin="python",
+                spans=Spans(name=self.source.string_span(name_node), syntax="python"),
+            )
+        )
+
+    def is_environ(self, node: ast.AST) -> bool:
+        """Whether ``node`` stands for ``os.environ``."""
+        return self.source.qualified(node) == "os.environ"
+
+    def env_assign(self, stmt: ast.Assign) -> None:
+        """The facts of ``os.environ["X"] = value``."""
+        for target in stmt.targets:
+            if isinstance(target, ast.Subscript) and self.is_environ(target.value):
+                self.env_from(target.slice, stmt.value)
+
+    def env_call(self, call: ast.Call, qualified: str) -> None:
+        """The facts of ``os.putenv``, ``os.environ.setdefault`` and ``os.environ.update``."""
+        if qualified in ("os.putenv", "os.environ.setdefault") and call.args:
+            self.env_from(call.args[0], call.args[1] if len(call.args) > 1 else None)
+        elif qualified == "os.environ.update" and call.args and isinstance(call.args[0], ast.Dict):
+            for key, value in zip(call.args[0].keys, call.args[0].values, strict=False):
+                if key is not None:
+                    self.env_from(key, value)
+
+    def subprocess_call(self, call: ast.Call, scope: Scope) -> None:
+        """The facts of a command run by ``call``: a string read as shell, else an argv."""
+        if not call.args:
+            return
+        command = call.args[0]
+        text = const_text(command)
+        if isinstance(command, ast.Constant) and text is not None:
+            relocate = self.source.string_relocator(command)
+            facts, _ = shell_facts(text, self.source.path, "python", relocate=relocate)
+            self.facts.extend(facts)
+            return
+        tokens = ArgvBuilder(self.source, self.keywords, scope, call.lineno).argv(command)
+        if tokens:
+            self.facts.extend(argv_facts(tokens, self.source.path, "python", syntax="python"))
+
+    # ---- walk ------------------------------------------------------------------
+    def run(self) -> None:
+        """Collect the facts of the file."""
+        # Every scope is collected first (one pass over the tree), so that the imports of
+        # the whole file are known before any call is resolved.
+        module = Scope(self.source.tree.body, None)
+        inner: dict[int, Scope] = {}
+        scopes = [module]
+        for scope in scopes:  # grows while iterated: breadth first
+            for node in scope.nodes:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    inner[id(node)] = child = Scope(node.body, scope)
+                    scopes.append(child)
+                elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                    self.import_facts(node)
+        imports_vllm = bool(self.source.aliases) or any(f.kind == FactKind.IMPORT for f in self.facts)
+        self.responses = ResponseReader(self.source, imports_vllm)
+        self.walk_scope(module, inner)
+        self.facts = shared_words(self.facts, list(self.keywords.other_readers()))
+
+    def walk_scope(self, scope: Scope, inner: dict[int, Scope]) -> None:
+        """Read every node of ``scope`` in source order, and the scopes defined in it."""
+        for node in scope.nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.walk_scope(inner[id(node)], inner)
+                continue
+            if isinstance(node, ast.Lambda):
+                continue
+            if isinstance(node, ast.Assign):
+                self.env_assign(node)
+            elif isinstance(node, ast.Call):
+                self.visit_call(node, scope)
+            elif isinstance(node, ast.Attribute) and node.attr in RESPONSE_FIELDS:
+                if isinstance(node.ctx, ast.Load):
+                    self._add(self.responses.response_field(node, node.attr))
+            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+                key = const_text(node.slice)
+                if key in RESPONSE_FIELDS:
+                    self._add(self.responses.response_field(node, key, node.slice))
+
+    def visit_call(self, call: ast.Call, scope: Scope) -> None:
+        """Read ``call`` by what it calls."""
+        qualified = self.source.qualified(call.func)
+        if qualified is None:
+            if isinstance(call.func, ast.Attribute):
+                self._add(self.responses.response_getter(call))
+            return
+        head, _, last = qualified.rpartition(".")
+        if head.startswith("vllm") and (last in ENGINE_CALLS or last in SAMPLING_CALLS):
+            self.engine_call(call, last, scope)
+        elif qualified in SUBPROCESS_CALLS:
+            self.subprocess_call(call, scope)
+        elif qualified.startswith("os."):
+            self.env_call(call, qualified)
+        if isinstance(call.func, ast.Attribute):
+            self._add(self.responses.response_getter(call))
+        elif qualified == "getattr" and len(call.args) >= 2:
+            key = const_text(call.args[1])
+            if key in RESPONSE_FIELDS:
+                self._add(self.responses.response_field(call, key, call.args[1]))
