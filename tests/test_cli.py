@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -126,6 +127,8 @@ def test_rules_commands() -> None:
     assert "rules" in schema["properties"]
     explained = runner.invoke(app, ["explain", "vuc0270-001"])
     assert "## Evidence" in explained.stdout and "arg_utils.py" in explained.stdout
+    # one line per item: "- vllm-X wheel: path:line (finding)"
+    assert re.search(r"^- vllm-0\.26\.0 wheel: vllm/engine/arg_utils\.py:\d+ \(", explained.stdout, re.M)
 
 
 def test_env_reports_environment() -> None:

@@ -86,15 +86,17 @@ def test_removed_flag_rule_cites_old_file_and_line(draft) -> None:
     assert rule.fix.action.value == "remove_arg"
     line = line_of(OLD_RELEASE, ARGS, '"--engine-use-ray"')
     assert rule.evidence[0].kind == "wheel"
-    assert rule.evidence[0].ref == f"vllm-0.6.0 wheel: {ARGS}:{line}"
-    assert "absent in vllm-0.6.1" in rule.evidence[0].detail
+    ev = rule.evidence[0]
+    assert (ev.release, ev.path, ev.line) == ("0.6.0", ARGS, line)
+    assert ev.text.startswith(f"vllm-0.6.0 wheel: {ARGS}:{line} (")
+    assert "absent in vllm-0.6.1" in ev.finding
 
 
 def test_removed_env_var_rule(draft) -> None:
     _text, pack = draft
     rule = by_match(pack, "env_var", "VLLM_USE_V1")
     line = line_of(OLD_RELEASE, ENVS, '"VLLM_USE_V1":')
-    assert rule.evidence[0].ref == f"vllm-0.6.0 wheel: {ENVS}:{line}"
+    assert rule.evidence[0].where == f"{ENVS}:{line}" and rule.evidence[0].release == "0.6.0"
 
 
 def test_torch_pin_change_rule(draft) -> None:
@@ -102,8 +104,10 @@ def test_torch_pin_change_rule(draft) -> None:
     rule = by_match(pack, "dependency", "torch")
     assert rule.match.specifier == "==2.5.1"
     assert rule.match.origins == ["file"]
-    assert rule.evidence[0].ref.startswith("vllm-0.6.1 wheel: vllm-0.6.1.dist-info/METADATA:")
-    assert "torch==2.4.0" in rule.evidence[1].detail
+    new, old = rule.evidence[0], rule.evidence[1]
+    assert (new.release, new.path) == ("0.6.1", "vllm-0.6.1.dist-info/METADATA") and new.line
+    assert (old.release, old.path) == ("0.6.0", "vllm-0.6.0.dist-info/METADATA")
+    assert "torch==2.4.0" in old.finding
 
 
 def test_removed_architecture_rule_says_patterns_need_review(draft) -> None:
@@ -112,7 +116,7 @@ def test_removed_architecture_rule_says_patterns_need_review(draft) -> None:
     assert rule.match.patterns == ["*mistral*"]
     assert "need review" in rule.docs.why
     line = line_of(OLD_RELEASE, MODELS, '"MistralForCausalLM"')
-    assert rule.evidence[0].ref == f"vllm-0.6.0 wheel: {MODELS}:{line}"
+    assert rule.evidence[0].text.startswith(f"vllm-0.6.0 wheel: {MODELS}:{line} ")
 
 
 def test_unchanged_names_give_no_rule(draft) -> None:

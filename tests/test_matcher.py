@@ -24,7 +24,7 @@ def rule(rid: str, match: dict, **extra) -> dict:
         "message": "m",
         "fix": {"summary": "s"},
         "docs": {"why": "w"},
-        "evidence": [{"kind": "unverified", "ref": "test"}],
+        "evidence": [{"kind": "unverified", "reason": "test"}],
     }
     base.update(extra)
     return base

@@ -11,6 +11,7 @@ from pathlib import Path
 from packaging.version import Version
 
 from vllm_upgrade_check.knowledge.registry import bundled_pack_files, load_registry
+from vllm_upgrade_check.model.pack import WheelEvidence
 
 RULES = Path(__file__).resolve().parents[1] / "rules"
 
@@ -29,12 +30,15 @@ def test_bundled_set_loads_with_unique_ids() -> None:
 
 def test_every_rule_has_evidence_and_wheel_refs_name_a_file() -> None:
     registry = load_registry(bundled=True)
+    releases = {str(v) for v in known_releases()}
     for pack, rule in registry.rules():
         assert rule.evidence, f"{pack.release} {rule.id}: no evidence"
         for ev in rule.evidence:
-            if ev.kind == "wheel":
-                # "vllm-X wheel: path[:line]" naming a file (or directory) inside the wheel
-                assert re.search(r"wheel: \S*(/|\.py|METADATA|\.so)", ev.ref), f"{rule.id}: {ev.ref!r}"
+            if isinstance(ev, WheelEvidence):
+                # a file (or, for an absence, a directory) inside the wheel of a known release
+                assert re.search(r"(/|\.py|METADATA|WHEEL|\.so)$", ev.path), f"{rule.id}: {ev.text!r}"
+                assert ev.release in releases, f"{rule.id}: {ev.text!r} names no vLLM release"
+                assert ev.line is not None or ev.finding, f"{rule.id}: {ev.text!r}"
 
 
 def test_every_release_between_oldest_and_newest_pack_has_a_pack() -> None:

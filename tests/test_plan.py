@@ -52,7 +52,7 @@ rules:
     message: "--old-flag was removed in 0.28.0."
     fix: {summary: Use --new-flag instead., action: rename, replacement: new_flag, applicability: safe, available_in: 0.26.0}
     docs: {why: gone}
-    evidence: [{kind: unverified, ref: test pack}]
+    evidence: [{kind: unverified, reason: test pack}]
 """
 
 DRIVER_550 = "550.54.15"
@@ -216,7 +216,7 @@ rules:
     message: "The AcmeOldForCausalLM architecture was removed in vLLM 0.27.0."
     fix: {summary: Stay on 0.26.0 for this model.}
     docs: {why: gone}
-    evidence: [{kind: unverified, ref: test pack}]
+    evidence: [{kind: unverified, reason: test pack}]
 """
 
 

@@ -24,7 +24,7 @@ GOOD_RULE = """  - id: ACME-001
     message: m
     fix: {summary: s}
     docs: {why: w}
-    evidence: [{kind: unverified, ref: test}]
+    evidence: [{kind: unverified, reason: test}]
 """
 
 
@@ -117,7 +117,7 @@ def test_a_broken_trusted_pack_still_reports_its_line(tmp_path: Path) -> None:
         ("release: 0.27.0\nrules:\n" + GOOD_RULE.replace("ACME-001", "bad id"), 3, "id"),
         (
             "release: 0.27.0\nrules:\n"
-            + GOOD_RULE.replace("[{kind: unverified, ref: test}]", "[{kind: docs, ref: x}]"),
+            + GOOD_RULE.replace("[{kind: unverified, reason: test}]", "[{kind: docs, url: \"https://docs.vllm.ai\"}]"),
             3,
             "evidence",
         ),

@@ -63,7 +63,11 @@ def test_sarif_is_valid_and_complete(repo_root: Path) -> None:
         "release": "0.27.0",
         "fix_action": "remove_arg",
         "tags": rules["VUC0270-001"]["properties"]["tags"],
+        "evidence": rules["VUC0270-001"]["properties"]["evidence"],
     }
+    evidence = rules["VUC0270-001"]["properties"]["evidence"]
+    assert evidence and all(isinstance(item, str) for item in evidence)
+    assert evidence[0].startswith("vllm-0.26.0 wheel: vllm/engine/arg_utils.py:")
     for res in run["results"]:
         assert run["tool"]["driver"]["rules"][res["ruleIndex"]]["id"] == res["ruleId"]
         assert res["level"] == "error"

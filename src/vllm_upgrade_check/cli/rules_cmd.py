@@ -143,5 +143,5 @@ def _render_rule(rule: Rule, where: str) -> str:
     if fix.available_in:
         out.append(f"The replacement exists since {fix.available_in}: the fix can land before the upgrade.")
     out += ["", "## Evidence"]
-    out += [f"- {e.kind}: {e.ref}" + (f" - {e.detail}" if e.detail else "") for e in rule.evidence]
+    out += [f"- {e.text}" for e in rule.evidence]
     return "\n".join(out)

@@ -103,14 +103,12 @@ def parse_platform_tag(tag: str) -> PlatformTag:
     return PlatformTag(None, None)
 
 
-def _evidence(pack: Pack, detail: str) -> list[dict[str, str]]:
-    return [
-        {
-            "kind": "wheel",
-            "ref": f"vllm-{pack.release} wheel: vllm-{pack.release}.dist-info/METADATA",
-            "detail": detail,
-        }
-    ]
+def _evidence(pack: Pack, finding: str, path: str = "dist-info/METADATA") -> list[dict[str, str]]:
+    """One ``kind: wheel`` item: ``finding`` read from ``path`` of the release wheel (a
+    ``dist-info/`` path is the wheel's own ``vllm-<release>.dist-info/`` directory)."""
+    if path.startswith("dist-info/"):
+        path = f"vllm-{pack.release}.{path}"
+    return [{"kind": "wheel", "release": pack.release, "path": path, "finding": finding}]
 
 
 def _rule(**data: object) -> Rule:
@@ -163,7 +161,7 @@ def derived_rules(pack: Pack, table: DriverTable | None = None, authored: Iterab
                     message=f"The vLLM {release} wheel ({wheel.platform_tag}) needs glibc >= {tag.glibc}.",
                     fix={"summary": f"Run on an OS (or base image) with glibc {tag.glibc} or newer."},
                     docs={"why": f"A {wheel.platform_tag} wheel only installs where glibc >= {tag.glibc}."},
-                    evidence=_evidence(pack, f"platform tag {wheel.platform_tag}"),
+                    evidence=_evidence(pack, f"platform tag {wheel.platform_tag}", "dist-info/WHEEL"),
                     tags=["environment", "generated"],
                 )
             )
@@ -179,7 +177,7 @@ def derived_rules(pack: Pack, table: DriverTable | None = None, authored: Iterab
                         "summary": f"Run on a {tag.machine} host, or build vLLM from source for this architecture."
                     },
                     docs={"why": f"The release wheel's platform tag is {wheel.platform_tag}."},
-                    evidence=_evidence(pack, f"platform tag {wheel.platform_tag}"),
+                    evidence=_evidence(pack, f"platform tag {wheel.platform_tag}", "dist-info/WHEEL"),
                     tags=["environment", "generated"],
                 )
             )
@@ -203,8 +201,8 @@ def derived_rules(pack: Pack, table: DriverTable | None = None, authored: Iterab
                     )
                 },
                 evidence=[
-                    *_evidence(pack, f"compiled extensions link CUDA {wheel.cuda_major}"),
-                    {"kind": "docs", "ref": table.source_url, "detail": table.source},
+                    *_evidence(pack, f"compiled extensions link CUDA {wheel.cuda_major}", "vllm/"),
+                    {"kind": "docs", "url": table.source_url, "finding": table.source},
                 ],
                 tags=["environment", "generated", "gpu"],
             )

@@ -19,12 +19,13 @@ from vllm_upgrade_check.model.pack import (
     Applicability,
     CliFlagMatch,
     Docs,
-    Evidence,
     Fix,
     FixAction,
     MatchKind,
     Rule,
     Severity,
+    UnverifiedEvidence,
+    WheelEvidence,
 )
 
 UNKNOWN_FLAG_ID = "VUC000-001"
@@ -58,10 +59,17 @@ def unknown_flag_rule(fact: Fact, known: KnownArgs) -> Rule:
             instead="vllm serve my-model --max-num-seqs 8",
         ),
         evidence=[
-            Evidence(
+            WheelEvidence(
                 kind="wheel",
-                ref=f"vllm_upgrade_check/{DATA_FILE}: cli_flags and engine_args of the vLLM wheels {span}",
+                release=str(known.newest),
+                path="vllm/",
+                finding=(
+                    f"no such flag or engine arg in any release {span}, "
+                    f"as read into vllm_upgrade_check/{DATA_FILE}"
+                ),
             )
+            if known.newest is not None
+            else UnverifiedEvidence(kind="unverified", reason=f"no known-args data (vllm_upgrade_check/{DATA_FILE})")
         ],
         tags=["unknown-flag"],
     )

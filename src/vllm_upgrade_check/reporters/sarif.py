@@ -41,6 +41,7 @@ def _rule(pack_release: str, notes_url: str, rule: Any) -> dict[str, Any]:
             "release": pack_release,
             "fix_action": rule.fix.action.value,
             "tags": list(rule.tags),
+            "evidence": [e.text for e in rule.evidence],
         },
     }
     if notes_url:

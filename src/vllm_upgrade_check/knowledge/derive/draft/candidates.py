@@ -50,31 +50,36 @@ def _kebab(text: str) -> str:
 
 
 def _where(version: str, ref: SourceRef | None) -> str:
+    """``vllm-X wheel: path:line`` for a summary line (``vllm-X wheel`` without a ref)."""
     if ref is None:
         return f"vllm-{version} wheel"
     return f"vllm-{version} wheel: {ref.path}:{ref.line}"
 
 
+def _wheel_item(version: str, ref: SourceRef | None, finding: str, default_path: str = "vllm/") -> dict:
+    """A ``kind: wheel`` evidence item: ``finding`` read at ``ref`` of the vllm-``version``
+    wheel (``default_path`` when the line is not known; line 0, a binary file, has none)."""
+    item: dict = {"kind": "wheel", "release": version, "path": ref.path if ref else default_path}
+    if ref is not None and ref.line >= 1:
+        item["line"] = ref.line
+    item["finding"] = finding
+    return item
+
+
 def _removed_evidence(diff: SurfaceDiff, what: str, ref: SourceRef) -> list[dict]:
     return [
-        {
-            "kind": "wheel",
-            "ref": _where(diff.old_version, ref),
-            "detail": f"{what} is defined here in vllm-{diff.old_version} and absent in vllm-{diff.new_version} "
+        _wheel_item(
+            diff.old_version,
+            ref,
+            f"{what} is defined here in vllm-{diff.old_version} and absent in vllm-{diff.new_version} "
             "(found by rules derive)",
-        }
+        )
     ]
 
 
 def _deprecation_evidence(diff: SurfaceDiff, rename: Any) -> list[dict]:
     dep = rename.deprecation
-    return [
-        {
-            "kind": "wheel",
-            "ref": _where(diff.old_version, dep.ref),
-            "detail": f"deprecation notice: {dep.message[:300]}",
-        }
-    ]
+    return [_wheel_item(diff.old_version, dep.ref, f"deprecation notice: {dep.message[:300]}")]
 
 
 class _Rules:

@@ -9,7 +9,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
-from vllm_upgrade_check.knowledge.derive.draft.candidates import _Rules, _where
+from vllm_upgrade_check.knowledge.derive.draft.candidates import _Rules, _wheel_item
 from vllm_upgrade_check.knowledge.derive.surface import ReleaseSurface
 
 __all__ = [
@@ -64,20 +64,23 @@ def _dependency_rules(out: _Rules, notes: list[str]) -> None:
                 f"{change.name}: requirement {list(change.new)} has no plain specifier (markers); review by hand"
             )
             continue
+        metadata = f"vllm-{new}.dist-info/METADATA"
         evidence = [
-            {
-                "kind": "wheel",
-                "ref": _where(new, change.new_refs[0] if change.new_refs else None),
-                "detail": f"Requires-Dist: {'; '.join(change.new)}",
-            }
+            _wheel_item(
+                new,
+                change.new_refs[0] if change.new_refs else None,
+                f"Requires-Dist: {'; '.join(change.new)}",
+                metadata,
+            )
         ]
         before = "absent" if change.kind == "added" else "; ".join(change.old)
         evidence.append(
-            {
-                "kind": "wheel",
-                "ref": _where(diff.old_version, change.old_refs[0] if change.old_refs else None),
-                "detail": f"vllm-{diff.old_version} required: {before}",
-            }
+            _wheel_item(
+                diff.old_version,
+                change.old_refs[0] if change.old_refs else None,
+                f"vllm-{diff.old_version} required: {before}",
+                f"vllm-{diff.old_version}.dist-info/METADATA",
+            )
         )
         out.add(
             f"requires-{change.name}",
@@ -108,12 +111,18 @@ def _python_rule(out: _Rules) -> None:
         {"summary": f"Run vLLM {diff.new_version} on a Python inside {spec}."},
         f"pip refuses to install vllm=={diff.new_version} on a Python outside {spec} (was {change.old}).",
         [
-            {
-                "kind": "wheel",
-                "ref": _where(diff.new_version, change.new_ref),
-                "detail": f"Requires-Python: {change.new} (vllm-{diff.old_version}: {change.old}, "
-                f"{_where(diff.old_version, change.old_ref)})",
-            }
+            _wheel_item(
+                diff.new_version,
+                change.new_ref,
+                f"Requires-Python: {change.new}",
+                f"vllm-{diff.new_version}.dist-info/METADATA",
+            ),
+            _wheel_item(
+                diff.old_version,
+                change.old_ref,
+                f"vllm-{diff.old_version} Requires-Python: {change.old}",
+                f"vllm-{diff.old_version}.dist-info/METADATA",
+            ),
         ],
     )
 
