@@ -121,6 +121,15 @@ def link(tokens: Sequence[Token], extents: Sequence[Span | None] | None = None) 
     for i, token in enumerate(tokens):
         before = spans[i - 1] if i > 0 else None
         after = spans[i + 1] if i + 1 < len(spans) else None
+        if extents is None and token.element is None:
+            # A neighbour of whole lines ends where its line does; the separator between it
+            # and a word that shares a line with something else is right after its text
+            # (``a=1,`` / ``    b=2)``: removing b takes ``,`` and the line break, not the
+            # indent before b, which would leave ``)`` alone at the start of the line).
+            if i > 0 and tokens[i - 1].element is not None:
+                before = tokens[i - 1].span
+            if i + 1 < len(tokens) and tokens[i + 1].element is not None:
+                after = tokens[i + 1].span
         out.append(
             replace(
                 token,

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from vllm_upgrade_check.model.facts import Location, Span
 from vllm_upgrade_check.parsing.textpos import own_lines
-from vllm_upgrade_check.parsing.words import Token, link
+from vllm_upgrade_check.parsing.words import Token, link, unlink_at_comments
 from vllm_upgrade_check.sources.scanners.base import SourceFile
 from vllm_upgrade_check.sources.scanners.python.names import const_text, dotted_name
 
@@ -108,11 +108,12 @@ class PythonSource:
     def elements(self, extents: list[Span | None]) -> list[Token]:
         """The elements of one comma-separated list (a call's arguments, a list's items, a
         dict's entries), each written at ``extents``, as linked words: an element alone on
-        its lines is one of whole lines (its comma and comment go with it)."""
+        its lines is one of whole lines (its comma and comment go with it); no link goes
+        across a comment (cutting a neighbour never takes it)."""
         tokens = [
             Token("", 0, 0, span=e, element=None if e is None else self.whole_lines(e)) for e in extents
         ]
-        return link(tokens)
+        return unlink_at_comments(link(tokens), self.lines)
 
     def qualified(self, func: ast.AST) -> str | None:
         """The dotted name ``func`` stands for, its first part read through the file's
