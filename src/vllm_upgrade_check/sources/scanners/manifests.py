@@ -216,27 +216,54 @@ def container_facts(
     expanded first (:func:`k8s_expand`)."""
     image = scalar(image_node)
     hint = None
-    vllm_image = False
+    image_token: Token | None = None
+    version: Span | None = None
     if image and isinstance(image_node, yaml.ScalarNode):
         token = scalar_word(text, image_node)
-        version: Span | None = None
         if scanner == "compose" and "$" in image:
             image, version = compose_interpolated(token)
             token = replace(token, text=image)
-        vllm_image = is_vllm_image(image)
-        if vllm_image:
-            yield image_fact(token, path, scanner, version=version, syntax="yaml")
+        if is_vllm_image(image):
+            image_token = token
             hint = image_hint(image, path, token.line)
     entry = _argv(text, entry_node)
     args = _argv(text, args_node)
     if env is not None:
         entry = [_expanded(item, env) for item in entry]
         args = [_expanded(item, env) for item in args]
+    holder = args_node if args else entry_node
+    facts = list(_run_facts(text, path, scanner, image if image_token else None, image_node, entry, args, holder, hint))
+    if image_token is not None:
+        note = ""
+        if entry and not any(f.kind == FactKind.LAUNCH for f in facts):
+            program = " ".join(i.token.text for i in entry[:2])
+            note = (
+                f"the container runs {program} in place of vLLM's server (its command is replaced): what it "
+                "runs is not checked, so bump the image by hand once it is"
+            )
+        yield image_fact(image_token, path, scanner, version=version, note=note, syntax="yaml")
+    yield from facts
+
+
+def _run_facts(
+    text: str,
+    path: str,
+    scanner: str,
+    vllm_image: str | None,
+    image_node: yaml.Node | None,
+    entry: list[_Item],
+    args: list[_Item],
+    holder: yaml.Node | None,
+    hint: tuple[str, str] | None,
+) -> Iterator[Fact]:
+    """The facts of what a container runs: its entry point and args (``vllm_image``: its
+    vLLM image reference, ``None`` when it runs no vLLM image; ``holder``: the node the
+    words that start the launch are written in)."""
     argv = entry + args
     if not argv:
         if vllm_image and image_node is not None:
             # The image's own entry point runs vLLM's server, with no flags at all.
-            repo, _tag = split_image(image or "")
+            repo, _tag = split_image(vllm_image)
             start = scalar_word(text, image_node) if isinstance(image_node, yaml.ScalarNode) else None
             yield from arg_facts([], path, scanner, entry=f"image {repo}", start=start, hint=hint, syntax="yaml")
         return
@@ -252,7 +279,6 @@ def container_facts(
         yield from facts
         return
     tokens = [i.token for i in argv]
-    holder = args_node if args else entry_node
     if isinstance(holder, yaml.SequenceNode):
         syntax = "yaml"
     elif isinstance(holder, yaml.ScalarNode) and holder.style in ("'", '"', None, ""):
@@ -263,7 +289,7 @@ def container_facts(
     if facts:
         yield from facts
     elif vllm_image and not entry:
-        repo, _tag = split_image(image or "")
+        repo, _tag = split_image(vllm_image)
         yield from arg_facts(
             tokens, path, scanner, entry=f"image {repo}", start=tokens[0], hint=hint, syntax=syntax
         )

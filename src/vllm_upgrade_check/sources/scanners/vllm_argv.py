@@ -296,35 +296,72 @@ def _find_entry(tokens: list[Token]) -> Launch | None:
     return None
 
 
-def _docker_run(tokens: list[Token]) -> Launch | None:
+def _docker_options(tokens: Sequence[Token]) -> tuple[int, list[Token], Token | None] | None:
+    """Read ``docker|podman run [options]``: the index of the word after the options (the
+    image), the ``-e`` values and the ``--entrypoint`` given; ``None`` when it is no ``run``."""
     i = 1
-    if tokens[i].text == "container":
+    if i < len(tokens) and tokens[i].text == "container":
         i += 1
     if i >= len(tokens) or tokens[i].text != "run":
         return None
     i += 1
     env: list[Token] = []
+    entrypoint: Token | None = None
     while i < len(tokens):
         text = tokens[i].text
         if not text.startswith("-") or text == "-":
             break
         option = text.split("=", 1)[0]
         takes_value = option in _DOCKER_VALUE_OPTS and "=" not in text
-        if option in ("-e", "--env"):
-            value = tokens[i + 1] if takes_value and i + 1 < len(tokens) else None
-            if "=" in text:
-                env.append(
-                    Token(text.split("=", 1)[1], tokens[i].line, tokens[i].column, tokens[i].resolved, text)
-                )
-            elif value is not None:
-                env.append(value)
+        given = tokens[i + 1] if takes_value and i + 1 < len(tokens) else None
+        if "=" in text:
+            given = Token(text.split("=", 1)[1], tokens[i].line, tokens[i].column, tokens[i].resolved, text)
+        if option in ("-e", "--env") and given is not None:
+            env.append(given)
+        elif option == "--entrypoint" and given is not None:
+            entrypoint = given
         i += 2 if takes_value else 1
+    return i, env, entrypoint
+
+
+def _docker_run(tokens: list[Token]) -> Launch | None:
+    read = _docker_options(tokens)
+    if read is None:
+        return None
+    i, env, entrypoint = read
     if i >= len(tokens) or not is_vllm_image(tokens[i].text):
         return None
     image = tokens[i]
+    if entrypoint is not None:
+        # --entrypoint replaces the image's `vllm serve`: the words after the image are the
+        # arguments of that program, a vLLM launch only when it is one (`--entrypoint vllm
+        # IMAGE serve M`, `--entrypoint python3 IMAGE -m vllm.entrypoints.openai.api_server`).
+        inner = _find_entry([entrypoint, *tokens[i + 1 :]]) if entrypoint.text.strip() else None
+        if inner is None or inner.image is not None:
+            return None
+        return replace(inner, image=image, env=tuple(env) + inner.env)
     return Launch(
         f"image {split_image(image.text)[0]}", tuple(tokens[i + 1 :]), tokens[0], image=image, env=tuple(env)
     )
+
+
+def other_program_image(argv: Sequence[Token]) -> tuple[Token, str] | None:
+    """``(image token, program)`` of ``docker|podman run --entrypoint PROGRAM IMAGE ...`` when
+    IMAGE is a vLLM image and PROGRAM runs no vLLM launch (a benchmark script, a shell):
+    the image is the deployment's vLLM version, but what runs in it is not checked."""
+    tokens, _env = strip_wrappers(list(argv))
+    if not tokens or tokens[0].text.rsplit("/", 1)[-1] not in ("docker", "podman", "nerdctl"):
+        return None
+    read = _docker_options(tokens)
+    if read is None:
+        return None
+    i, _, entrypoint = read
+    if entrypoint is None or i >= len(tokens) or not is_vllm_image(tokens[i].text):
+        return None
+    if _docker_run(tokens) is not None:
+        return None
+    program = " ".join(t.text for t in [entrypoint, *tokens[i + 1 : i + 2]])
+    return tokens[i], program
 
 
 
