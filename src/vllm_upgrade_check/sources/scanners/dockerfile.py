@@ -240,7 +240,8 @@ class DockerfileScanner(Scanner):
         stage = -1
         base_is_vllm = False
         hint: tuple[str, str] | None = None
-        entrypoint_set = False
+        run = _Stage()  # the entry point and command of the stage being read
+        stages: dict[str, _Stage] = {}  # stages by name, for FROM <stage>
         variables: dict[str, list[Token]] = {}
         global_args = _defaults(structure, "ARG", before_from=True)
         text = source.text
@@ -256,29 +257,43 @@ class DockerfileScanner(Scanner):
             body_offset = keyword_len
             locate = offset_locator(body, line, body_offset)
             if instruction == "FROM":
+                yield from run.launches(path, self.name)
                 stage += 1
                 # FROM [--platform=...] image [AS name]: the image is the first word not a flag.
                 from_words = [w for w in item["value"].split() if not w.startswith("--")]
                 if not from_words:  # a bare FROM: nothing to read, never a crash
-                    base_is_vllm, entrypoint_set, hint = False, False, None
+                    base_is_vllm, hint, run = False, None, _Stage()
                     continue
                 written = from_words[0]
+                named = from_words[2].lower() if len(from_words) >= 3 and from_words[1].lower() == "as" else None
+                parent = stages.get(written.lower())
+                if parent is not None:
+                    # FROM an earlier stage: its image, entry point and command carry over.
+                    run = parent.child()
+                    base_is_vllm, hint = parent.vllm_image, parent.hint
+                    if named:
+                        stages[named] = run
+                    continue
+                run = _Stage()
+                if named:
+                    stages[named] = run
                 reference = parents[stage] if stage < len(parents) else written
                 if "$" in written:
                     plain = {k: (v.text if v is not None else None) for k, v in global_args.items()}
                     reference = expand_from(written, plain) or reference
                 token = _word_at(content, written, keyword_len - 1, line, reference)
                 base_is_vllm = is_vllm_image(reference)
-                entrypoint_set = False
+                run.vllm_image = base_is_vllm
                 if base_is_vllm:
                     if "$" in written:
                         version, note = from_version(
                             text, replace(token, text=written), reference, global_args, vllm_lines
                         )
-                        yield image_fact(token, path, self.name, version=version, note=note or "")
+                        run.image = image_fact(token, path, self.name, version=version, note=note or "")
                     else:
-                        yield image_fact(token, path, self.name)
+                        run.image = image_fact(token, path, self.name)
                     hint = image_hint(reference, path, line)
+                run.hint = hint
                 continue
             if instruction in ("ARG", "ENV"):
                 # Their values are the variables later RUN and CMD lines expand.
@@ -296,26 +311,13 @@ class DockerfileScanner(Scanner):
             value = item["value"].strip()
             words = _json_array(value)
             if words is not None:
-                argv = _exec_tokens(content, words, line, lines)
-                launched = argv_facts(argv, path, self.name, hint, syntax="json")
-                if launched:
-                    yield from launched
-                elif instruction == "CMD" and base_is_vllm and not entrypoint_set:
-                    yield from arg_facts(
-                        argv,
-                        path,
-                        self.name,
-                        start=argv[0] if argv else None,
-                        entry="image vllm",
-                        hint=hint,
-                        syntax="json",
-                    )
+                run.set(instruction, _exec_tokens(content, words, line, lines))
             else:
                 facts, script = shell_facts(body, path, self.name, locate, variables, hint)
                 yield from facts
                 yield from _partly_read(script, body, path, instruction)
-            if instruction == "ENTRYPOINT":
-                entrypoint_set = True
+                run.set(instruction, None, launched=any(f.kind == FactKind.LAUNCH for f in facts))
+        yield from run.launches(path, self.name)
 
     def _env(self, body: str, path: str, line: int, offset: int) -> Iterator[Fact]:
         words = body.split()
@@ -350,6 +352,86 @@ def _vllm_from_lines(
         if is_vllm_image(reference):
             lines.update(range(int(item["startline"]) + 1, int(item["endline"]) + 2))
     return frozenset(lines)
+
+
+class _Stage:
+    """The entry point and command of one Dockerfile stage, read as Docker runs them: the
+    container runs ``ENTRYPOINT`` + ``CMD`` (exec forms; the last of each counts), a
+    shell-form ``ENTRYPOINT`` ignores ``CMD``, and a stage ``FROM`` an earlier one inherits
+    both. Launches are told once the stage is read whole, the order of the two instructions
+    being free."""
+
+    def __init__(self) -> None:
+        self.vllm_image = False
+        self.hint: tuple[str, str] | None = None
+        self.entry: list[Token] | None = None  # exec-form ENTRYPOINT words
+        self.entry_shell = False  # a shell-form ENTRYPOINT (read where it stands)
+        self.cmd: list[Token] | None = None  # exec-form CMD words
+        self.own_entry = False  # the stage sets its entry point itself
+        self.own_cmd = False
+        self.entry_launches = True  # the entry point runs vLLM (the image's own one does)
+        self.image: Fact | None = None  # the stage's vLLM base image, told with its launches
+
+    def child(self) -> _Stage:
+        """The state a stage ``FROM`` this one starts with."""
+        out = _Stage()
+        out.vllm_image, out.hint = self.vllm_image, self.hint
+        out.entry, out.entry_shell, out.cmd = self.entry, self.entry_shell, self.cmd
+        return out
+
+    def set(self, instruction: str, words: list[Token] | None, launched: bool = False) -> None:
+        """Record an ``ENTRYPOINT`` or ``CMD`` (``words`` of its exec form, ``None`` for the
+        shell form, which is read where it stands; ``launched``: whether that shell form ran
+        vLLM). Setting the entry point drops an inherited command, as Docker does."""
+        if instruction == "ENTRYPOINT":
+            self.entry, self.entry_shell, self.own_entry = words, words is None, True
+            self.entry_launches = launched
+            if not self.own_cmd:
+                self.cmd = None
+        else:
+            self.cmd, self.own_cmd = words, True
+
+    def launches(self, path: str, scanner: str) -> Iterator[Fact]:
+        """The stage's vLLM base image and the facts of what its container runs."""
+        facts = list(self._run(path, scanner))
+        if self.image is not None:
+            image = self.image
+            if self.own_entry and not self.entry_launches and not any(f.kind == FactKind.LAUNCH for f in facts):
+                program = " ".join(t.text for t in (self.entry or [])[:2]) or "its own ENTRYPOINT"
+                note = (
+                    f"the container runs {program} in place of vLLM's server (ENTRYPOINT): what it runs "
+                    "is not checked, so bump the image by hand once it is"
+                )
+                spans = image.spans or Spans()
+                image = replace(image, spans=replace(spans, note=spans.note or note))  # a digest's note stays
+            yield image
+        yield from facts
+
+    def _run(self, path: str, scanner: str) -> Iterator[Fact]:
+        if not (self.own_entry or self.own_cmd) or self.entry_shell:
+            return
+        if self.entry is not None:
+            argv = [*self.entry, *(self.cmd or [])]
+            launched = argv_facts(argv, path, scanner, self.hint, syntax="json")
+            self.entry_launches = any(f.kind == FactKind.LAUNCH for f in launched)
+            yield from launched
+            return
+        if self.cmd is None:
+            return
+        launched = argv_facts(self.cmd, path, scanner, self.hint, syntax="json")
+        if launched:
+            yield from launched
+        elif self.vllm_image:
+            # The image's entry point is vLLM's OpenAI server: the command is its flags.
+            yield from arg_facts(
+                self.cmd,
+                path,
+                scanner,
+                start=self.cmd[0] if self.cmd else None,
+                entry="image vllm",
+                hint=self.hint,
+                syntax="json",
+            )
 
 
 def _partly_read(script: ShellScript, body: str, path: str, instruction: str) -> Iterator[Skipped]:
