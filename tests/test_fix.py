@@ -608,3 +608,15 @@ def test_positions_left_for_a_person_are_those_of_the_file_on_disk(tmp_path: Pat
     _code, out = _fix(*args)
     assert (tmp_path / "s.sh").read_text() == 'vllm serve m --guided-decoding-backend "$B" --port 1\n'
     assert "s.sh:1:14: VUC0120-001" in out, out  # written: where it is in the fixed file
+
+
+def test_a_block_list_left_empty_is_written_as_an_empty_list_with_the_files_newlines(tmp_path: Path) -> None:
+    text = (
+        "apiVersion: v1\r\nkind: Pod\r\nmetadata: {name: p}\r\nspec:\r\n  containers:\r\n  - name: v\r\n"
+        "    image: vllm/vllm-openai:v0.26.0\r\n    args:\r\n    - --max-num-partial-prefills=2\r\n"
+    )
+    (tmp_path / "pod.yaml").write_bytes(text.encode())
+    code, out = _fix(str(tmp_path), "--from", "0.26.0", "--to", "0.28.0")
+    fixed = (tmp_path / "pod.yaml").read_bytes().decode()
+    assert code == 0, out
+    assert fixed.endswith("    args:\r\n      []\r\n") and "\n" not in fixed.replace("\r\n", ""), fixed

@@ -65,6 +65,8 @@ def edits_of(planned: Planned, text: str, path: str, rule_id: str, line: int, gr
                 where = f"inside the {quote} quotes there" if quote else "there as it is written"
                 raise CannotFix(f"{at}{new!r} cannot be written {where}; write it by hand")
             new = rendered
+        if "\n" in new and "\r\n" in old and "\r\n" not in new:
+            new = new.replace("\n", "\r\n")  # the scanners read lines without their \r
         if new == old:
             continue
         out.append(Edit(path, start, end, old, new, rule_id, planned.description, line, group))

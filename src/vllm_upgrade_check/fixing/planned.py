@@ -174,7 +174,7 @@ def _remove(finding: Finding) -> Planned:
     if not spans.sure and applicability == Applicability.SAFE:
         applicability = Applicability.UNSAFE  # which words the flag owns was a guess
     expect = fact.raw if fact.origin in ("cli", "config") else fact.name
-    change = Change(spans.cut, "", inside=spans.name)
+    change = Change(spans.cut, spans.emptied, inside=spans.name)  # `[]` for a list left with nothing
     checks = (Change(spans.name, spans_name_text(fact), expect=expect),) if spans.name else ()
     return Planned((change, *checks), True, (), describe(fact, fix.action, ""), applicability)
 

@@ -157,6 +157,9 @@ class Spans:
             with it (a requirement in a shell line: ``'torch>=2.13'``, not ``torch'>=2.13'``).
         sure: ``False`` when the scanner had to guess what the fact owns (a flag whose arity
             no release states took the next word): a removal is then an unsafe fix.
+        emptied: what to write over ``cut`` instead of nothing when the cut takes every
+            element of a list whose absence means something else (a YAML block list left
+            with no item reads as null, the image's default command: ``[]`` keeps it empty).
     """
 
     name: Span | None = None
@@ -167,6 +170,7 @@ class Spans:
     note: str = ""
     sure: bool = True
     word: Span | None = None
+    emptied: str = ""
 
     def to_row(self) -> list[Any]:
         """The spans as one flat JSON-ready list (see :meth:`from_row`)."""
@@ -179,6 +183,7 @@ class Spans:
             self.note,
             self.sure,
             None if self.word is None else self.word.to_row(),
+            self.emptied,
         ]
 
     @staticmethod
@@ -188,10 +193,10 @@ class Spans:
         Raises:
             ValueError: a row of the wrong shape.
         """
-        if len(row) != 8:
-            raise ValueError("a spans row has 8 values")
+        if len(row) != 9:
+            raise ValueError("a spans row has 9 values")
         spans = [None if r is None else Span(*r) for r in (*row[:4], row[7])]
-        return Spans(spans[0], spans[1], spans[2], spans[3], row[4], row[5], row[6], spans[4])
+        return Spans(spans[0], spans[1], spans[2], spans[3], row[4], row[5], row[6], spans[4], row[8])
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,6 +45,9 @@ class Token:
         next_start: where the element after it starts (``None``: it is the last).
         line_start: the start of its line, when only blanks stand before it there (a flow
             list written one element group per line).
+        whole: the cut that takes every element of its list, where a list left with none
+            must be written as ``empty`` (a YAML block list), else ``None``.
+        empty: what the list is written as when no element is left (``[]``, indented).
         line_end: the start of the next line, when after it only a comma, blanks and a
             comment stand on its line.
     """
@@ -60,6 +63,8 @@ class Token:
     next_start: Point | None = None
     line_start: Point | None = None
     line_end: Point | None = None
+    whole: Span | None = None
+    empty: str = ""
 
     @property
     def start(self) -> Point:

@@ -260,7 +260,16 @@ def sequence_words(text: str, node: yaml.Node | None) -> list[Token]:
             continue
         element = own_lines(lines, word.span.start, word.span.end, _ITEM_HEAD)
         runs[-1].append(replace(word, element=element))
-    return [token for run in runs for token in unlink_at_comments(link(run), lines)]
+    tokens = [token for run in runs for token in unlink_at_comments(link(run), lines)]
+    if not node.flow_style and len(runs) == 1 and tokens and all(t.element is not None for t in tokens):
+        # A block list that loses every item reads as null (for a container: the image's
+        # default command, not none): such a cut writes an empty flow list in its place.
+        first, last = tokens[0].element, tokens[-1].element
+        assert first is not None and last is not None
+        indent = lines[first.line - 1][: len(lines[first.line - 1]) - len(lines[first.line - 1].lstrip())]
+        whole = Span.between(first.start, last.end)
+        tokens = [replace(t, whole=whole, empty=f"{indent}  []\n") for t in tokens]  # deeper than its key
+    return tokens
 
 
 _FLOW_TAIL = re.compile(r"[ \t]*,?[ \t]*(#.*)?")

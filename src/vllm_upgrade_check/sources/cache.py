@@ -45,7 +45,7 @@ from vllm_upgrade_check.sources.scanners.base import Conditional, FileReference
 CACHE_ENV = "VLLM_UPGRADE_CHECK_CACHE_DIR"
 """Environment variable naming the cache directory (overrides the platform default)."""
 
-FORMAT = 3
+FORMAT = 4
 """Version of the cache file layout; bumped when it changes."""
 
 
@@ -201,7 +201,7 @@ def _fact_in(row: Any) -> Fact:
 
 def _check_spans(row: list[Any]) -> None:
     """A spans row (:meth:`~vllm_upgrade_check.model.facts.Spans.to_row`), every type checked."""
-    if len(row) != 8 or type(row[4]) is not str or type(row[5]) is not str or type(row[6]) is not bool:
+    if len(row) != 9 or type(row[4]) is not str or type(row[5]) is not str or type(row[6]) is not bool or type(row[8]) is not str:
         raise _bad("a fact's spans")
     for span in (*row[:4], row[7]):
         if span is not None and (

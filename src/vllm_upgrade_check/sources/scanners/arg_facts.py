@@ -103,13 +103,15 @@ def arg_spans(token: Token, flag: str, inline: bool, owned: Sequence[Token], syn
     else:
         value = None
     word = (sub_span(token, 0, len(token.text)) or inside_quotes(token)) if inline else None
+    taken = cut([token, *owned])
     return Spans(
         name=sub_span(token, 0, len(flag)),
         value=value,
-        cut=cut([token, *owned]),
+        cut=taken,
         syntax=syntax,
         sure=sure,
         word=word,
+        emptied=token.empty if taken is not None and taken == token.whole else "",
     )
 
 

@@ -24,6 +24,7 @@ from dataclasses import replace
 
 import yaml
 
+from vllm_upgrade_check.knowledge.known_args import known_args
 from vllm_upgrade_check.knowledge.versions import tag_version_span
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
 from vllm_upgrade_check.parsing.words import Token, sub_span
@@ -216,6 +217,8 @@ def values_facts(text: str, doc: yaml.Node, path: str) -> Iterator[Fact]:
     spec_ids = {id(s) for s in specs}
     for spec in specs:
         yield from model_spec_facts(text, spec, path)
+    read: set[int] = set()  # the lists read as a vLLM image's args
+    hints: list[tuple[str, str] | None] = []
     for mapping in _mappings(doc):
         if id(mapping) in spec_ids:
             continue
@@ -223,12 +226,41 @@ def values_facts(text: str, doc: yaml.Node, path: str) -> Iterator[Fact]:
         if not vllm or (get(mapping, "image") is None and mapping is not doc and _is_image_holder(mapping)):
             continue
         yield from images
+        hints.append(hint)
         for key in ("args", "extraArgs"):
-            tokens = sequence_words(text, get(mapping, key))
+            node = get(mapping, key)
+            tokens = sequence_words(text, node)
             if tokens:
+                read.add(id(node))
                 yield from arg_facts(tokens, path, "helm", positional_model=False, hint=hint, syntax="yaml")
         for key in ("env", "extraEnv"):
             yield from env_facts(text, get(mapping, key), path, "helm")
+    if len(hints) == 1 and not specs:
+        yield from _flag_lists(text, doc, path, read, hints[0])
+
+
+def _flag_lists(
+    text: str, doc: yaml.Node, path: str, read: set[int], hint: tuple[str, str] | None
+) -> Iterator[Fact]:
+    """Lists of vLLM flags elsewhere in a values file that runs one vLLM image: a chart's
+    templates pass them to the container (``args: {{ toYaml .Values.server.args }}``, the
+    shape ``helm create`` charts grow), so they are that image's flags even when they do not
+    stand beside it. A list counts when its first item is a flag some vLLM release knows."""
+    known = known_args()
+    for mapping in _mappings(doc):
+        for _key, _key_node, value in mapping_items(mapping):
+            if not isinstance(value, yaml.SequenceNode) or id(value) in read:
+                continue
+            first = scalar(items(value)[0]) if items(value) else None
+            if not first or not first.startswith("--"):
+                continue
+            name, _aliases = normalise_flag(first.split("=", 1)[0])
+            if not known.is_known(name):
+                continue
+            read.add(id(value))
+            tokens = sequence_words(text, value)
+            if tokens:
+                yield from arg_facts(tokens, path, "helm", positional_model=False, hint=hint, syntax="yaml")
 
 
 def _is_image_holder(mapping: yaml.Node) -> bool:
