@@ -111,7 +111,16 @@ def _argv(text: str, node: yaml.Node | None) -> list[_Item]:
         return []
     move = scalar_relocator(text, node)
     script = parse_shell(value)
-    return [_Item(move(t), node) for c in script.commands for t in c.argv]
+    out = [_Item(move(t), node) for c in script.commands for t in c.argv]
+    spans = [i.token.span for i in out]
+    if isinstance(node, yaml.ScalarNode) and not node.style and out and all(spans) and len(script.commands) == 1:
+        # A plain scalar left with no word reads as null (the image's default command):
+        # a cut of every word writes an empty list in its place.
+        first, last = spans[0], spans[-1]
+        assert first is not None and last is not None
+        whole = Span.between(first.start, last.end)
+        out = [_Item(replace(i.token, whole=whole, empty="[]"), i.node) for i in out]
+    return out
 
 
 _K8S_REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
