@@ -620,3 +620,13 @@ def test_a_block_list_left_empty_is_written_as_an_empty_list_with_the_files_newl
     fixed = (tmp_path / "pod.yaml").read_bytes().decode()
     assert code == 0, out
     assert fixed.endswith("    args:\r\n      []\r\n") and "\n" not in fixed.replace("\r\n", ""), fixed
+
+
+@pytest.mark.parametrize(("bom", "encoding"), [(b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")])
+def test_utf16_files_are_read_and_fixed_in_their_encoding(bom: bytes, encoding: str, tmp_path: Path) -> None:
+    (tmp_path / "serve.sh").write_bytes(bom + "vllm serve m --max-num-partial-prefills 2\r\n".encode(encoding))
+    scanned = runner.invoke(app, ["scan", str(tmp_path), "--from", "0.26.0", "--to", "0.28.0", "-f", "json"])
+    assert [f["rule_id"] for f in json.loads(scanned.stdout)["findings"]] == ["VUC0270-001"]
+    code, out = _fix(str(tmp_path), "--from", "0.26.0", "--to", "0.28.0")
+    assert code == 0, out
+    assert (tmp_path / "serve.sh").read_bytes() == bom + "vllm serve m\r\n".encode(encoding)

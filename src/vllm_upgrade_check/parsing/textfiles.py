@@ -29,16 +29,38 @@ class FileText:
 
     def encode(self, text: str) -> bytes:
         """``text`` as this file's bytes (same encoding, BOM kept)."""
-        return (b"\xef\xbb\xbf" if self.bom else b"") + text.encode(self.encoding)
+        return (_BOMS[self.encoding] if self.bom else b"") + text.encode(self.encoding)
+
+
+_BOMS = {"utf-8": b"\xef\xbb\xbf", "utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff", "latin-1": b""}
+"""The byte order mark of each encoding a file is read in."""
 
 
 def decode(path: Path, data: bytes) -> FileText:
-    """``data`` read from ``path``, decoded as :func:`read_text` does."""
-    bom = data.startswith(b"\xef\xbb\xbf")
+    """``data`` read from ``path``: UTF-16 when it starts with a UTF-16 byte order mark (what
+    Windows tools write), else UTF-8 (a BOM remembered), else Latin-1; newlines as written.
+
+    Raises:
+        UnicodeDecodeError: UTF-16 text that does not decode.
+    """
+    for encoding in ("utf-16-le", "utf-16-be", "utf-8"):
+        if data.startswith(_BOMS[encoding]):
+            body = data[len(_BOMS[encoding]) :]
+            if encoding != "utf-8":
+                return FileText(path, body.decode(encoding), encoding, True)
+            try:
+                return FileText(path, body.decode("utf-8"), "utf-8", True)
+            except UnicodeDecodeError:
+                break
     try:
-        return FileText(path, data[3 if bom else 0 :].decode("utf-8"), "utf-8", bom)
+        return FileText(path, data.decode("utf-8"), "utf-8", False)
     except UnicodeDecodeError:
         return FileText(path, data.decode("latin-1"), "latin-1", False)
+
+
+def has_text_bom(data: bytes) -> bool:
+    """Whether ``data`` starts with a UTF-16 byte order mark (text, although it holds NULs)."""
+    return data.startswith((_BOMS["utf-16-le"], _BOMS["utf-16-be"]))
 
 
 def read_text(path: Path, overlay: Mapping[str, bytes] | None = None) -> FileText:

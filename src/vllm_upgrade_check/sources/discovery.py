@@ -21,6 +21,7 @@ from pathlib import Path
 import pathspec
 
 from vllm_upgrade_check.model.facts import Skipped
+from vllm_upgrade_check.parsing.textfiles import decode, has_text_bom
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 
 SKIP_DIRS = frozenset(
@@ -237,11 +238,14 @@ def walk(
         stack.extend(reversed(subdirs))
 
 
-def _decode(data: bytes) -> str:
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = data.decode("latin-1")
+def _decode(path: str | Path, data: bytes) -> str:
+    """The text the scanners read: decoded as ``fix`` decodes it (:func:`.textfiles.decode`),
+    without a BOM, CRLF made LF.
+
+    Raises:
+        UnicodeDecodeError: UTF-16 text that does not decode.
+    """
+    text = decode(Path(path), data).text
     return text.replace("\r\n", "\n") if "\r" in text else text
 
 
@@ -297,9 +301,12 @@ def read_source(
         data = read_bytes(path) if pending is None else pending
     except OSError as exc:
         return Skipped(relpath, f"cannot read: {exc.strerror or exc}", configures_vllm=bool(by_name))
-    if b"\x00" in data[:BINARY_PROBE_BYTES]:
+    if b"\x00" in data[:BINARY_PROBE_BYTES] and not has_text_bom(data):
         return Skipped(relpath, "binary file") if by_name else None
-    source = SourceFile(relpath, _decode(data))
+    try:
+        source = SourceFile(relpath, _decode(path, data))
+    except UnicodeDecodeError as exc:
+        return Skipped(relpath, f"not UTF-16 text, although it starts as such: {exc.reason}", configures_vllm=bool(by_name))
     if by_name is None and scanners is not None and not any(s.accepts(source) for s in scanners):
         return None
     return source
@@ -311,9 +318,12 @@ def _head_accepted(path: str | Path, relpath: str, scanners: Sequence[Scanner]) 
             head = handle.read(HEAD_BYTES)
     except OSError:
         return False
-    if b"\x00" in head:
+    if b"\x00" in head and not has_text_bom(head):
         return False
-    source = SourceFile(relpath, _decode(head))
+    try:
+        source = SourceFile(relpath, _decode(path, head))
+    except UnicodeDecodeError:  # the head may cut a UTF-16 pair: the file is read whole then
+        return True
     return any(s.accepts(source) for s in scanners)
 
 
