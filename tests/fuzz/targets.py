@@ -15,7 +15,7 @@ from vllm_upgrade_check.model.facts import Fact, Skipped
 from vllm_upgrade_check.model.pack import Pack
 from vllm_upgrade_check.parsing.shell import Token, parse_shell
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, compose_documents, to_python
-from vllm_upgrade_check.sources.discovery import _decode
+from vllm_upgrade_check.sources.discovery import _decode as _scan_decode
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, normalise_flag
 from vllm_upgrade_check.sources.scanners.base import Conditional, FileReference, Reference, SourceFile
 from vllm_upgrade_check.sources.scanners.dockerfile import DockerfileScanner
@@ -24,6 +24,15 @@ from vllm_upgrade_check.sources.scanners.monitoring import MonitoringScanner
 from vllm_upgrade_check.sources.scanners.requirements import RequirementsScanner
 from vllm_upgrade_check.sources.scanners.shell import ShellScanner
 from vllm_upgrade_check.sources.scanners.vllm_argv import find_launch
+
+
+def _decode(data: bytes) -> str:
+    """The text a scan reads from ``data`` (bytes that start as UTF-16 but do not decode are
+    skipped by the scan; here they are read as Latin-1, so that the scanners still get them)."""
+    try:
+        return _scan_decode(data)
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
 
 
 def _check(items: Iterable[object]) -> None:

@@ -238,7 +238,7 @@ def walk(
         stack.extend(reversed(subdirs))
 
 
-def _decode(path: str | Path, data: bytes) -> str:
+def _decode(data: bytes, path: str | Path = ".") -> str:
     """The text the scanners read: decoded as ``fix`` decodes it (:func:`.textfiles.decode`),
     without a BOM, CRLF made LF.
 
@@ -304,7 +304,7 @@ def read_source(
     if b"\x00" in data[:BINARY_PROBE_BYTES] and not has_text_bom(data):
         return Skipped(relpath, "binary file") if by_name else None
     try:
-        source = SourceFile(relpath, _decode(path, data))
+        source = SourceFile(relpath, _decode(data, path))
     except UnicodeDecodeError as exc:
         return Skipped(relpath, f"not UTF-16 text, although it starts as such: {exc.reason}", configures_vllm=bool(by_name))
     if by_name is None and scanners is not None and not any(s.accepts(source) for s in scanners):
@@ -321,7 +321,7 @@ def _head_accepted(path: str | Path, relpath: str, scanners: Sequence[Scanner]) 
     if b"\x00" in head and not has_text_bom(head):
         return False
     try:
-        source = SourceFile(relpath, _decode(path, head))
+        source = SourceFile(relpath, _decode(head, path))
     except UnicodeDecodeError:  # the head may cut a UTF-16 pair: the file is read whole then
         return True
     return any(s.accepts(source) for s in scanners)
