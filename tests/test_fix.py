@@ -478,12 +478,12 @@ def test_bump_edits_the_version_where_it_is_written(tmp_path: Path, written: str
     [
         (
             "ARG V=0.26.0\nFROM vllm/vllm-openai:v${V} AS engine\nFROM myorg/tools:${V}\nRUN pip install mylib==${V}\n",
-            "ARG V is also used for something else",
+            "ARG V is also expanded on lines 3, 4 for something else",
         ),
         ("ARG PATCH=0\nFROM vllm/vllm-openai:v0.26.${PATCH}\n", "split across ARGs"),
         (
             "ARG V=0.26.0\nFROM vllm/vllm-openai:v${V}\nARG V\nRUN echo ${V:-none} > /v\nLABEL v=\"${V%.*}\"\n",
-            "ARG V is also used for something else",
+            "ARG V is also expanded on lines 4, 5 for something else",
         ),
         ("ARG VLLM_VERSION\nFROM vllm/vllm-openai:v${VLLM_VERSION:?set it}\n", None),
         (
@@ -630,3 +630,9 @@ def test_utf16_files_are_read_and_fixed_in_their_encoding(bom: bytes, encoding: 
     code, out = _fix(str(tmp_path), "--from", "0.26.0", "--to", "0.28.0")
     assert code == 0, out
     assert (tmp_path / "serve.sh").read_bytes() == bom + "vllm serve m\r\n".encode(encoding)
+
+
+def test_words_inside_a_substitution_of_the_launch_are_not_read_by_another_program(tmp_path: Path) -> None:
+    (tmp_path / "s.sh").write_text("vllm serve m --max-num-partial-prefills $(cat n.txt) --port 1\n")
+    code, out = _fix(str(tmp_path), "--from", "0.26.0", "--to", "0.28.0")
+    assert (tmp_path / "s.sh").read_text() == "vllm serve m --port 1\n", out

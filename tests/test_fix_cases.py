@@ -103,7 +103,7 @@ def test_an_arg_every_use_of_which_is_the_vllm_version_is_bumped(tmp_path: Path)
     assert _text(tmp_path, "Dockerfile") == docker.replace("0.26.0", "0.28.0")
     other = "ARG V=0.26.0\nFROM vllm/vllm-openai:v${V}\nRUN echo ${V} > /version\n"
     code, out = _run(tmp_path, {"Dockerfile": other}, "--to 0.28.0")
-    assert _text(tmp_path, "Dockerfile") == other and "also used for something else" in out
+    assert _text(tmp_path, "Dockerfile") == other and "is also expanded on line 3 for something else" in out
 
 
 def test_an_anchor_several_services_merge_is_bumped_once(tmp_path: Path) -> None:

@@ -97,13 +97,14 @@ def _exec_tokens(content: str, words: list[str], first_line: int, file_lines: Se
 _VERSION_TEXT = re.compile(r"\d+(?:\.\d+)+(?:(?:a|b|rc|\.post|\.dev)\d+)?")
 
 
-def arg_uses(text: str, name: str, vllm_lines: frozenset[int] = frozenset()) -> int:
-    """Expansions of ``name`` in ``text`` (``$V``, ``${V}``, ``${V:-x}``, ``${V%.*}``, ...)
-    other than as the vLLM version itself (``vllm/vllm-openai:v${V}``, ``vllm==${V}``, the
-    image of a ``FROM`` line on one of ``vllm_lines`` that reads as a vLLM image: a bump moves
-    those together), comment lines left out."""
+def arg_uses(text: str, name: str, vllm_lines: frozenset[int] = frozenset()) -> list[int]:
+    """The lines (1-based, once per expansion) that expand ``name`` in ``text`` (``$V``,
+    ``${V}``, ``${V:-x}``, ``${V%.*}``, ...) other than as the vLLM version itself
+    (``vllm/vllm-openai:v${V}``, ``vllm==${V}``, the image of a ``FROM`` line on one of
+    ``vllm_lines`` that reads as a vLLM image: a bump moves those together), comment lines
+    left out."""
     use = re.compile(rf"\$\{{?{re.escape(name)}(?![A-Za-z0-9_])")
-    count = 0
+    out: list[int] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if line.lstrip().startswith("#") or number in vllm_lines:
             continue
@@ -112,8 +113,17 @@ def arg_uses(text: str, name: str, vllm_lines: frozenset[int] = frozenset()) -> 
             word = re.split(r"[\s\"']", head)[-1]  # the start of the word the expansion is in
             if word.endswith(("vllm==", "vllm===")) or _vllm_tag_prefix(word):
                 continue
-            count += 1
-    return count
+            out.append(number)
+    return out
+
+
+def other_uses(name: str, lines: list[int]) -> str:
+    """Why a variable ``name`` that other ``lines`` expand is not bumped."""
+    where = ", ".join(str(n) for n in dict.fromkeys(lines))
+    return (
+        f"{name} is also expanded on line{'s' if len(set(lines)) > 1 else ''} {where} for something "
+        "else; bumping it would change that too: set the vLLM version by hand"
+    )
 
 
 def _vllm_tag_prefix(prefix: str) -> bool:
@@ -182,8 +192,8 @@ def from_version(
         return None, "the tag names no version"
     for offset, piece, span, name in parts:
         if offset <= version.start() and version.end() <= offset + len(piece):
-            if name is not None and (uses := arg_uses(text, name, vllm_lines)) > 0:
-                return None, f"ARG {name} is also used for something else ({uses} time(s)); bumping it would change that too"
+            if name is not None and (uses := arg_uses(text, name, vllm_lines)):
+                return None, "ARG " + other_uses(name, uses)
             if span is None:
                 return None, "the version is not written as plain text; set it by hand"
             begin = span.column + version.start() - offset
@@ -495,8 +505,8 @@ def _with_pin_spans(
                 uses = arg_uses(text, name, vllm_lines)
                 span = sub_span(words[0], 0, len(pinned))
                 note = (
-                    f"{name} is also used for something else ({uses} time(s)); bumping it would change that too"
-                    if uses > 0
+                    other_uses(name, uses)
+                    if uses
                     else ("" if span is not None else "the version is not written as plain text; set it by hand")
                 )
                 spans = replace(fact.spans or Spans(), version=None if note else span, note=note)

@@ -80,6 +80,7 @@ def shell_facts(
             where = move(Token(assignment.name, assignment.line, assignment.column))
             facts.append(env_fact(assignment.name, assignment.value, path, where.line, where.column, scanner))
     others: list[tuple[Span, str]] = []  # words other programs read too, with who reads them
+    holders: list[Span] = []  # words holding $(...): the commands inside are part of them
     for command in script.commands:
         argv = [move(t) for t in command.argv]
         prefix = [move(Token(a.name, a.line, a.column, True, f"{a.name}={a.value}")) for a in command.prefix]
@@ -90,8 +91,17 @@ def shell_facts(
             who = f"{argv[0].text} (line {command.line})"
             # a word holding $(...) runs its own commands: those are not this command's words
             others.extend((t.span, who) for t in argv if t.span is not None and not _substitutes(t))
+        holders.extend(t.span for t in argv if t.span is not None and _substitutes(t))
         facts.extend(found)
+    # `--chat-template $(cat tpl)`: cat's words are inside the launch's word; removing that
+    # word removes the cat call with it, so cat reads nothing a fix would change.
+    others = [(span, who) for span, who in others if not any(_within(span, h) for h in holders)]
     return shared_words(facts, others), script
+
+
+def _within(span: Span, holder: Span) -> bool:
+    """Whether ``span`` lies inside ``holder``."""
+    return holder.start <= span.start and span.end <= holder.end
 
 
 def argv_facts(
