@@ -636,3 +636,14 @@ def test_words_inside_a_substitution_of_the_launch_are_not_read_by_another_progr
     (tmp_path / "s.sh").write_text("vllm serve m --max-num-partial-prefills $(cat n.txt) --port 1\n")
     code, out = _fix(str(tmp_path), "--from", "0.26.0", "--to", "0.28.0")
     assert (tmp_path / "s.sh").read_text() == "vllm serve m --port 1\n", out
+
+
+def test_a_make_variable_is_fixed_where_it_is_assigned_unless_another_recipe_reads_it(tmp_path: Path) -> None:
+    (tmp_path / "Makefile").write_text("FLAGS = --port 1 --max-num-partial-prefills 2\nserve:\n\tvllm serve m $(FLAGS)\n")
+    _fix(str(tmp_path), "--from", "0.26.0", "--to", "0.28.0")
+    assert (tmp_path / "Makefile").read_text() == "FLAGS = --port 1\nserve:\n\tvllm serve m $(FLAGS)\n"
+    shared = "FLAGS = --max-num-partial-prefills 2\nserve:\n\tvllm serve m $(FLAGS)\nbench:\n\tpython b.py $(FLAGS)\n"
+    (tmp_path / "Makefile").write_text(shared)
+    code, out = _fix(str(tmp_path), "--from", "0.26.0", "--to", "0.28.0")
+    assert (tmp_path / "Makefile").read_text() == shared
+    assert "written where python (line 5) reads it too" in out and code == 1, out

@@ -50,8 +50,10 @@ def make_shell_text(text: str) -> tuple[str, dict[str, list[Token]]]:
                 _MAKE_REF.sub(lambda m: "${" + m.group(1) + "}", value), variables=dict(variables)
             )
             tokens = [t for c in words.commands for t in c.argv]
+            # Placed where the value is written (spans and neighbours too), so that a fix
+            # edits the assignment, unless another recipe reads the variable as well.
             variables[name] = [
-                Token(t.text, number, column + t.column - 1, t.resolved, t.written) for t in tokens
+                t.moved(lambda p, number=number, column=column: (number, column + p[1] - 1)) for t in tokens
             ] or [Token(value, number, column, True, value)]
     return "\n".join(out), variables
 
