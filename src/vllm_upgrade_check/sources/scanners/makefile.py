@@ -12,10 +12,11 @@ and a reference to anything else stays unresolved. Comments are never launches.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from vllm_upgrade_check.model.facts import Fact, Skipped
 from vllm_upgrade_check.parsing.shell import Token, parse_shell
+from vllm_upgrade_check.parsing.words import Point
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.shell import shell_facts
 
@@ -52,10 +53,13 @@ def make_shell_text(text: str) -> tuple[str, dict[str, list[Token]]]:
             tokens = [t for c in words.commands for t in c.argv]
             # Placed where the value is written (spans and neighbours too), so that a fix
             # edits the assignment, unless another recipe reads the variable as well.
-            variables[name] = [
-                t.moved(lambda p, number=number, column=column: (number, column + p[1] - 1)) for t in tokens
-            ] or [Token(value, number, column, True, value)]
+            variables[name] = [t.moved(_at(number, column)) for t in tokens] or [Token(value, number, column, True, value)]
     return "\n".join(out), variables
+
+
+def _at(line: int, column: int) -> Callable[[Point], Point]:
+    """Maps a point of a one-line value parsed alone to where the value starts (``line``, ``column``)."""
+    return lambda point: (line, column + point[1] - 1)
 
 
 class MakefileScanner(Scanner):
