@@ -647,3 +647,29 @@ def test_a_make_variable_is_fixed_where_it_is_assigned_unless_another_recipe_rea
     code, out = _fix(str(tmp_path), "--from", "0.26.0", "--to", "0.28.0")
     assert (tmp_path / "Makefile").read_text() == shared
     assert "written where python (line 5) reads it too" in out and code == 1, out
+
+
+def test_a_file_changed_by_someone_else_during_the_run_is_not_written_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vllm_upgrade_check.engine import fix as fix_engine
+    from vllm_upgrade_check.errors import VucError
+
+    compose = tmp_path / "compose.yaml"
+    compose.write_text(
+        "services:\n  a:\n    image: vllm/vllm-openai:v0.26.0\n"
+        '    command: ["--no-calculate-kv-scales", "--max-num-partial-prefills", "2", "--model", "m"]\n'
+    )
+    scans = {"n": 0}
+    scan = fix_engine._Run.scan
+
+    def scan_then_edit(self: object) -> object:
+        scans["n"] += 1
+        if scans["n"] == 2:  # after the first pass wrote it: a person saves the file
+            compose.write_text(compose.read_text() + "# saved by a person\n")
+        return scan(self)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(fix_engine._Run, "scan", scan_then_edit)
+    with pytest.raises(VucError, match="changed by something else while fix ran"):
+        runner.invoke(app, ["fix", str(tmp_path), "--to", "0.28.0"], catch_exceptions=False)
+    assert compose.read_text().endswith("# saved by a person\n")

@@ -79,6 +79,10 @@ def _key(finding: Finding, lines: LineMap | None = None) -> tuple[str, str, tupl
     return (finding.location.path or "", finding.rule.id, signature(finding.fact), group)
 
 
+class ChangedDuringFix(VucError):
+    """A file this run wrote was changed by something else before the run ended."""
+
+
 class _Run:
     """State of one ``fix`` run."""
 
@@ -94,6 +98,7 @@ class _Run:
         self.lines: dict[str, LineMap] = {}
         self.groups = 0
         self.applied: list[tuple[Edit, int]] = []  # each edit written, with the pass (of its file) it was made in
+        self.wrote: dict[str, bytes] = {}  # what this run wrote to each file, to notice other writers
         self.first_seen: dict[tuple[str, str, tuple[str, ...], str], tuple[int | None, int | None]] = {}
 
     # -- scanning ---------------------------------------------------------------------------
@@ -112,7 +117,16 @@ class _Run:
         return list(report.findings), facts
 
     def text(self, rel: str) -> FileText:
-        return read_text(resolve_in_roots(self.roots, rel), self.overlay)
+        """File ``rel`` as it is now.
+
+        Raises:
+            ChangedDuringFix: it is not what this run wrote to it (something else wrote it).
+        """
+        source = read_text(resolve_in_roots(self.roots, rel), self.overlay)
+        wrote = self.wrote.get(rel)
+        if wrote is not None and source.encode(source.text) != wrote:
+            raise ChangedDuringFix("changed by something else while fix ran (nothing more written to it); run fix again", rel)
+        return source
 
     # -- planning ---------------------------------------------------------------------------
     def classify(
@@ -253,6 +267,7 @@ class _Run:
                 self.overlay[os.path.realpath(source.path)] = data
             else:
                 write_atomic(source.path, data)
+            self.wrote[rel] = data
         except StaleEditError as exc:
             self.result.errors.append(exc)
             return 0
