@@ -9,37 +9,10 @@ from __future__ import annotations
 import os
 import sys
 
-import typer
-
 from vllm_upgrade_check import __version__
+from vllm_upgrade_check.cli.apps import app, baseline_app, rules_app
 
-app = typer.Typer(
-    name="vllm-upgrade-check",
-    help="Tell what will break before a vLLM upgrade, and how to fix it.",
-    add_completion=False,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-rules_app = typer.Typer(help="Inspect and validate rule packs.", no_args_is_help=True)
-app.add_typer(rules_app, name="rules")
-baseline_app = typer.Typer(help="Create baseline files for the CI gate.", no_args_is_help=True)
-app.add_typer(baseline_app, name="baseline")
-
-
-def _version_callback(value: bool) -> None:
-    if value:
-        typer.echo(f"vllm-upgrade-check {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
-    ),
-) -> None:
-    """Tell what will break before a vLLM upgrade, and how to fix it."""
+__all__ = ["app", "baseline_app", "main", "rules_app"]
 
 
 def _register() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from vllm_upgrade_check.cli import baseline_app
+from vllm_upgrade_check.cli.apps import baseline_app
 from vllm_upgrade_check.cli.common import (
     CACHE_DIR_OPTION,
     CONFIG_OPTION,

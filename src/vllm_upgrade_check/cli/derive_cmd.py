@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from vllm_upgrade_check.cli import rules_app
+from vllm_upgrade_check.cli.apps import rules_app
 from vllm_upgrade_check.cli.common import write_output
 
 

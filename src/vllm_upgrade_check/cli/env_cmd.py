@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from vllm_upgrade_check.cli import app
+from vllm_upgrade_check.cli.apps import app
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console

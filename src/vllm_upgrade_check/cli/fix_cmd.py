@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from vllm_upgrade_check.cli import app
+from vllm_upgrade_check.cli.apps import app
 from vllm_upgrade_check.cli.common import CONFIG_OPTION, FROM_OPTION, RULES_OPTION, TO_OPTION
 from vllm_upgrade_check.model.pack import FixAction, Severity
 

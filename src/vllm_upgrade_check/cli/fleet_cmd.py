@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from vllm_upgrade_check.cli import app
+from vllm_upgrade_check.cli.apps import app
 from vllm_upgrade_check.cli.common import write_output
 from vllm_upgrade_check.errors import UsageError
 

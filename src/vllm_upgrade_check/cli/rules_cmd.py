@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from vllm_upgrade_check.cli import app, rules_app
+from vllm_upgrade_check.cli.apps import app, rules_app
 from vllm_upgrade_check.cli.common import RULES_OPTION
 from vllm_upgrade_check.errors import UsageError
 

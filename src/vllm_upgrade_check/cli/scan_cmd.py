@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from vllm_upgrade_check.cli import app
+from vllm_upgrade_check.cli.apps import app
 from vllm_upgrade_check.cli.common import (
     BASELINE_OPTION,
     CACHE_DIR_OPTION,

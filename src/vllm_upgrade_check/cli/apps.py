@@ -1,0 +1,37 @@
+"""The typer applications the commands register on: ``app`` and its ``rules`` and
+``baseline`` groups (a module of their own, so that command modules import them without
+importing the package that imports the commands)."""
+
+from __future__ import annotations
+
+import typer
+
+from vllm_upgrade_check import __version__
+
+app = typer.Typer(
+    name="vllm-upgrade-check",
+    help="Tell what will break before a vLLM upgrade, and how to fix it.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+rules_app = typer.Typer(help="Inspect and validate rule packs.", no_args_is_help=True)
+app.add_typer(rules_app, name="rules")
+baseline_app = typer.Typer(help="Create baseline files for the CI gate.", no_args_is_help=True)
+app.add_typer(baseline_app, name="baseline")
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"vllm-upgrade-check {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Tell what will break before a vLLM upgrade, and how to fix it."""
