@@ -532,6 +532,11 @@ def main(argv: list[str] | None = None) -> int:
             f"({t_empty / t_grep:.1f}x grep); os.walk of the tree, nothing read {t_walk:.3f} s "
             f"({t_walk / t_grep:.1f}x grep)"
         )
+        ratio = t_empty / t_imports
+        print(
+            f"start-up: a scan of an empty directory is {ratio:.1f}x the import of the dependencies "
+            f"(goal: at most 2.0x) {'met' if ratio <= 2.0 else 'NOT met'}"
+        )
 
         print(f"\n{'files':>8}{'cold s':>9}{'warm s':>9}{'grep s':>9}{'cold/grep':>10}{'ms/1k files':>13}{'RSS MiB':>9}")
         for size in parse_sizes(args.sizes):
