@@ -72,13 +72,19 @@ def test_fail_on_never_and_warning(tmp_path: Path) -> None:
 
 
 def test_from_option_narrows_window(tmp_path: Path) -> None:
-    (tmp_path / "run.sh").write_text("vllm serve m --max-num-partial-prefills 2\n")
-    code, doc = scan_json(str(tmp_path), "--to", "0.28.0", "--from", "0.27.0")
-    # 0.28.0's changed-default (absent_arg) warnings legitimately fire on any launch.
-    assert code == 0 and all(f["severity"] != "blocker" for f in doc["findings"])
-    assert not any(f["rule_id"].startswith("VUC0270") for f in doc["findings"])
-    code, doc = scan_json(str(tmp_path), "--to", "0.28.0")
-    assert code == 1 and doc["from_basis"] == "unknown"
+    (tmp_path / "run.sh").write_text("export VLLM_CI_USE_S3=1\nvllm serve m\n")
+    code, doc = scan_json(str(tmp_path), "--to", "0.28.0", "--from", "0.26.0")
+    assert not any(f["rule_id"].startswith("VUC0260") for f in doc["findings"])  # 0.26.0 is not crossed
+    code, doc = scan_json(str(tmp_path), "--to", "0.28.0", "--from", "0.25.0")
+    assert any(f["subject"] == "VLLM_CI_USE_S3" for f in doc["findings"])
+
+
+@pytest.mark.parametrize("start", ["0.20.0", "0.27.0", "0.28.0"])
+def test_a_flag_the_target_rejects_is_reported_whatever_the_from_version(start: str, tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("vllm serve m --disable-frontend-multiprocessing --max-num-partial-prefills 2\n")
+    code, doc = scan_json(str(tmp_path), "--to", "0.28.0", "--from", start)
+    blockers = sorted(f["rule_id"] for f in doc["findings"] if f["severity"] == "blocker")
+    assert code == 1 and blockers == ["VUC0190-001", "VUC0270-001"], doc["findings"]
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from packaging.version import Version
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.fixing.edits import planned_edits
 from vllm_upgrade_check.fixing.interface import MECHANICAL, CannotFix
+from vllm_upgrade_check.knowledge.known_args import known_args
 from vllm_upgrade_check.knowledge.registry import Registry, load_registry
 from vllm_upgrade_check.knowledge.requires import release_requirements
 from vllm_upgrade_check.knowledge.versions import parse_version
@@ -113,8 +114,8 @@ def run_scan(
     registry = registry or load_registry(options.rule_paths)
     target = resolve_target(registry, window.to_version)
     option = parse_version(window.from_version, "--from") if window.from_version is not None else None
-    if option is not None and option >= target:
-        raise UsageError(f"--from {window.from_version} is not older than the target {target}")
+    if option is not None and option > target:
+        raise UsageError(f"--from {window.from_version} is newer than the target {target}: a downgrade is not checked")
     lines_of: dict[str, list[str] | None] = {}
     facts, skipped, count = scan_files(request, lines_of)
     rules = list(registry.rules())
@@ -136,7 +137,7 @@ def run_scan(
         default = Assumption(option, VersionBasis.OPTION, "--from")
     known_ids = {r.id for _p, r in rules} | {UNKNOWN_FLAG_ID}
     check_prefixes(options.filters.select, options.filters.ignore_rules, known_ids)
-    context = VersionContext(target, option, default, required_by(target))
+    context = VersionContext(target, option, default, required_by(target), known_args().gone_by(target))
     findings = match_rules(rules, facts, context)
     arg_kinds = (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG)
     rule_names = frozenset(r.match.name for _p, r in rules if r.match.kind in arg_kinds)
@@ -156,10 +157,10 @@ def run_scan(
             f"several vLLM versions in the scanned files: {', '.join(pins)}; each file is checked from its own"
         )
     notes.extend(unresolved_notes(facts))
-    if option is None and default.version is not None and default.version >= target:
+    if default.version is not None and default.version >= target:
         notes.append(
             f"the version in use ({default.version}, {default.source}) is not older than the target {target}: "
-            "nothing to upgrade from there; pass --from to check another window"
+            f"no release is crossed; what vLLM {target} no longer accepts is still checked"
         )
     if with_edits:
         findings = with_fix_edits(findings, request.paths, target)

@@ -60,6 +60,16 @@ class KnownArgs:
             return only, only is not None
         return runs[-1][2], False
 
+    def gone_by(self, version: Version) -> frozenset[str]:
+        """snake_case names of the CLI flags some release before ``version`` accepted and
+        ``version`` does not (the last release defining them is older): empty when the
+        data does not cover ``version``."""
+        if not self.covers(version):
+            return frozenset()
+        return frozenset(
+            _snake(flag) for flag, (_first, last, _ref) in self.flags.items() if Version(last) < version
+        )
+
     @property
     def newest(self) -> Version | None:
         """The newest release covered, or ``None`` when the data is empty."""

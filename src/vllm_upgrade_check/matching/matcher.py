@@ -10,7 +10,7 @@ For a fact assumed to run vLLM F and a target T, a rule of the pack of release R
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -80,12 +80,17 @@ class VersionContext:
         required: canonical names of the distributions the target's ``Requires-Dist``
             names (its wheel's METADATA), or ``None`` when not known: a rule that pins a
             distribution the target no longer requires does not apply.
+        gone: snake_case names of the flags the target's parser no longer defines
+            (:meth:`~vllm_upgrade_check.knowledge.known_args.KnownArgs.gone_by`): the rule
+            that removed one applies however old the release it names, since the target
+            rejects the flag whatever version is in use.
     """
 
     target: Version
     option: Version | None
     default: Assumption
     required: frozenset[str] | None = None
+    gone: frozenset[str] = frozenset()
 
     def assume(self, fact: Fact) -> Assumption:
         """The version assumed for ``fact``: ``--from``, else its file's hint, else the default."""
@@ -314,8 +319,16 @@ def match_rules(
 
     hints = {(f.version_hint, f.hint_source): f for f in _all_facts(by_kind)}
     starts = {assume(fact).version for fact in hints.values()}
+    revived = _gone_rules(rule_list, versions)
+
+    def judged(pack: Pack, rule: Rule, window: Window) -> tuple[Severity, bool] | None:
+        applied = _applies(pack, rule, window)
+        if applied is None and rule.id in revived:
+            return rule.severity, False  # removed before the version in use: still rejected
+        return applied
+
     for pack, rule in rule_list:
-        if not any(_applies(pack, rule, Window(start, versions.target)) for start in starts):
+        if not any(judged(pack, rule, Window(start, versions.target)) for start in starts):
             continue
         if rule.match.when and not host_satisfies(rule.match.when, host):
             continue
@@ -337,7 +350,7 @@ def match_rules(
                 if start in verdicts:
                     applied = verdicts[start]
                 else:
-                    applied = verdicts[start] = _applies(pack, rule, Window(start, versions.target))
+                    applied = verdicts[start] = judged(pack, rule, Window(start, versions.target))
                 if applied is None:
                     continue
                 if rule.match.kind == MatchKind.MODEL:
@@ -371,6 +384,23 @@ def match_rules(
                 )
     findings.sort(key=sort_key)
     return findings
+
+
+def _gone_rules(rules: Sequence[tuple[Pack, Rule]], versions: VersionContext) -> frozenset[str]:
+    """Ids of the rules that say how a flag the target no longer defines went: for each
+    such flag, the rule of the newest release at or before the target that matches it."""
+    if not versions.gone:
+        return frozenset()
+    newest: dict[str, tuple[Version, str]] = {}
+    for pack, rule in rules:
+        if rule.match.kind not in (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG) or rule.deprecated_in is not None:
+            continue
+        name = rule.match.name
+        if name not in versions.gone or pack.version > versions.target or rule.severity != Severity.BLOCKER:
+            continue
+        if name not in newest or pack.version > newest[name][0]:
+            newest[name] = (pack.version, rule.id)
+    return frozenset(rule_id for _version, rule_id in newest.values())
 
 
 _STATE_KINDS = frozenset({MatchKind.DEPENDENCY, MatchKind.PLATFORM})
