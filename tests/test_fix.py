@@ -673,3 +673,25 @@ def test_a_file_changed_by_someone_else_during_the_run_is_not_written_again(
     with pytest.raises(VucError, match="changed by something else while fix ran"):
         runner.invoke(app, ["fix", str(tmp_path), "--to", "0.28.0"], catch_exceptions=False)
     assert compose.read_text().endswith("# saved by a person\n")
+
+
+@pytest.mark.parametrize(
+    "vllm_line",
+    [
+        "vllm @ https://github.com/vllm-project/vllm/releases/download/v0.26.0/vllm-0.26.0-cp38-abi3-manylinux1_x86_64.whl",
+        "vllm",
+        "vllm==0.26.0 \\\n    --hash=sha256:aaaa",
+    ],
+)
+def test_companion_pins_stay_while_the_vllm_pin_of_their_file_does_not_move(vllm_line: str, tmp_path: Path) -> None:
+    text = f"{vllm_line}\ntorch==2.11.0\n"
+    (tmp_path / "requirements.txt").write_text(text)
+    code, out = _fix(str(tmp_path), "--to", "0.28.0")
+    assert (tmp_path / "requirements.txt").read_text() == text, out
+    assert code == 1 and "torch==2.11.0" in out
+
+
+def test_a_build_label_stays_with_the_bumped_pin(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("vllm==0.26.0+cu126\ntorch==2.11.0\n")
+    code, out = _fix(str(tmp_path), "--to", "0.28.0")
+    assert (tmp_path / "requirements.txt").read_text() == "vllm==0.28.0+cu126\ntorch==2.13.0\n", out

@@ -27,13 +27,15 @@ from vllm_upgrade_check.fixing.specifiers import admitting
         ("<1.0,>=0.20", "0.28.0", "<1.0,>=0.20"),  # admits it already: unchanged
         (">=0.30", "0.28.0", None),  # a lower bound above the target: not an upgrade
         ("banana", "0.28.0", None),
+        ("==0.26.0+cu126", "0.28.0", "==0.28.0+cu126"),  # the build variant stays
     ],
 )
 def test_admitting(written: str, target: str, expected: str | None) -> None:
     got = admitting(written, Version(target))
     assert got == expected
     if got is not None:
-        assert Version(target) in SpecifierSet(got)
+        local = Version(written.split("==")[-1]).local if "+" in written else None
+        assert Version(f"{target}+{local}" if local else target) in SpecifierSet(got)
 
 
 @pytest.mark.parametrize("written", [">=0.20,<0.27", "<0.27", ">=0.6,<0.7", ">=0.20.1,<0.21", "~=0.26.0"])

@@ -471,10 +471,20 @@ def _bump_phase(
     for rel, pins in vllm.items():
         for fact in pins:
             state = _admits(fact, target)
-            if state is not False:
+            if state is True:
                 continue
             if fact.spans is not None and fact.spans.note in COMPILED:
                 relock.add(rel)  # moves when the lock is made again
+                left.setdefault(rel, "its vLLM pin moves when the file is compiled again")
+                continue
+            if state is None:
+                # A URL, no specifier, a tag without a version: no bump sets it, so nothing
+                # that must move with it may move either.
+                left.setdefault(
+                    rel,
+                    f"its vLLM requirement {' '.join(fact.raw.split())} names no version the bump can set; "
+                    "pin vLLM there, then run fix again",
+                )
                 continue
             if not bump:
                 left[rel] = "vLLM versions are not bumped (--no-bump)"

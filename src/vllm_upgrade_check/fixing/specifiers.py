@@ -32,8 +32,9 @@ def admitting(written: str, target: Version) -> str | None:
     ``target`` moved so that it admits it, spelled as the user spelled it: a pin moves to the
     target (at the same precision for a wildcard or ``~=``), an upper bound moves just past the
     target (one step at the place the window was kept to, else at the precision written:
-    the releases after the target are not checked), an ``!=`` of the target is dropped. ``written`` unchanged when it
-    admits the target already; ``None`` when it cannot be moved (a lower bound above the
+    the releases after the target are not checked), an ``!=`` of the target is dropped, a
+    pin's build label stays (``==0.26.0+cu126`` becomes ``==0.28.0+cu126``). ``written``
+    unchanged when it admits the target already; ``None`` when it cannot be moved (a lower bound above the
     target, something :mod:`packaging` does not read).
     """
     try:
@@ -55,6 +56,7 @@ def admitting(written: str, target: Version) -> str | None:
     )
     out: list[str] = []
     t = target.release
+    admitted = target  # what the moved specifier must admit (the target, with a kept build label)
     window = lower is not None and any(c is not None and c.group("op") in ("<", "<=") for c in clauses)
     for piece, clause in zip(pieces, clauses, strict=True):
         assert clause is not None
@@ -80,9 +82,13 @@ def admitting(written: str, target: Version) -> str | None:
         if op in (">=", ">"):
             return None  # the lower bound is above the target: not an upgrade
         if op in ("==", "==="):
-            new = (
-                _with_precision(t, len(parts)) + ".*" if version.endswith(".*") else str(target)
-            )
+            local = Version(version).local if not version.endswith(".*") else None
+            if local:
+                # a build variant (``+cu126``) is the user's choice of wheel: it stays
+                new = f"{target}+{local}"
+                admitted = Version(new)
+            else:
+                new = _with_precision(t, len(parts)) + ".*" if version.endswith(".*") else str(target)
         elif op == "~=":
             new = _with_precision(t, len(parts))
         else:  # < and <=: an upper bound below the target
@@ -93,7 +99,7 @@ def admitting(written: str, target: Version) -> str | None:
         out.append(f"{lead}{op}{mid}{new}{trail}")
     result = ",".join(out).strip()
     try:
-        return result if result and SpecifierSet(result).contains(target, prereleases=True) else None
+        return result if result and SpecifierSet(result).contains(admitted, prereleases=True) else None
     except InvalidSpecifier:
         return None
 
