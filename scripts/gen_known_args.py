@@ -13,7 +13,8 @@ newest release that has it, and, only when that differs between releases,
 ``"takes_by_release": [[first, last, takes], ...]`` (contiguous runs over the releases that have
 the flag).  ``"choices"`` / ``"choices_by_release"`` likewise, for the value words argparse
 accepts (``"choices"`` is left out when the newest release does not restrict them; a run with
-unrestricted values has null).
+unrestricted values has null). ``"missing"``: ``[first, last]`` runs of releases between a
+flag's first and last that do not define it.
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ def main(argv: list[str]) -> int:
             arity_runs.setdefault(name, []).append((str(version), info.get("takes"), info.get("choices")))
     for name, per_release in arity_runs.items():
         _add_arity(flags[name], per_release)
+    releases = [str(v) for v, _s in surfaces]
+    for name, per_release in arity_runs.items():
+        _add_missing(flags[name], {v for v, _t, _c in per_release}, releases)
     data = {
         "source": "union of cli_flags, engine_args and env_vars (vllm/envs.py) of the vLLM wheel surfaces",
         "releases": [str(v) for v, _s in surfaces],
@@ -82,6 +86,26 @@ def _runs(per_release: list[tuple[str, object]]) -> list[list[object]]:
         else:
             runs.append([version, version, value])
     return runs
+
+
+def _add_missing(entry: dict[str, object], seen: set[str], releases: list[str]) -> None:
+    """Set ``missing``: ``[first, last]`` runs of the releases between the entry's first and
+    last that do not define it (``--disable-log-requests``: gone 0.17.0-0.32.x, back in 0.33.0
+    as the inverse of ``--enable-log-requests``)."""
+    inside = releases[releases.index(str(entry["first"])) : releases.index(str(entry["last"])) + 1]
+    runs: list[list[str]] = []
+    previous_missing = False
+    for version in inside:
+        if version in seen:
+            previous_missing = False
+            continue
+        if previous_missing:
+            runs[-1][1] = version
+        else:
+            runs.append([version, version])
+        previous_missing = True
+    if runs:
+        entry["missing"] = runs
 
 
 def _add_arity(entry: dict[str, object], per_release: list[tuple[str, object, object]]) -> None:

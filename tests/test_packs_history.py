@@ -63,7 +63,20 @@ def test_deprecated_flag_is_a_warning_before_its_removal(tmp_path: Path) -> None
     assert hits and hits[0].severity == Severity.WARNING and hits[0].deprecated_only
 
 
-def test_not_reported_when_already_past_the_removal(tmp_path: Path) -> None:
+def test_reported_past_the_removal_because_the_target_rejects_it(tmp_path: Path) -> None:
+    """--task left 0.13.0's parser: from 0.13.0 the window crosses no removal, but 0.19.1
+    still rejects the flag, so the rule that removed it reports it."""
     (tmp_path / "launch.sh").write_text("vllm serve m --task embed\n")
     report = engine.run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.19.1", from_version="0.13.0"))
-    assert not [f for f in report.findings if f.rule.id == "VUC0130-001"]
+    hits = [f for f in report.findings if f.rule.id == "VUC0130-001"]
+    assert hits and hits[0].severity == Severity.BLOCKER
+
+
+def test_a_flag_the_target_defines_again_is_not_reported(tmp_path: Path) -> None:
+    """--disable-log-requests: gone 0.17.0-0.32.x, back in 0.33.0 (the inverse of
+    --enable-log-requests)."""
+    (tmp_path / "launch.sh").write_text("vllm serve m --disable-log-requests\n")
+    gone = engine.run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.28.0", from_version="0.27.0"))
+    assert [f.rule.id for f in gone.findings if f.severity == Severity.BLOCKER] == ["VUC0170-001"]
+    back = engine.run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.33.0", from_version="0.27.0"))
+    assert not [f for f in back.findings if f.rule.id == "VUC0170-001"]

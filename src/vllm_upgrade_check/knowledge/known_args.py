@@ -28,12 +28,24 @@ class KnownArgs:
         releases: versions whose wheels were read, oldest first.
         flags: CLI flag -> ``(first release, last release, wheel reference)``.
         names: snake_case names of every flag and engine arg (``max_num_seqs``).
+        takes: CLI flag -> ``(first, last, arity)`` runs (see :meth:`arity`).
+        missing: CLI flag -> ``(first, last)`` runs of releases inside its range that do not
+            define it.
     """
 
     releases: tuple[Version, ...]
     flags: dict[str, tuple[str, str, str | None]]
     names: frozenset[str]
     takes: dict[str, tuple[tuple[Version, Version, str | None], ...]] = field(default_factory=dict)
+    missing: dict[str, tuple[tuple[Version, Version], ...]] = field(default_factory=dict)
+
+    def defines(self, flag: str, version: Version) -> bool:
+        """Whether release ``version``'s parser defines CLI ``flag`` (``--max-num-seqs``):
+        within its first and last release and in none of its ``missing`` runs."""
+        entry = self.flags.get(flag)
+        if entry is None or not Version(entry[0]) <= version <= Version(entry[1]):
+            return False
+        return not any(first <= version <= last for first, last in self.missing.get(flag, ()))
 
     def arity(self, flag: str, version: Version | None = None) -> tuple[str | None, bool]:
         """How many words CLI ``flag`` (``--max-num-seqs``, ``--max_num_seqs``, ``-tp``)
@@ -67,7 +79,9 @@ class KnownArgs:
         if not self.covers(version):
             return frozenset()
         return frozenset(
-            _snake(flag) for flag, (_first, last, _ref) in self.flags.items() if Version(last) < version
+            _snake(flag)
+            for flag, (first, _last, _ref) in self.flags.items()
+            if Version(first) < version and not self.defines(flag, version)
         )
 
     @property
@@ -88,10 +102,13 @@ class KnownArgs:
             return True
         return head.startswith("no_") and head[3:] in self.names
 
-    def closest(self, flag: str) -> str | None:
-        """The known CLI flag closest to ``flag`` (``--max-num-seq`` -> ``--max-num-seqs``)."""
+    def closest(self, flag: str, at: Version | None = None) -> str | None:
+        """The known CLI flag closest to ``flag`` (``--max-num-seq`` -> ``--max-num-seqs``);
+        with ``at``, only among the flags release ``at`` defines (a suggestion the target
+        rejects helps no one)."""
         wanted = "--" + flag.lstrip("-").split("=", 1)[0].split(".", 1)[0].replace("_", "-")
-        matches = difflib.get_close_matches(wanted, list(self.flags), n=1, cutoff=0.6)
+        pool = [f for f in self.flags if at is None or self.defines(f, at)]
+        matches = difflib.get_close_matches(wanted, pool, n=1, cutoff=0.6)
         return matches[0] if matches else None
 
 
@@ -138,4 +155,9 @@ def known_args() -> KnownArgs:
         for flag, entry in data.get("cli_flags", {}).items()
         if (runs := _takes_runs(flag, entry))
     }
-    return KnownArgs(releases, flags, frozenset(names), takes)
+    missing = {
+        flag: tuple((Version(a), Version(b)) for a, b in entry["missing"])
+        for flag, entry in data.get("cli_flags", {}).items()
+        if entry.get("missing")
+    }
+    return KnownArgs(releases, flags, frozenset(names), takes, missing)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from packaging.version import Version
+
 from vllm_upgrade_check.knowledge.known_args import DATA_FILE, KnownArgs, known_args
 from vllm_upgrade_check.matching.matcher import VersionContext
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location
@@ -34,10 +36,11 @@ UNKNOWN_FLAG_ID = "VUC000-001"
 _ORIGINS = frozenset({"cli", "config"})
 
 
-def unknown_flag_rule(fact: Fact, known: KnownArgs) -> Rule:
-    """The synthetic rule for one unknown flag, naming the closest known flag if any."""
+def unknown_flag_rule(fact: Fact, known: KnownArgs, target: Version | None = None) -> Rule:
+    """The synthetic rule for one unknown flag, naming the closest flag ``target`` defines
+    (any release's without a target), if any."""
     span = f"{known.releases[0]}-{known.newest}" if known.releases else "any"
-    closest = known.closest(fact.raw or fact.name)
+    closest = known.closest(fact.raw or fact.name, target)
     hint = f"; did you mean {closest}?" if closest else ""
     # Built without validation: the name is the flag as written (``--max-num-seqS``), which a
     # pack's snake_case check would refuse; everything else is fixed text.
@@ -107,7 +110,7 @@ def unknown_flag_findings(
         assumed = versions.assume(fact)
         findings.append(
             Finding(
-                rule=unknown_flag_rule(fact, known),
+                rule=unknown_flag_rule(fact, known, versions.target),
                 fact=fact,
                 severity=Severity.WARNING,
                 release=str(versions.target),

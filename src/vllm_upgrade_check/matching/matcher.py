@@ -393,7 +393,7 @@ def _gone_rules(rules: Sequence[tuple[Pack, Rule]], versions: VersionContext) ->
         return frozenset()
     newest: dict[str, tuple[Version, str]] = {}
     for pack, rule in rules:
-        if rule.match.kind not in (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG) or rule.deprecated_in is not None:
+        if rule.match.kind not in (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG):
             continue
         name = rule.match.name
         if name not in versions.gone or pack.version > versions.target or rule.severity != Severity.BLOCKER:
