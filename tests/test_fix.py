@@ -596,7 +596,7 @@ def test_diff_headers_quote_names_a_tab_or_newline_would_break(tmp_path: Path) -
     (tmp_path / "plain é.sh").write_text("vllm serve m --max-num-partial-prefills 2\n")
     result = runner.invoke(app, ["fix", str(tmp_path), "--from", "0.26.0", "--to", "0.28.0", "--diff"])
     headers = [line for line in result.stdout_bytes.split(b"\n") if line.startswith((b"--- ", b"+++ "))]
-    assert headers == [b'--- "a/a\\tb.sh"', b'+++ "b/a\\tb.sh"', "--- a/plain é.sh".encode(), "+++ b/plain é.sh".encode()]
+    assert headers == [b'--- "a/a\\tb.sh"', b'+++ "b/a\\tb.sh"', "--- \"a/plain é.sh\"".encode(), "+++ \"b/plain é.sh\"".encode()]
 
 
 def test_positions_left_for_a_person_are_those_of_the_file_on_disk(tmp_path: Path) -> None:
@@ -695,3 +695,12 @@ def test_a_build_label_stays_with_the_bumped_pin(tmp_path: Path) -> None:
     (tmp_path / "requirements.txt").write_text("vllm==0.26.0+cu126\ntorch==2.11.0\n")
     code, out = _fix(str(tmp_path), "--to", "0.28.0")
     assert (tmp_path / "requirements.txt").read_text() == "vllm==0.28.0+cu126\ntorch==2.13.0\n", out
+
+
+def test_an_unbraced_systemd_variable_is_split_into_words(tmp_path: Path) -> None:
+    (tmp_path / "vllm.service").write_text(
+        '[Service]\nEnvironment="EXTRA=--max-num-partial-prefills 2"\nExecStart=/opt/venv/bin/vllm serve m $EXTRA --port 8000\n'
+    )
+    result = runner.invoke(app, ["scan", str(tmp_path), "--from", "0.26.0", "--to", "0.28.0", "-f", "json"])
+    found = [(f["rule_id"], f["subject"], f["value"]) for f in json.loads(result.stdout)["findings"] if f["severity"] == "blocker"]
+    assert found == [("VUC0270-001", "--max-num-partial-prefills", "2")], found

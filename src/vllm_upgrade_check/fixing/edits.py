@@ -106,10 +106,11 @@ _C_ESCAPES = {"\t": "\\t", "\n": "\\n", '"': '\\"', "\\": "\\\\", "\r": "\\r"}
 
 
 def diff_name(name: str) -> bytes:
-    """A diff header's file name as git writes it: as is, or, where it holds a control
-    character, a quote or a backslash, in double quotes with C escapes (which ``git apply``
-    and GNU ``patch`` read back), so that a tab or newline in a name cannot end the header."""
-    if not any(c in _C_ESCAPES or ord(c) < 32 or ord(c) == 127 for c in name):
+    """A diff header's file name: as is, or, where it holds a space, a control character, a
+    quote or a backslash, in double quotes with C escapes as git writes them (``git apply``
+    and GNU ``patch`` both read them back; GNU ``patch`` would end a bare name at a space),
+    so that a tab or newline in a name cannot end the header."""
+    if not any(c in _C_ESCAPES or c == " " or ord(c) < 32 or ord(c) == 127 for c in name):
         return name.encode("utf-8", "surrogateescape")
     out = []
     for c in name:

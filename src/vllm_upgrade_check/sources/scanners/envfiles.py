@@ -124,7 +124,11 @@ class SystemdScanner(Scanner):
         for line, key, column, value, more in _unit_lines(source.text):
             if key == "Environment":
                 for name, val, col in _environment_words(value, line, column):
-                    variables[name] = [Token(val, line, col + len(name) + 1, True, val)]
+                    # systemd splits an unbraced $VAR at whitespace into several words
+                    # (systemd.service(5), "Command lines"): ExecStart=vllm serve $EXTRA.
+                    start = col + len(name) + 1
+                    words = [(m.group(), start + m.start()) for m in re.finditer(r"\S+", val)]
+                    variables[name] = [Token(w, line, c, True, w) for w, c in words] or [Token(val, line, start, True, val)]
                     yield env_fact(name, val, path, line, col, self.name)
             elif key == "EnvironmentFile":
                 yield FileReference(value.lstrip("-").strip(), self.name)
