@@ -704,3 +704,15 @@ def test_an_unbraced_systemd_variable_is_split_into_words(tmp_path: Path) -> Non
     result = runner.invoke(app, ["scan", str(tmp_path), "--from", "0.26.0", "--to", "0.28.0", "-f", "json"])
     found = [(f["rule_id"], f["subject"], f["value"]) for f in json.loads(result.stdout)["findings"] if f["severity"] == "blocker"]
     assert found == [("VUC0270-001", "--max-num-partial-prefills", "2")], found
+
+
+def test_fail_on_warning_holds_the_bump_while_warnings_remain(tmp_path: Path) -> None:
+    dockerfile = 'FROM vllm/vllm-openai:v0.26.0\nENV VLLM_CPU_SGL_KERNEL=1\nCMD ["--model", "org/m"]\n'
+    (tmp_path / "Dockerfile").write_text(dockerfile)
+    (tmp_path / ".vllm-upgrade-check.toml").write_text('to = "0.28.0"\nfail-on = "warning"\n')
+    code, out = _fix(str(tmp_path))
+    assert (tmp_path / "Dockerfile").read_text() == dockerfile, out  # the gate would open after a bump
+    assert code == 1 and "finding(s) at fail-on warning or above remain" in out, out
+    (tmp_path / ".vllm-upgrade-check.toml").write_text('to = "0.28.0"\n')
+    code, out = _fix(str(tmp_path))
+    assert "v0.28.0" in (tmp_path / "Dockerfile").read_text() and code == 0, out

@@ -40,11 +40,14 @@ def fix(
     from vllm_upgrade_check.cli.config import config_for, scan_options
     from vllm_upgrade_check.engine.fix import diff_paths, fix_paths
     from vllm_upgrade_check.fixing import UPGRADE_ID
+    from vllm_upgrade_check.model.pack import Severity
 
     settings = config_for(paths or [], config)
     options = scan_options(paths or [], settings, to=to, from_=from_, rules=rules, exclude=exclude)
+    # The gate's fail-on (configuration) also decides what holds the bump and the exit code.
+    hold_at = Severity(settings.fail_on) if settings.fail_on not in (None, "never") else Severity.BLOCKER
     if diff:
-        patch, found = diff_paths(options, unsafe=unsafe_fixes, bump=bump)
+        patch, found = diff_paths(options, unsafe=unsafe_fixes, bump=bump, hold_at=hold_at)
         typer.echo(patch, nl=False)  # bytes: each file's own encoding, BOM and line ends
         sys.stdout.flush()  # the patch comes before what is said about it on stderr
         _needs_a_person(found, err=True)
@@ -52,7 +55,7 @@ def fix(
         for error in found.errors:
             typer.echo(f"vllm-upgrade-check: error: {error}", err=True)
         raise typer.Exit(2 if found.errors else 1 if found.blocked else 0)
-    result = fix_paths(options, unsafe=unsafe_fixes, bump=bump)
+    result = fix_paths(options, unsafe=unsafe_fixes, bump=bump, hold_at=hold_at)
     files = {e.path for e in result.applied}
     if result.applied:
         typer.echo(f"Fixed {len(result.applied)} issue(s) in {len(files)} file(s):")
@@ -102,7 +105,8 @@ def _left_alone(result: FixResult, err: bool) -> None:
     if result.held_by or result.held_by_unreadable:
         count = len(result.held_by)
         unreadable = len(result.held_by_unreadable)
-        what = f"{count} blocker(s) remain for {result.target}" if count else ""
+        level = "blocker(s)" if result.hold_at.value == "blocker" else f"finding(s) at fail-on {result.hold_at.value} or above"
+        what = f"{count} {level} remain for {result.target}" if count else ""
         if unreadable:
             what += (" and " if what else "") + f"{unreadable} file(s) that configure vLLM cannot be read"
         typer.echo(

@@ -400,6 +400,7 @@ def fix_paths(
     bump: bool = True,
     max_passes: int = 10,
     overlay: dict[str, bytes] | None = None,
+    hold_at: Severity = Severity.BLOCKER,
 ) -> FixResult:
     """Scan, fix and scan again until no mechanical fix is left, then, when no blocker is
     left for the target, bump vLLM pins and images to it together with the requirement pins
@@ -415,6 +416,7 @@ def fix_paths(
     if overlay is not None:
         options = replace(options, request=replace(options.request, overlay=overlay))
     run = _Run(options, unsafe, overlay)
+    run.result.hold_at = hold_at
     findings: list[Finding] = []
     facts: list[Fact] = []
     for _number in range(max_passes):
@@ -530,7 +532,7 @@ def _bump_phase(
     blockers = [
         f
         for f in findings
-        if f.severity == Severity.BLOCKER
+        if f.severity.rank >= run.result.hold_at.rank
         and f.location.path is not None
         and not any(c.finding is f for c in companions)
         and f not in locked
@@ -540,7 +542,8 @@ def _bump_phase(
     if bumps and (blockers or unreadable):
         run.result.held_by = [Unfixed(f, "blocker") for f in blockers]
         run.result.held_by_unreadable = unreadable
-        held = [f"blockers remain for {target}"] if blockers else []
+        level = "blockers" if run.result.hold_at == Severity.BLOCKER else f"findings at fail-on {run.result.hold_at.value}"
+        held = [f"{level} remain for {target}"] if blockers else []
         held += ["files that configure vLLM cannot be read"] if unreadable else []
         reason = f"held back while {' and '.join(held)}"
         for candidate in bumps:
@@ -561,7 +564,9 @@ def _bump_phase(
     return unfixed
 
 
-def diff_paths(options: ScanOptions, unsafe: bool = False, bump: bool = True) -> tuple[bytes, FixResult]:
+def diff_paths(
+    options: ScanOptions, unsafe: bool = False, bump: bool = True, hold_at: Severity = Severity.BLOCKER
+) -> tuple[bytes, FixResult]:
     """What :func:`fix_paths` would write, as a unified diff of the files' bytes (``a/PATH`` /
     ``b/PATH``, see :func:`~vllm_upgrade_check.fixing.edits.diff_bytes`), and its result; the
     same passes run on an in-memory overlay, so nothing is written.
@@ -570,7 +575,7 @@ def diff_paths(options: ScanOptions, unsafe: bool = False, bump: bool = True) ->
         UsageError, RulePackError: as :func:`~vllm_upgrade_check.engine.run_scan`.
     """
     overlay: dict[str, bytes] = {}
-    result = fix_paths(options, unsafe=unsafe, bump=bump, overlay=overlay)
+    result = fix_paths(options, unsafe=unsafe, bump=bump, overlay=overlay, hold_at=hold_at)
     roots = list(options.paths)
     files = []
     for rel in sorted({e.path for e in result.applied}):

@@ -148,14 +148,16 @@ class FixResult:
     held_by: list[Unfixed] = field(default_factory=list)
     held_by_unreadable: list[Skipped] = field(default_factory=list)
     relock: list[str] = field(default_factory=list)
+    hold_at: Severity = Severity.BLOCKER
 
     @property
     def blocked(self) -> bool:
-        """Whether the upgrade is still blocked when the run ends: a blocker left for a
-        person (or in a file not written), or a file that configures vLLM and could not be
-        read. ``fix`` exits 1 then, like ``scan`` with blockers."""
+        """Whether the upgrade is still blocked when the run ends: a finding at or above
+        ``hold_at`` (the gate's ``fail-on``) left for a person (or in a file not written), or
+        a file that configures vLLM and could not be read. ``fix`` exits 1 then, like
+        ``scan``."""
         return (
             bool(self.not_written)
-            or any(u.finding.severity == Severity.BLOCKER for u in self.unfixed)
+            or any(u.finding.severity.rank >= self.hold_at.rank for u in self.unfixed)
             or any(s.configures_vllm for s in self.skipped)
         )
