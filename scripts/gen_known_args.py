@@ -46,6 +46,7 @@ def main(argv: list[str]) -> int:
     arity_runs: dict[str, list[tuple[str, object, object]]] = {}
     engine_args: dict[str, dict[str, object]] = {}
     env_vars: dict[str, dict[str, object]] = {}
+    env_seen: dict[str, set[str]] = {}
     for version, surface in surfaces:
         for table, out in (
             (surface.get("cli_flags", {}), flags),
@@ -65,6 +66,11 @@ def main(argv: list[str]) -> int:
     releases = [str(v) for v, _s in surfaces]
     for name, per_release in arity_runs.items():
         _add_missing(flags[name], {v for v, _t, _c in per_release}, releases)
+    for version, surface in surfaces:
+        for name in surface.get("env_vars", {}):
+            env_seen.setdefault(name, set()).add(str(version))
+    for name, seen in env_seen.items():
+        _add_missing(env_vars[name], seen, releases)
     data = {
         "source": "union of cli_flags, engine_args and env_vars (vllm/envs.py) of the vLLM wheel surfaces",
         "releases": [str(v) for v, _s in surfaces],

@@ -72,11 +72,15 @@ def test_fail_on_never_and_warning(tmp_path: Path) -> None:
 
 
 def test_from_option_narrows_window(tmp_path: Path) -> None:
-    (tmp_path / "run.sh").write_text("export VLLM_CI_USE_S3=1\nvllm serve m\n")
-    code, doc = scan_json(str(tmp_path), "--to", "0.28.0", "--from", "0.26.0")
-    assert not any(f["rule_id"].startswith("VUC0260") for f in doc["findings"])  # 0.26.0 is not crossed
-    code, doc = scan_json(str(tmp_path), "--to", "0.28.0", "--from", "0.25.0")
-    assert any(f["subject"] == "VLLM_CI_USE_S3" for f in doc["findings"])
+    """Metrics are judged by the window (no per-release metric surface yet)."""
+    (tmp_path / "alerts.yaml").write_text(
+        "groups:\n- name: vllm\n  rules:\n  - alert: Recomputed\n"
+        "    expr: rate(vllm:prompt_tokens_recomputed[5m]) > 0\n"
+    )
+    code, doc = scan_json(str(tmp_path), "--to", "0.28.0", "--from", "0.20.0")
+    assert not any(f["rule_id"].startswith("VUC0200") for f in doc["findings"])  # 0.20.0 is not crossed
+    code, doc = scan_json(str(tmp_path), "--to", "0.28.0", "--from", "0.19.0")
+    assert any(f["rule_id"].startswith("VUC0200") for f in doc["findings"]), doc["findings"]
 
 
 @pytest.mark.parametrize("start", ["0.20.0", "0.27.0", "0.28.0"])
@@ -223,3 +227,11 @@ def test_output_to_a_directory_or_an_unwritable_place_leaves_nothing_behind(
     assert isinstance(result.exception, UsageError)
     assert str(result.exception).endswith("cannot write output: Permission denied")
     assert list(out.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["out", "repo"]
+
+
+def test_an_env_var_the_target_no_longer_reads_is_reported_after_the_bump(tmp_path: Path) -> None:
+    (tmp_path / "Dockerfile").write_text(
+        'FROM vllm/vllm-openai:v0.28.0\nENV VLLM_CPU_SGL_KERNEL=1\nCMD ["--model", "org/m"]\n'
+    )
+    _code, doc = scan_json(str(tmp_path), "--to", "0.28.0")
+    assert [f["subject"] for f in doc["findings"] if f["kind"] == "env_var"] == ["VLLM_CPU_SGL_KERNEL"], doc

@@ -88,10 +88,12 @@ def test_removed_item_reported_at_its_line(
     assert (rule_name, line) in hits, hits
 
 
-def test_removal_not_reported_when_already_past_it(tmp_path: Path) -> None:
+def test_removal_reported_past_it_when_the_target_does_not_read_it(tmp_path: Path) -> None:
+    """VLLM_RPC_TIMEOUT left vllm/envs.py before 0.23.0: the window crosses no removal, but
+    the target still ignores it, so the rule that removed it reports it."""
     (tmp_path / "launch.sh").write_text("export VLLM_RPC_TIMEOUT=10000\nvllm serve m\n")
     report = engine.run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.33.0", from_version="0.23.0"))
-    assert not any(f.rule.name == "removed-env-vllm-rpc-timeout" for f in report.findings)
+    assert any(f.rule.name == "removed-env-vllm-rpc-timeout" for f in report.findings)
 
 
 def test_deprecated_env_var_warns_before_removal(tmp_path: Path) -> None:

@@ -137,7 +137,10 @@ def run_scan(
         default = Assumption(option, VersionBasis.OPTION, "--from")
     known_ids = {r.id for _p, r in rules} | {UNKNOWN_FLAG_ID}
     check_prefixes(options.filters.select, options.filters.ignore_rules, known_ids)
-    context = VersionContext(target, option, default, required_by(target), known_args().gone_by(target))
+    known = known_args()
+    context = VersionContext(
+        target, option, default, required_by(target), known.gone_by(target), known.env_gone_by(target)
+    )
     findings = match_rules(rules, facts, context)
     arg_kinds = (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG)
     rule_names = frozenset(r.match.name for _p, r in rules if r.match.kind in arg_kinds)

@@ -31,6 +31,8 @@ class KnownArgs:
         takes: CLI flag -> ``(first, last, arity)`` runs (see :meth:`arity`).
         missing: CLI flag -> ``(first, last)`` runs of releases inside its range that do not
             define it.
+        env_vars: env var -> ``(first, last, missing runs)`` of the releases whose
+            ``vllm/envs.py`` defines it.
     """
 
     releases: tuple[Version, ...]
@@ -38,6 +40,18 @@ class KnownArgs:
     names: frozenset[str]
     takes: dict[str, tuple[tuple[Version, Version, str | None], ...]] = field(default_factory=dict)
     missing: dict[str, tuple[tuple[Version, Version], ...]] = field(default_factory=dict)
+    env_vars: dict[str, tuple[Version, Version, tuple[tuple[Version, Version], ...]]] = field(default_factory=dict)
+
+    def env_gone_by(self, version: Version) -> frozenset[str]:
+        """The env vars (``VLLM_*``) some release before ``version`` read from
+        ``vllm/envs.py`` and ``version`` does not: empty when the data does not cover it."""
+        if not self.covers(version):
+            return frozenset()
+        return frozenset(
+            name
+            for name, (first, last, gaps) in self.env_vars.items()
+            if first < version and not (version <= last and not any(a <= version <= b for a, b in gaps))
+        )
 
     def defines(self, flag: str, version: Version) -> bool:
         """Whether release ``version``'s parser defines CLI ``flag`` (``--max-num-seqs``):
@@ -160,4 +174,12 @@ def known_args() -> KnownArgs:
         for flag, entry in data.get("cli_flags", {}).items()
         if entry.get("missing")
     }
-    return KnownArgs(releases, flags, frozenset(names), takes, missing)
+    env_vars = {
+        name: (
+            Version(entry["first"]),
+            Version(entry["last"]),
+            tuple((Version(a), Version(b)) for a, b in entry.get("missing", ())),
+        )
+        for name, entry in data.get("env_vars", {}).items()
+    }
+    return KnownArgs(releases, flags, frozenset(names), takes, missing, env_vars)

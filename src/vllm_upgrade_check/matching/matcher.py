@@ -84,6 +84,7 @@ class VersionContext:
             (:meth:`~vllm_upgrade_check.knowledge.known_args.KnownArgs.gone_by`): the rule
             that removed one applies however old the release it names, since the target
             rejects the flag whatever version is in use.
+        gone_env: likewise the env vars the target's ``vllm/envs.py`` no longer reads.
     """
 
     target: Version
@@ -91,6 +92,7 @@ class VersionContext:
     default: Assumption
     required: frozenset[str] | None = None
     gone: frozenset[str] = frozenset()
+    gone_env: frozenset[str] = frozenset()
 
     def assume(self, fact: Fact) -> Assumption:
         """The version assumed for ``fact``: ``--from``, else its file's hint, else the default."""
@@ -387,16 +389,17 @@ def match_rules(
 
 
 def _gone_rules(rules: Sequence[tuple[Pack, Rule]], versions: VersionContext) -> frozenset[str]:
-    """Ids of the rules that say how a flag the target no longer defines went: for each
-    such flag, the rule of the newest release at or before the target that matches it."""
-    if not versions.gone:
+    """Ids of the rules that say how a flag (or env var) the target no longer defines went:
+    for each, the rule of the newest release at or before the target that matches it."""
+    if not versions.gone and not versions.gone_env:
         return frozenset()
     newest: dict[str, tuple[Version, str]] = {}
     for pack, rule in rules:
-        if rule.match.kind not in (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG):
+        if rule.match.kind not in (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG, MatchKind.ENV_VAR):
             continue
         name = rule.match.name
-        if name not in versions.gone or pack.version > versions.target or rule.severity != Severity.BLOCKER:
+        gone = versions.gone_env if rule.match.kind == MatchKind.ENV_VAR else versions.gone
+        if name not in gone or pack.version > versions.target or rule.severity == Severity.INFO:
             continue
         if name not in newest or pack.version > newest[name][0]:
             newest[name] = (pack.version, rule.id)
