@@ -114,11 +114,13 @@ def explain(
     """Print one rule's documentation: what it matches, why it breaks, the fix, the evidence."""
     from vllm_upgrade_check.knowledge.registry import load_registry
     from vllm_upgrade_check.matching.checks import UNKNOWN_FLAG_ID, documented_unknown_flag_rule
+    from vllm_upgrade_check.matching.requires_check import REQUIRES_DIST_ID, documented_requires_dist_rule
 
     registry = load_registry(rules)
     found = registry.rule(rule_id)
-    if found is None and rule_id.upper() == UNKNOWN_FLAG_ID:
-        typer.echo(_render_rule(documented_unknown_flag_rule(), "every release (built-in check)"))
+    built_in = {UNKNOWN_FLAG_ID: documented_unknown_flag_rule, REQUIRES_DIST_ID: documented_requires_dist_rule}
+    if found is None and rule_id.upper() in built_in:
+        typer.echo(_render_rule(built_in[rule_id.upper()](), "every release (built-in check)"))
         return
     if found is None:
         raise UsageError(f"unknown rule id {rule_id!r} (see 'vllm-upgrade-check rules list')")

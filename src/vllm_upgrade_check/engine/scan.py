@@ -20,6 +20,7 @@ from vllm_upgrade_check.knowledge.requires import release_requirements
 from vllm_upgrade_check.knowledge.versions import parse_version
 from vllm_upgrade_check.matching.checks import UNKNOWN_FLAG_ID, unknown_flag_findings
 from vllm_upgrade_check.matching.matcher import Assumption, VersionContext, distinct, match_rules, sort_key
+from vllm_upgrade_check.matching.requires_check import REQUIRES_DIST_ID, requires_dist_findings
 from vllm_upgrade_check.matching.suppress import apply_filters, check_prefixes
 from vllm_upgrade_check.model.environment import Environment
 from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, Fact, FactKind
@@ -135,7 +136,7 @@ def run_scan(
     default = detect_from(facts, request.environment)
     if option is not None:
         default = Assumption(option, VersionBasis.OPTION, "--from")
-    known_ids = {r.id for _p, r in rules} | {UNKNOWN_FLAG_ID}
+    known_ids = {r.id for _p, r in rules} | {UNKNOWN_FLAG_ID, REQUIRES_DIST_ID}
     check_prefixes(options.filters.select, options.filters.ignore_rules, known_ids)
     known = known_args()
     context = VersionContext(
@@ -144,6 +145,7 @@ def run_scan(
     findings = match_rules(rules, facts, context)
     arg_kinds = (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG)
     rule_names = frozenset(r.match.name for _p, r in rules if r.match.kind in arg_kinds)
+    findings += requires_dist_findings(facts, context, findings)
     findings = distinct(sorted(findings + unknown_flag_findings(facts, context, rule_names=rule_names), key=sort_key))
     if facts_out is not None:
         facts_out.extend(facts)

@@ -1,0 +1,109 @@
+"""Built-in check from the target's own ``Requires-Dist``: a requirement in the user's files
+that no version the target's wheel requires can satisfy.
+
+vLLM's wheel METADATA lists about a hundred ``Requires-Dist`` lines per release (read into
+``data/surface/requires.json``, see :mod:`vllm_upgrade_check.knowledge.requires`); the packs
+author rules for a few of them (torch and its companions). Every other conflicting pin is
+found here, whatever the from-version: pip resolves against the target's requirements, not
+against the releases crossed. A line split by markers (per platform) is left to the packs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from packaging.version import Version
+
+from vllm_upgrade_check.knowledge.requires import base_requirement
+from vllm_upgrade_check.matching.matcher import VersionContext, specifiers_conflict
+from vllm_upgrade_check.model.facts import Fact, FactKind
+from vllm_upgrade_check.model.findings import Finding
+from vllm_upgrade_check.model.pack import (
+    Applicability,
+    DependencyMatch,
+    Docs,
+    Fix,
+    FixAction,
+    MatchKind,
+    Rule,
+    Severity,
+    WheelEvidence,
+)
+
+REQUIRES_DIST_ID = "VUC000-002"
+"""Id of the synthetic rule (release digits 000: it belongs to no one release)."""
+
+
+def requires_dist_rule(name: str, required: str, target: Version, line: int | None) -> Rule:
+    """The synthetic rule for distribution ``name``, which vLLM ``target`` requires as
+    ``required`` (``>=0.21.1``) on METADATA ``line``."""
+    return Rule.model_construct(
+        id=REQUIRES_DIST_ID,
+        name="conflicts-with-requires-dist",
+        severity=Severity.BLOCKER,
+        match=DependencyMatch.model_construct(kind=MatchKind.DEPENDENCY, name=name, specifier=required),
+        message=(
+            f"vLLM {target} requires {name}{required} (its wheel's Requires-Dist); this requirement cannot "
+            "be installed alongside it."
+        ),
+        fix=Fix(
+            summary=f"Pin {name}{required} (or drop the pin and let vllm choose).",
+            action=FixAction.SET_SPECIFIER,
+            replacement=required,
+            applicability=Applicability.SAFE,
+        ),
+        docs=Docs(
+            why="pip resolves the target's Requires-Dist together with the file's pins; a pin outside it fails the install.",
+            example=f"{name}==0.0.1",
+            instead=f"{name}{required}",
+        ),
+        evidence=[
+            WheelEvidence.model_construct(
+                kind="wheel",
+                release=str(target),
+                path=f"vllm-{target}.dist-info/METADATA",
+                line=line,
+                end_line=None,
+                finding=f"Requires-Dist: {name}{required}",
+            )
+        ],
+        tags=["requires-dist", "generated"],
+    )
+
+
+def documented_requires_dist_rule() -> Rule:
+    """The rule as ``explain`` shows it (no particular distribution)."""
+    return requires_dist_rule("tokenizers", ">=0.21.1", Version("0.28.0"), None)
+
+
+def requires_dist_findings(facts: Iterable[Fact], versions: VersionContext, reported: Iterable[Finding]) -> list[Finding]:
+    """Blockers for requirement facts read from files (origin ``file``) that conflict with the
+    target's base ``Requires-Dist`` line for their distribution; a fact a pack rule already
+    reports as a dependency is left to that rule."""
+    covered = {id(f.fact) for f in reported if f.rule.match.kind == MatchKind.DEPENDENCY}
+    target = str(versions.target)
+    out = []
+    for fact in facts:
+        if fact.kind != FactKind.REQUIREMENT or fact.origin != "file" or fact.name == "vllm" or id(fact) in covered:
+            continue
+        lines = base_requirement(target, fact.name)
+        if not lines or len(lines) != 1 or lines[0].marker or not lines[0].specifier:
+            continue  # not required, split by platform, or unpinned
+        line = lines[0]
+        if not specifiers_conflict(fact.value or "", line.specifier):
+            continue
+        assumed = versions.assume(fact)
+        if assumed.version is not None and assumed.version > versions.target:
+            continue  # a downgrade is not checked
+        out.append(
+            Finding(
+                rule=requires_dist_rule(fact.name, line.specifier, versions.target, line.line),
+                fact=fact,
+                severity=Severity.BLOCKER,
+                release=target,
+                from_version=str(assumed.version) if assumed.version else None,
+                from_basis=assumed.basis,
+                from_source=assumed.source,
+            )
+        )
+    return out

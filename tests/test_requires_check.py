@@ -1,0 +1,47 @@
+"""The target's own Requires-Dist judges the requirements in the user's files, whatever the
+from-version (the data is the wheels' METADATA, bundled in data/surface/requires.json)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from vllm_upgrade_check.cli import _register, app
+
+_register()
+runner = CliRunner()
+
+
+def _blockers(tmp_path: Path, *args: str) -> list[tuple[str, str]]:
+    result = runner.invoke(app, ["scan", str(tmp_path), "--to", "0.28.0", "-f", "json", *args])
+    doc = json.loads(result.stdout)
+    return [(f["rule_id"], f["subject"]) for f in doc["findings"] if f["severity"] == "blocker"]
+
+
+@pytest.mark.parametrize("start", [[], ["--from", "0.27.0"], ["--from", "0.28.0"]])
+def test_a_pin_outside_the_targets_requires_dist_is_a_blocker(start: list[str], tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("vllm==0.28.0\ntokenizers==0.20.3\nflask==1.0\n")
+    found = _blockers(tmp_path, *start)
+    assert ("VUC000-002", "tokenizers==0.20.3") in found, found
+    assert not any(subject.startswith("flask") for _id, subject in found)  # vLLM does not require it
+
+
+def test_a_pin_inside_it_and_a_rule_the_packs_author_are_not_doubled(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("vllm==0.26.0\ntokenizers==0.22.0\ntorch==2.11.0\n")
+    found = _blockers(tmp_path)
+    assert found == [("VUC0270-003", "torch==2.11.0")], found
+
+
+def test_fix_re_pins_it_with_the_bump(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("vllm==0.26.0\ntokenizers==0.20.3\n")
+    result = runner.invoke(app, ["fix", str(tmp_path), "--to", "0.28.0"])
+    assert (tmp_path / "requirements.txt").read_text() == "vllm==0.28.0\ntokenizers>=0.21.1\n", result.output
+    assert result.exit_code == 0
+
+
+def test_explain_knows_the_built_in_rule() -> None:
+    result = runner.invoke(app, ["explain", "VUC000-002"])
+    assert result.exit_code == 0 and "Requires-Dist" in result.output
