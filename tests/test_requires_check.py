@@ -45,3 +45,24 @@ def test_fix_re_pins_it_with_the_bump(tmp_path: Path) -> None:
 def test_explain_knows_the_built_in_rule() -> None:
     result = runner.invoke(app, ["explain", "VUC000-002"])
     assert result.exit_code == 0 and "Requires-Dist" in result.output
+
+
+def test_a_range_that_overlaps_the_requirement_past_an_exclusion_is_not_a_conflict() -> None:
+    from vllm_upgrade_check.matching.matcher import specifiers_conflict
+
+    required = "!=5.0.*,!=5.1.*,!=5.2.*,!=5.3.*,!=5.4.*,!=5.5.0,>=4.56.0"  # transformers, vLLM 0.20.0
+    assert not specifiers_conflict("~=5.5.0", required)  # 5.5.1 satisfies both
+    assert specifiers_conflict("==5.2.0", required)
+
+
+def test_a_platform_marked_requirement_is_read_for_linux_x86_64(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("vllm==0.28.0\nllguidance==1.0.0\n")
+    assert ("VUC000-002", "llguidance==1.0.0") in _blockers(tmp_path)
+
+
+def test_a_named_file_no_scanner_reads_is_reported_and_fails_closed_when_it_names_vllm(tmp_path: Path) -> None:
+    (tmp_path / "pins.txt").write_text("vllm==0.26.0\ntorch==2.11.0\n")
+    result = runner.invoke(app, ["scan", str(tmp_path / "pins.txt"), "--to", "0.28.0", "-f", "json"])
+    skipped = json.loads(result.stdout)["skipped"]
+    assert [s["configures_vllm"] for s in skipped] == [True] and "no scanner reads" in skipped[0]["reason"]
+    assert result.exit_code == 2

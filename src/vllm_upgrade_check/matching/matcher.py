@@ -109,14 +109,23 @@ class VersionContext:
 
 
 def _candidate_versions(*specs: SpecifierSet) -> set[Version]:
+    """The versions named in ``specs`` and those just above each (one more at each place of
+    its release: ``5.5.0`` gives ``5.5.1``, ``5.6.0``, ``6.0.0``), so that a set whose
+    bounds only exclude a named version (``!=5.5.0`` against ``~=5.5.0``) still shows an
+    overlap."""
     out: set[Version] = set()
     for spec in specs:
         for clause in spec:
             text = clause.version.removesuffix(".*")
             try:
-                out.add(Version(text))
+                version = Version(text)
             except InvalidVersion:
                 continue
+            out.add(version)
+            release = (*version.release, 0, 0)[: max(len(version.release), 3)]
+            for place in range(len(release)):
+                bumped = (*release[:place], release[place] + 1, *([0] * (len(release) - place - 1)))
+                out.add(Version(".".join(str(p) for p in bumped)))
     return out
 
 

@@ -5,13 +5,17 @@ vLLM's wheel METADATA lists about a hundred ``Requires-Dist`` lines per release 
 ``data/surface/requires.json``, see :mod:`vllm_upgrade_check.knowledge.requires`); the packs
 author rules for a few of them (torch and its companions). Every other conflicting pin is
 found here, whatever the from-version: pip resolves against the target's requirements, not
-against the releases crossed. A line split by markers (per platform) is left to the packs.
+against the releases crossed. A line with a platform marker is read for Linux x86_64 (where
+vLLM deployments run); one that depends on the Python version or an extra is left to the
+packs.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
+from packaging.markers import InvalidMarker, Marker, UndefinedEnvironmentName
 from packaging.version import Version
 
 from vllm_upgrade_check.knowledge.requires import base_requirement
@@ -29,6 +33,24 @@ from vllm_upgrade_check.model.pack import (
     Severity,
     WheelEvidence,
 )
+
+_PLATFORM_ONLY = re.compile(r"\b(python_version|python_full_version|implementation_name|platform_python_implementation|extra)\b")
+_LINUX_X86_64 = {"platform_machine": "x86_64", "sys_platform": "linux", "platform_system": "Linux", "os_name": "posix"}
+
+
+def _on_linux_x86_64(marker: str) -> bool:
+    """Whether a ``Requires-Dist`` marker holds on Linux x86_64, where vLLM deployments run
+    (its official image); a marker that depends on the Python version or an extra is not
+    decided here (``False``)."""
+    if not marker:
+        return True
+    if _PLATFORM_ONLY.search(marker):
+        return False
+    try:
+        return Marker(marker).evaluate(dict(_LINUX_X86_64))
+    except (InvalidMarker, UndefinedEnvironmentName):
+        return False
+
 
 REQUIRES_DIST_ID = "VUC000-002"
 """Id of the synthetic rule (release digits 000: it belongs to no one release)."""
@@ -86,9 +108,9 @@ def requires_dist_findings(facts: Iterable[Fact], versions: VersionContext, repo
     for fact in facts:
         if fact.kind != FactKind.REQUIREMENT or fact.origin != "file" or fact.name == "vllm" or id(fact) in covered:
             continue
-        lines = base_requirement(target, fact.name)
-        if not lines or len(lines) != 1 or lines[0].marker or not lines[0].specifier:
-            continue  # not required, split by platform, or unpinned
+        lines = [r for r in base_requirement(target, fact.name) or () if _on_linux_x86_64(r.marker)]
+        if len(lines) != 1 or not lines[0].specifier:
+            continue  # not required there, told apart by Python version, or unpinned
         line = lines[0]
         if not specifiers_conflict(fact.value or "", line.specifier):
             continue

@@ -77,6 +77,8 @@ def scan_files(
             continue
         passed_over: list[PassedOver] = []
         files, results = _scan_root(root, label, request, scanners, skipped, keep_name, verdicts, passed_over)
+        if root.is_file() and not any(result.taken or result.skipped for _rel, result in results):
+            skipped.append(_unread_named_file(root, label or root.name))
         root_facts: list[Fact] = []
         for rel, result in results:
             skipped.extend(result.skipped)
@@ -92,6 +94,22 @@ def scan_files(
         root_facts.extend(_referenced_configs(root_facts, files, request, skipped, label))
         facts.extend(root_facts)
     return facts, skipped, count
+
+
+def _unread_named_file(root: Path, label: str) -> Skipped:
+    """A file the user named that no scanner reads: reported, never dropped in silence; when
+    it mentions vLLM the gate fails closed on it."""
+    try:
+        with open(root, "rb") as handle:
+            mentions = b"vllm" in handle.read(1 << 20).lower()
+    except OSError:
+        mentions = False
+    return Skipped(
+        label,
+        "named on the command line, but no scanner reads this kind of file (see the README's list of "
+        "file kinds; a requirements file is read as requirements*.txt or constraints*.txt)",
+        configures_vllm=mentions,
+    )
 
 
 def _scan_root(
