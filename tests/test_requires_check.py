@@ -66,3 +66,10 @@ def test_a_named_file_no_scanner_reads_is_reported_and_fails_closed_when_it_name
     skipped = json.loads(result.stdout)["skipped"]
     assert [s["configures_vllm"] for s in skipped] == [True] and "no scanner reads" in skipped[0]["reason"]
     assert result.exit_code == 2
+
+
+def test_an_extra_the_files_vllm_asks_for_counts(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("vllm[zen]==0.28.0\nzentorch==1.0.0\n")
+    assert ("VUC000-002", "zentorch==1.0.0") in _blockers(tmp_path)
+    (tmp_path / "requirements.txt").write_text("vllm==0.28.0\nzentorch==1.0.0\n")
+    assert not _blockers(tmp_path)

@@ -6,8 +6,8 @@ vLLM's wheel METADATA lists about a hundred ``Requires-Dist`` lines per release 
 author rules for a few of them (torch and its companions). Every other conflicting pin is
 found here, whatever the from-version: pip resolves against the target's requirements, not
 against the releases crossed. A line with a platform marker is read for Linux x86_64 (where
-vLLM deployments run); one that depends on the Python version or an extra is left to the
-packs.
+vLLM deployments run); an extra's lines count where the file's vLLM requirement asks for
+that extra; a line that depends on the Python version is left to the packs.
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ import re
 from collections.abc import Iterable
 
 from packaging.markers import InvalidMarker, Marker, UndefinedEnvironmentName
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from vllm_upgrade_check.knowledge.requires import base_requirement
+from vllm_upgrade_check.knowledge.requires import release_requirements
 from vllm_upgrade_check.matching.matcher import VersionContext, specifiers_conflict
 from vllm_upgrade_check.model.facts import Fact, FactKind
 from vllm_upgrade_check.model.findings import Finding
@@ -34,22 +36,35 @@ from vllm_upgrade_check.model.pack import (
     WheelEvidence,
 )
 
-_PLATFORM_ONLY = re.compile(r"\b(python_version|python_full_version|implementation_name|platform_python_implementation|extra)\b")
+_PYTHON_DEPENDENT = re.compile(r"\b(python_version|python_full_version|implementation_name|platform_python_implementation)\b")
 _LINUX_X86_64 = {"platform_machine": "x86_64", "sys_platform": "linux", "platform_system": "Linux", "os_name": "posix"}
 
 
-def _on_linux_x86_64(marker: str) -> bool:
+def _holds(marker: str, extra: str) -> bool:
     """Whether a ``Requires-Dist`` marker holds on Linux x86_64, where vLLM deployments run
-    (its official image); a marker that depends on the Python version or an extra is not
-    decided here (``False``)."""
+    (its official image), for the vLLM ``extra`` it belongs to (``""``: a base line); a
+    marker that depends on the Python version is not decided here (``False``)."""
     if not marker:
         return True
-    if _PLATFORM_ONLY.search(marker):
+    if _PYTHON_DEPENDENT.search(marker):
         return False
     try:
-        return Marker(marker).evaluate(dict(_LINUX_X86_64))
+        return Marker(marker).evaluate({**_LINUX_X86_64, "extra": extra})
     except (InvalidMarker, UndefinedEnvironmentName):
         return False
+
+
+def _vllm_extras(facts: list[Fact]) -> dict[str | None, frozenset[str]]:
+    """The extras each file's vLLM requirements ask for (``vllm[zen,audio]==0.28.0``)."""
+    out: dict[str | None, set[str]] = {}
+    for fact in facts:
+        if fact.kind == FactKind.REQUIREMENT and fact.name == "vllm" and fact.origin == "file":
+            try:
+                asked = Requirement(fact.raw).extras
+            except InvalidRequirement:
+                continue
+            out.setdefault(fact.location.path, set()).update(canonicalize_name(e) for e in asked)
+    return {path: frozenset(names) for path, names in out.items()}
 
 
 REQUIRES_DIST_ID = "VUC000-002"
@@ -104,11 +119,18 @@ def requires_dist_findings(facts: Iterable[Fact], versions: VersionContext, repo
     reports as a dependency is left to that rule."""
     covered = {id(f.fact) for f in reported if f.rule.match.kind == MatchKind.DEPENDENCY}
     target = str(versions.target)
+    facts = list(facts)
+    extras = _vllm_extras(facts)
     out = []
     for fact in facts:
         if fact.kind != FactKind.REQUIREMENT or fact.origin != "file" or fact.name == "vllm" or id(fact) in covered:
             continue
-        lines = [r for r in base_requirement(target, fact.name) or () if _on_linux_x86_64(r.marker)]
+        asked = extras.get(fact.location.path, frozenset())
+        lines = [
+            r
+            for r in release_requirements(target) or ()
+            if r.name == fact.name and (not r.extra or canonicalize_name(r.extra) in asked) and _holds(r.marker, r.extra)
+        ]
         if len(lines) != 1 or not lines[0].specifier:
             continue  # not required there, told apart by Python version, or unpinned
         line = lines[0]
