@@ -42,3 +42,33 @@ def test_regions_cover_the_words_without_their_quotes(name: str, tmp_path: Path)
         underlined = lines[f["line"] - 1][f["column"] - 1 : f["end_column"] - 1]
         # a flag written --flag=value is underlined with its value: the word as written
         assert underlined == f["subject"] or underlined == f"{f['subject']}={f['value']}", (underlined, f)
+
+
+@pytest.mark.parametrize(
+    ("dockerfile", "expected"),
+    [
+        # a shell-form ENTRYPOINT ignores CMD (Docker's "Understand how CMD and ENTRYPOINT interact")
+        ('FROM vllm/vllm-openai:v0.26.0\nENTRYPOINT vllm serve m\nCMD ["--max-num-partial-prefills", "2"]\n', []),
+        # CMD before ENTRYPOINT in the same stage still completes it
+        ('FROM python:3.12\nCMD ["m", "--max-num-partial-prefills", "2"]\nENTRYPOINT ["vllm", "serve"]\n', [2]),
+        # a later stage inherits the entry point and sets its own command
+        (
+            'FROM vllm/vllm-openai:v0.26.0 AS base\nENTRYPOINT ["vllm", "serve"]\n'
+            'FROM base\nCMD ["m", "--max-num-partial-prefills", "3"]\n',
+            [4],
+        ),
+        # setting ENTRYPOINT in a later stage drops the inherited command
+        (
+            'FROM vllm/vllm-openai:v0.26.0 AS base\nCMD ["--max-num-partial-prefills", "2"]\n'
+            'FROM base\nENTRYPOINT ["python3", "job.py"]\n',
+            [2],
+        ),
+    ],
+)
+def test_dockerfile_entrypoint_and_cmd_are_read_as_docker_runs_them(
+    dockerfile: str, expected: list[int], tmp_path: Path
+) -> None:
+    (tmp_path / "Dockerfile").write_text(dockerfile)
+    result = runner.invoke(app, ["scan", str(tmp_path), "--to", "0.28.0", "--from", "0.26.0", "-f", "json"])
+    lines = [f["line"] for f in json.loads(result.stdout)["findings"] if f["rule_id"] == "VUC0270-001"]
+    assert lines == expected, result.stdout
