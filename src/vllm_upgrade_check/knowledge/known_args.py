@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -50,16 +51,16 @@ class KnownArgs:
         return frozenset(
             name
             for name, (first, last, gaps) in self.env_vars.items()
-            if first < version and not (version <= last and not any(a <= version <= b for a, b in gaps))
+            if first < version and not _present(version, first, last, gaps)
         )
 
     def defines(self, flag: str, version: Version) -> bool:
         """Whether release ``version``'s parser defines CLI ``flag`` (``--max-num-seqs``):
         within its first and last release and in none of its ``missing`` runs."""
         entry = self.flags.get(flag)
-        if entry is None or not Version(entry[0]) <= version <= Version(entry[1]):
-            return False
-        return not any(first <= version <= last for first, last in self.missing.get(flag, ()))
+        return entry is not None and _present(
+            version, Version(entry[0]), Version(entry[1]), self.missing.get(flag, ())
+        )
 
     def arity(self, flag: str, version: Version | None = None) -> tuple[str | None, bool]:
         """How many words CLI ``flag`` (``--max-num-seqs``, ``--max_num_seqs``, ``-tp``)
@@ -124,6 +125,11 @@ class KnownArgs:
         pool = [f for f in self.flags if at is None or self.defines(f, at)]
         matches = difflib.get_close_matches(wanted, pool, n=1, cutoff=0.6)
         return matches[0] if matches else None
+
+
+def _present(version: Version, first: Version, last: Version, gaps: Iterable[tuple[Version, Version]]) -> bool:
+    """Whether ``version`` is within ``first``..``last`` and in none of the ``gaps`` runs."""
+    return first <= version <= last and not any(a <= version <= b for a, b in gaps)
 
 
 def _snake(flag: str) -> str:

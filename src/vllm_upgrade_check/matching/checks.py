@@ -107,16 +107,20 @@ def unknown_flag_findings(
             continue
         if known.is_known(fact.name) or any(fact.answers_to(n) for n in rule_names):
             continue
-        assumed = versions.assume(fact)
-        findings.append(
-            Finding(
-                rule=unknown_flag_rule(fact, known, versions.target),
-                fact=fact,
-                severity=Severity.WARNING,
-                release=str(versions.target),
-                from_version=str(assumed.version) if assumed.version else None,
-                from_basis=assumed.basis,
-                from_source=assumed.source,
-            )
-        )
+        findings.append(built_in_finding(unknown_flag_rule(fact, known, versions.target), fact, versions))
     return findings
+
+
+def built_in_finding(rule: Rule, fact: Fact, versions: VersionContext) -> Finding:
+    """A finding of a built-in check's ``rule`` on ``fact``: at the rule's severity, for the
+    target release, from the version ``fact`` is assumed to run."""
+    assumed = versions.assume(fact)
+    return Finding(
+        rule=rule,
+        fact=fact,
+        severity=rule.severity,
+        release=str(versions.target),
+        from_version=str(assumed.version) if assumed.version else None,
+        from_basis=assumed.basis,
+        from_source=assumed.source,
+    )

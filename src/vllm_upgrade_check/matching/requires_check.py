@@ -21,6 +21,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from vllm_upgrade_check.knowledge.requires import release_requirements
+from vllm_upgrade_check.matching.checks import built_in_finding
 from vllm_upgrade_check.matching.matcher import VersionContext, specifiers_conflict
 from vllm_upgrade_check.model.facts import Fact, FactKind
 from vllm_upgrade_check.model.findings import Finding
@@ -136,18 +137,8 @@ def requires_dist_findings(facts: Iterable[Fact], versions: VersionContext, repo
         line = lines[0]
         if not specifiers_conflict(fact.value or "", line.specifier):
             continue
-        assumed = versions.assume(fact)
-        if assumed.version is not None and assumed.version > versions.target:
+        start = versions.assume(fact).version
+        if start is not None and start > versions.target:
             continue  # a downgrade is not checked
-        out.append(
-            Finding(
-                rule=requires_dist_rule(fact.name, line.specifier, versions.target, line.line),
-                fact=fact,
-                severity=Severity.BLOCKER,
-                release=target,
-                from_version=str(assumed.version) if assumed.version else None,
-                from_basis=assumed.basis,
-                from_source=assumed.source,
-            )
-        )
+        out.append(built_in_finding(requires_dist_rule(fact.name, line.specifier, versions.target, line.line), fact, versions))
     return out

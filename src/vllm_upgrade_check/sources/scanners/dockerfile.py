@@ -22,7 +22,12 @@ from vllm_upgrade_check.parsing.shell import ShellScript, Token, offset_locator,
 from vllm_upgrade_check.parsing.words import link, sub_span, unlink_at_comments
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, env_fact
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
-from vllm_upgrade_check.sources.scanners.images import image_fact, image_hint, is_vllm_image
+from vllm_upgrade_check.sources.scanners.images import (
+    image_fact,
+    image_hint,
+    is_vllm_image,
+    replaced_server_note,
+)
 from vllm_upgrade_check.sources.scanners.shell import argv_facts, shell_facts
 
 
@@ -408,10 +413,7 @@ class _Stage:
             image = self.image
             if self.own_entry and not self.entry_launches and not any(f.kind == FactKind.LAUNCH for f in facts):
                 program = " ".join(t.text for t in (self.entry or [])[:2]) or "its own ENTRYPOINT"
-                note = (
-                    f"the container runs {program} in place of vLLM's server (ENTRYPOINT): what it runs "
-                    "is not checked, so bump the image by hand once it is"
-                )
+                note = replaced_server_note(program, "ENTRYPOINT")
                 spans = image.spans or Spans()
                 image = replace(image, spans=replace(spans, note=spans.note or note))  # a digest's note stays
             yield image

@@ -90,3 +90,12 @@ def image_hint(reference: str, path: str | None, line: int | None) -> tuple[str,
         return None
     where = f"{path}:{line}" if path and line else (path or "")
     return str(version), f"{where} image {reference}"
+
+
+def replaced_server_note(program: str, how: str) -> str:
+    """Why a vLLM image is not bumped when its container runs ``program`` instead of vLLM's
+    server (``how``: ``--entrypoint``, ``ENTRYPOINT``, ``its command is replaced``)."""
+    return (
+        f"the container runs {program} in place of vLLM's server ({how}): what it runs is not "
+        "checked, so bump the image by hand once it is"
+    )

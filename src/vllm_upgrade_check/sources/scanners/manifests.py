@@ -42,7 +42,13 @@ from vllm_upgrade_check.sources.scanners.base import (
     SourceFile,
     shared_words,
 )
-from vllm_upgrade_check.sources.scanners.images import image_fact, image_hint, is_vllm_image, split_image
+from vllm_upgrade_check.sources.scanners.images import (
+    image_fact,
+    image_hint,
+    is_vllm_image,
+    replaced_server_note,
+    split_image,
+)
 from vllm_upgrade_check.sources.scanners.kserve import predictor_facts
 from vllm_upgrade_check.sources.scanners.shell import _SHELLS, Relocate, argv_facts, shell_facts
 from vllm_upgrade_check.sources.scanners.templates import (
@@ -246,10 +252,7 @@ def container_facts(
         note = ""
         if entry and not any(f.kind == FactKind.LAUNCH for f in facts):
             program = " ".join(i.token.text for i in entry[:2])
-            note = (
-                f"the container runs {program} in place of vLLM's server (its command is replaced): what it "
-                "runs is not checked, so bump the image by hand once it is"
-            )
+            note = replaced_server_note(program, "its command is replaced")
         yield image_fact(image_token, path, scanner, version=version, note=note, syntax="yaml")
     yield from facts
 

@@ -16,7 +16,7 @@ from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span
 from vllm_upgrade_check.parsing.shell import Locator, ShellScript, Token, parse_shell
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile, shared_words
-from vllm_upgrade_check.sources.scanners.images import image_fact
+from vllm_upgrade_check.sources.scanners.images import image_fact, replaced_server_note
 from vllm_upgrade_check.sources.scanners.requirements import pip_install_facts
 from vllm_upgrade_check.sources.scanners.vllm_argv import find_launch, launch_facts, other_program_image
 
@@ -131,10 +131,7 @@ def argv_facts(
         other = other_program_image(argv)
         if other is not None:
             image, program = other
-            note = (
-                f"the container runs {program} in place of vLLM's server (--entrypoint): what it runs "
-                "is not checked, so bump the image by hand once it is"
-            )
+            note = replaced_server_note(program, "--entrypoint")
             return [image_fact(image, path, scanner, note=note, syntax=syntax)]
         return list(pip_install_facts(argv, path, scanner))
     facts = [
