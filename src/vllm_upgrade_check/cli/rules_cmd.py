@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -118,7 +119,15 @@ def explain(
 
     registry = load_registry(rules)
     found = registry.rule(rule_id)
-    built_in = {UNKNOWN_FLAG_ID: documented_unknown_flag_rule, REQUIRES_DIST_ID: documented_requires_dist_rule}
+    from vllm_upgrade_check.matching.surface_checks import SURFACE_IDS, documented_surface_rule
+
+    built_in: dict[str, Callable[[], Rule]] = {
+        UNKNOWN_FLAG_ID: documented_unknown_flag_rule,
+        REQUIRES_DIST_ID: documented_requires_dist_rule,
+    }
+    if found is None and rule_id.upper() in SURFACE_IDS:
+        typer.echo(_render_rule(documented_surface_rule(rule_id.upper()), "every release (built-in check)"))
+        return
     if found is None and rule_id.upper() in built_in:
         typer.echo(_render_rule(built_in[rule_id.upper()](), "every release (built-in check)"))
         return

@@ -22,11 +22,12 @@ from vllm_upgrade_check.matching.checks import UNKNOWN_FLAG_ID, unknown_flag_fin
 from vllm_upgrade_check.matching.matcher import Assumption, VersionContext, distinct, match_rules, sort_key
 from vllm_upgrade_check.matching.requires_check import REQUIRES_DIST_ID, requires_dist_findings
 from vllm_upgrade_check.matching.suppress import apply_filters, check_prefixes
+from vllm_upgrade_check.matching.surface_checks import SURFACE_IDS, surface_findings, with_target_severity
 from vllm_upgrade_check.model.environment import Environment
 from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, Fact, FactKind
 from vllm_upgrade_check.model.findings import Finding, ReleaseInfo, Replacement, Report, VersionBasis
 from vllm_upgrade_check.model.options import ScanOptions
-from vllm_upgrade_check.model.pack import Applicability, MatchKind
+from vllm_upgrade_check.model.pack import Applicability, FixAction, MatchKind
 from vllm_upgrade_check.parsing.textfiles import read_text
 from vllm_upgrade_check.sources.discovery import OutsideRoots, resolve_in_roots
 from vllm_upgrade_check.sources.dispatch import pinned_version
@@ -136,16 +137,23 @@ def run_scan(
     default = detect_from(facts, request.environment)
     if option is not None:
         default = Assumption(option, VersionBasis.OPTION, "--from")
-    known_ids = {r.id for _p, r in rules} | {UNKNOWN_FLAG_ID, REQUIRES_DIST_ID}
+    known_ids = {r.id for _p, r in rules} | {UNKNOWN_FLAG_ID, REQUIRES_DIST_ID, *SURFACE_IDS}
     check_prefixes(options.filters.select, options.filters.ignore_rules, known_ids)
     known = known_args()
     context = VersionContext(
         target, option, default, required_by(target), known.gone_by(target), known.env_gone_by(target)
     )
-    findings = match_rules(rules, facts, context)
+    findings = with_target_severity(match_rules(rules, facts, context), facts, target)
     arg_kinds = (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG)
-    rule_names = frozenset(r.match.name for _p, r in rules if r.match.kind in arg_kinds)
+    # The flags a loaded pack speaks of, as matched or as its replacement (an organisation
+    # pack's own flags are known to it).
+    rule_names = frozenset(r.match.name for _p, r in rules if r.match.kind in arg_kinds) | frozenset(
+        r.fix.replacement.lstrip("-").replace("-", "_")
+        for _p, r in rules
+        if r.match.kind in arg_kinds and r.fix.action == FixAction.RENAME and r.fix.replacement
+    )
     findings += requires_dist_findings(facts, context, findings)
+    findings += surface_findings(facts, context, findings)
     findings = distinct(sorted(findings + unknown_flag_findings(facts, context, rule_names=rule_names), key=sort_key))
     if facts_out is not None:
         facts_out.extend(facts)

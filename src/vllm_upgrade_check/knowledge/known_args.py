@@ -34,6 +34,8 @@ class KnownArgs:
             define it.
         env_vars: env var -> ``(first, last, missing runs)`` of the releases whose
             ``vllm/envs.py`` defines it.
+        choices: CLI flag -> ``(first, last, values)`` runs of the values its argparse
+            ``choices`` accepts (``None`` in a run that does not restrict them).
     """
 
     releases: tuple[Version, ...]
@@ -42,6 +44,15 @@ class KnownArgs:
     takes: dict[str, tuple[tuple[Version, Version, str | None], ...]] = field(default_factory=dict)
     missing: dict[str, tuple[tuple[Version, Version], ...]] = field(default_factory=dict)
     env_vars: dict[str, tuple[Version, Version, tuple[tuple[Version, Version], ...]]] = field(default_factory=dict)
+    choices: dict[str, tuple[tuple[Version, Version, tuple[str, ...] | None], ...]] = field(default_factory=dict)
+
+    def choices_at(self, flag: str, version: Version) -> tuple[str, ...] | None:
+        """The values release ``version``'s parser accepts for CLI ``flag`` (``--kv-cache-dtype``)
+        when its argparse ``choices`` restrict them, else ``None``."""
+        for first, last, values in self.choices.get(_dashed(flag), ()):
+            if first <= version <= last:
+                return values
+        return None
 
     def env_gone_by(self, version: Version) -> frozenset[str]:
         """The env vars (``VLLM_*``) some release before ``version`` read from
@@ -188,4 +199,20 @@ def known_args() -> KnownArgs:
         )
         for name, entry in data.get("env_vars", {}).items()
     }
-    return KnownArgs(releases, flags, frozenset(names), takes, missing, env_vars)
+    choices = {
+        flag: values for flag, entry in data.get("cli_flags", {}).items() if (values := _choices_runs(entry))
+    }
+    return KnownArgs(releases, flags, frozenset(names), takes, missing, env_vars, choices)
+
+
+def _choices_runs(entry: dict[str, object]) -> tuple[tuple[Version, Version, tuple[str, ...] | None], ...]:
+    """The ``(first, last, values)`` runs of one ``cli_flags`` entry's argparse choices."""
+    by_release = entry.get("choices_by_release")
+    if isinstance(by_release, list):
+        return tuple(
+            (Version(str(a)), Version(str(b)), None if c is None else tuple(str(x) for x in c)) for a, b, c in by_release
+        )
+    values = entry.get("choices")
+    if isinstance(values, list):
+        return ((Version(str(entry["first"])), Version(str(entry["last"])), tuple(str(x) for x in values)),)
+    return ()

@@ -47,7 +47,7 @@ def unknown_flag_rule(fact: Fact, known: KnownArgs, target: Version | None = Non
     return Rule.model_construct(
         id=UNKNOWN_FLAG_ID,
         name="unknown-vllm-flag",
-        severity=Severity.WARNING,
+        severity=Severity.BLOCKER,
         match=CliFlagMatch.model_construct(kind=MatchKind.CLI_FLAG, name=fact.name),
         message=f"{fact.raw or fact.name} is not a flag of any vLLM release ({span}){hint}",
         fix=Fix(
@@ -90,7 +90,8 @@ def unknown_flag_findings(
     known: KnownArgs | None = None,
     rule_names: frozenset[str] = frozenset(),
 ) -> list[Finding]:
-    """Warnings for ``arg`` facts (origin ``cli`` or ``config``) that no release knows.
+    """Blockers for ``arg`` facts (origin ``cli`` or ``config``) that no release knows: vLLM's
+    parser refuses them, so the server does not start.
 
     Only vLLM launches and vLLM config files produce such facts, so a same-named flag of
     another program is never checked. Unresolved flags and short flags are left alone, and so

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Span, Spans
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Span, Spans
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact, with_model_settings
 from vllm_upgrade_check.sources.scanners.base import SourceFile, shared_words
 from vllm_upgrade_check.sources.scanners.python.argv import ArgvBuilder
@@ -168,6 +168,30 @@ class _Module:
                 )
             )
 
+    def envs_attribute(self, node: ast.Attribute) -> None:
+        """An ``import`` fact (module ``vllm.envs``, name the attribute) for a read of
+        ``envs.VLLM_X`` through ``import vllm.envs as envs`` (or ``vllm.envs.VLLM_X``):
+        ``vllm/envs.py`` resolves such names in a module ``__getattr__``, which raises
+        ``AttributeError`` for one the release does not register."""
+        if self.source.qualified(node) != f"vllm.envs.{node.attr}":
+            return
+        loc = self.source.loc(node)
+        at = None
+        if loc.end_line is not None and loc.end_column is not None:
+            start = loc.end_column - len(node.attr)
+            at = Location(self.source.path, loc.end_line, start, loc.end_line, loc.end_column)
+        self.facts.append(
+            Fact(
+                FactKind.IMPORT,
+                "vllm.envs",
+                at or loc,
+                raw=self.source.segment(node),
+                value=node.attr,
+                origin="python",
+                scanner="python",
+            )
+        )
+
     def env_from(self, name_node: ast.AST, value: ast.AST | None) -> None:
         """An ``env_var`` fact for setting the variable ``name_node`` names to ``value``."""
         name = const_text(name_node)
@@ -256,6 +280,8 @@ class _Module:
             elif isinstance(node, ast.Attribute) and node.attr in RESPONSE_FIELDS:
                 if isinstance(node.ctx, ast.Load):
                     self._add(self.responses.response_field(node, node.attr))
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                self.envs_attribute(node)
             elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
                 key = const_text(node.slice)
                 if key in RESPONSE_FIELDS:
