@@ -43,6 +43,8 @@ def _kept_flags() -> dict[str, str]:
             continue
         if not Version(first) <= Version(FROM) or Version(last) < Version(TO) or flag in REMOVED + REMOVED_SWITCHES:
             continue
+        if not (known.defines(flag, Version(FROM)) and known.defines(flag, Version(TO))):
+            continue  # missing from one of them (--disable-log-requests: 0.17.0-0.32.0)
         old, _ = known.arity(flag, Version(FROM))
         new, _ = known.arity(flag, Version(TO))
         if old == new and old in ("0", "1", "+"):

@@ -95,6 +95,10 @@ run: |
 }
 
 EXPECTED = {
+    # where the vLLM version is written: the tags to move (advisories)
+    ("deploy/helm/values.yaml", 4, "VUC000-010"),
+    ("deploy/helm/templates/engine.yaml", 10, "VUC000-010"),
+    ("deploy/k8s/pod.yaml", 7, "VUC000-010"),
     ("deploy/helm/values.yaml", 8, "TST-007"),
     ("deploy/helm/values.yaml", 9, "TST-004"),
     ("deploy/helm/templates/engine.yaml", 13, "VUC0280-001"),

@@ -119,12 +119,16 @@ def explain(
 
     registry = load_registry(rules)
     found = registry.rule(rule_id)
+    from vllm_upgrade_check.matching.advisories import ADVISORY_IDS, documented_advisory_rule
     from vllm_upgrade_check.matching.surface_checks import SURFACE_IDS, documented_surface_rule
 
     built_in: dict[str, Callable[[], Rule]] = {
         UNKNOWN_FLAG_ID: documented_unknown_flag_rule,
         REQUIRES_DIST_ID: documented_requires_dist_rule,
     }
+    if found is None and rule_id.upper() in ADVISORY_IDS:
+        typer.echo(_render_rule(documented_advisory_rule(rule_id.upper()), "every release (built-in check)"))
+        return
     if found is None and rule_id.upper() in SURFACE_IDS:
         typer.echo(_render_rule(documented_surface_rule(rule_id.upper()), "every release (built-in check)"))
         return

@@ -35,6 +35,7 @@ from vllm_upgrade_check.fixing.interface import (
 from vllm_upgrade_check.fixing.planned import Planned, plan_finding, plan_moves, signature, version_change
 from vllm_upgrade_check.fixing.verify import FileReading, check, read_file
 from vllm_upgrade_check.knowledge.versions import version_from_tag
+from vllm_upgrade_check.matching.advisories import VERSION_ADVISORY_IDS
 from vllm_upgrade_check.model.facts import COMPILED, Fact, FactKind
 from vllm_upgrade_check.model.findings import Finding
 from vllm_upgrade_check.model.pack import Applicability, FixAction, Severity
@@ -100,6 +101,7 @@ class _Run:
         self.applied: list[tuple[Edit, int]] = []  # each edit written, with the pass (of its file) it was made in
         self.wrote: dict[str, bytes] = {}  # what this run wrote to each file, to notice other writers
         self.first_seen: dict[tuple[str, str, tuple[str, ...], str], tuple[int | None, int | None]] = {}
+        self.versions: list[Finding] = []  # advisories on a vLLM pin or tag: the bump settles them
 
     # -- scanning ---------------------------------------------------------------------------
     def scan(self) -> tuple[list[Finding], list[Fact]]:
@@ -144,7 +146,11 @@ class _Run:
         deferred: list[Finding] = []
         moves: dict[tuple[str | None, str | None, str], list[Finding]] = {}
         partly = {s.path: s.reason for s in self.result.skipped}
+        self.versions = []
         for finding in findings:
+            if finding.rule.id in VERSION_ADVISORY_IDS:
+                self.versions.append(finding)  # the vLLM version itself: moved by the bump
+                continue
             fix = finding.rule.fix
             refused = self.refused.get(self._key(finding))
             if refused is None and finding.location.path in partly:
@@ -533,6 +539,7 @@ def _bump_phase(
         f
         for f in findings
         if f.severity.rank >= run.result.hold_at.rank
+        and f.rule.id not in VERSION_ADVISORY_IDS
         and f.location.path is not None
         and not any(c.finding is f for c in companions)
         and f not in locked
@@ -560,6 +567,13 @@ def _bump_phase(
                 unfixed.append(Unfixed(candidate.finding, run.refused[run._key(candidate.finding)]))
     unfixed.extend(Unfixed(f, why) for f, why in waiting)
     unfixed.extend(Unfixed(f, f.fact.spans.note if f.fact.spans else "") for f in locked)
+    moved = {(c.fact.location.path, c.fact.location.line, c.fact.raw) for c in bumps} if not run.result.held_by else set()
+    for finding in run.versions:
+        fact = finding.fact
+        if (fact.location.path, fact.location.line, fact.raw) in moved:
+            continue
+        why = left.get(fact.location.path or "", "the vLLM version is not bumped")
+        unfixed.append(Unfixed(finding, why if not run.result.held_by else "held back while blockers remain"))
     run.result.relock = sorted(relock | {f.location.path or "" for f in locked})
     return unfixed
 

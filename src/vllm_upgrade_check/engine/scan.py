@@ -18,11 +18,17 @@ from vllm_upgrade_check.knowledge.known_args import known_args
 from vllm_upgrade_check.knowledge.registry import Registry, load_registry
 from vllm_upgrade_check.knowledge.requires import release_requirements
 from vllm_upgrade_check.knowledge.versions import parse_version
+from vllm_upgrade_check.matching.advisories import ADVISORY_IDS, advisory_findings
 from vllm_upgrade_check.matching.checks import UNKNOWN_FLAG_ID, unknown_flag_findings
 from vllm_upgrade_check.matching.matcher import Assumption, VersionContext, distinct, match_rules, sort_key
 from vllm_upgrade_check.matching.requires_check import REQUIRES_DIST_ID, requires_dist_findings
 from vllm_upgrade_check.matching.suppress import apply_filters, check_prefixes
-from vllm_upgrade_check.matching.surface_checks import SURFACE_IDS, surface_findings, with_target_severity
+from vllm_upgrade_check.matching.surface_checks import (
+    SURFACE_IDS,
+    gone_subjects,
+    surface_findings,
+    with_target_severity,
+)
 from vllm_upgrade_check.model.environment import Environment
 from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, Fact, FactKind
 from vllm_upgrade_check.model.findings import Finding, ReleaseInfo, Replacement, Report, VersionBasis
@@ -137,11 +143,17 @@ def run_scan(
     default = detect_from(facts, request.environment)
     if option is not None:
         default = Assumption(option, VersionBasis.OPTION, "--from")
-    known_ids = {r.id for _p, r in rules} | {UNKNOWN_FLAG_ID, REQUIRES_DIST_ID, *SURFACE_IDS}
+    known_ids = {r.id for _p, r in rules} | {UNKNOWN_FLAG_ID, REQUIRES_DIST_ID, *SURFACE_IDS, *ADVISORY_IDS}
     check_prefixes(options.filters.select, options.filters.ignore_rules, known_ids)
     known = known_args()
     context = VersionContext(
-        target, option, default, required_by(target), known.gone_by(target), known.env_gone_by(target)
+        target,
+        option,
+        default,
+        required_by(target),
+        known.gone_by(target),
+        known.env_gone_by(target),
+        gone_subjects(rules, target),
     )
     findings = with_target_severity(match_rules(rules, facts, context), facts, target)
     arg_kinds = (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG)
@@ -154,6 +166,7 @@ def run_scan(
     )
     findings += requires_dist_findings(facts, context, findings)
     findings += surface_findings(facts, context, findings)
+    findings += advisory_findings(facts, context, findings)
     findings = distinct(sorted(findings + unknown_flag_findings(facts, context, rule_names=rule_names), key=sort_key))
     if facts_out is not None:
         facts_out.extend(facts)

@@ -85,6 +85,10 @@ class VersionContext:
             that removed one applies however old the release it names, since the target
             rejects the flag whatever version is in use.
         gone_env: likewise the env vars the target's ``vllm/envs.py`` no longer reads.
+        gone_other: ``(match kind, name)`` of the other things some release before the
+            target had and the target does not (metrics, modules, engine-arg and
+            ``SamplingParams`` keywords), for the rules that name them
+            (:func:`~vllm_upgrade_check.matching.surface_checks.gone_subjects`).
     """
 
     target: Version
@@ -93,6 +97,7 @@ class VersionContext:
     required: frozenset[str] | None = None
     gone: frozenset[str] = frozenset()
     gone_env: frozenset[str] = frozenset()
+    gone_other: frozenset[tuple[str, str]] = frozenset()
 
     def assume(self, fact: Fact) -> Assumption:
         """The version assumed for ``fact``: ``--from``, else its file's hint, else the default."""
@@ -400,18 +405,22 @@ def match_rules(
 def _gone_rules(rules: Sequence[tuple[Pack, Rule]], versions: VersionContext) -> frozenset[str]:
     """Ids of the rules that say how a flag (or env var) the target no longer defines went:
     for each, the rule of the newest release at or before the target that matches it."""
-    if not versions.gone and not versions.gone_env:
+    if not versions.gone and not versions.gone_env and not versions.gone_other:
         return frozenset()
-    newest: dict[str, tuple[Version, str]] = {}
+    newest: dict[tuple[str, str], tuple[Version, str]] = {}
     for pack, rule in rules:
-        if rule.match.kind not in (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG, MatchKind.ENV_VAR):
+        kind, name = rule.match.kind, rule.match.name
+        if kind in (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG):
+            gone = name in versions.gone or (kind.value, name) in versions.gone_other
+        elif kind == MatchKind.ENV_VAR:
+            gone = name in versions.gone_env
+        else:
+            gone = (kind.value, name) in versions.gone_other
+        if not gone or pack.version > versions.target or rule.severity == Severity.INFO:
             continue
-        name = rule.match.name
-        gone = versions.gone_env if rule.match.kind == MatchKind.ENV_VAR else versions.gone
-        if name not in gone or pack.version > versions.target or rule.severity == Severity.INFO:
-            continue
-        if name not in newest or pack.version > newest[name][0]:
-            newest[name] = (pack.version, rule.id)
+        key = (kind.value, name)
+        if key not in newest or pack.version > newest[key][0]:
+            newest[key] = (pack.version, rule.id)
     return frozenset(rule_id for _version, rule_id in newest.values())
 
 

@@ -28,7 +28,7 @@ thing (:func:`with_target_severity`). The data are the release surfaces read fro
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from packaging.version import Version
 
@@ -36,34 +36,26 @@ from vllm_upgrade_check.knowledge.known_args import DATA_FILE, KnownArgs, known_
 from vllm_upgrade_check.knowledge.surface import NameHistory, surface_history
 from vllm_upgrade_check.matching.checks import built_in_finding
 from vllm_upgrade_check.matching.matcher import VersionContext
+from vllm_upgrade_check.matching.surface_rules import (
+    ENGINE_ARG_ID,
+    ENV_VAR_ID,
+    FLAG_ID,
+    IMPORT_ID,
+    METRIC_ID,
+    SAMPLING_ID,
+    SURFACE_IDS,
+    VALUE_ID,
+    Rejection,
+    documented_surface_rule,
+    surface_rule,
+)
 from vllm_upgrade_check.model.facts import Fact, FactKind
 from vllm_upgrade_check.model.findings import Finding
 from vllm_upgrade_check.model.pack import (
-    Applicability,
-    CliFlagMatch,
-    Docs,
-    EngineArgMatch,
-    EnvVarMatch,
-    Fix,
-    FixAction,
-    ImportMatch,
-    Match,
     MatchKind,
-    MetricMatch,
     Rule,
     Severity,
-    WheelEvidence,
 )
-
-FLAG_ID = "VUC000-003"
-ENGINE_ARG_ID = "VUC000-004"
-SAMPLING_ID = "VUC000-005"
-IMPORT_ID = "VUC000-006"
-METRIC_ID = "VUC000-007"
-ENV_VAR_ID = "VUC000-008"
-VALUE_ID = "VUC000-009"
-SURFACE_IDS = (FLAG_ID, ENGINE_ARG_ID, SAMPLING_ID, IMPORT_ID, METRIC_ID, ENV_VAR_ID, VALUE_ID)
-"""Ids of the built-in surface rules, in order."""
 
 _ENGINE_CALLS = {
     "LLM(...)": "LLM",
@@ -72,31 +64,6 @@ _ENGINE_CALLS = {
 }
 _VALUE_KINDS = {"quantization": "quantization_methods", "load_format": "load_formats"}
 _SERIES = ("_total", "_bucket", "_sum", "_count", "_created")
-
-
-@dataclass(frozen=True)
-class Rejection:
-    """What the target does with one fact it does not have.
-
-    Attributes:
-        rule_id: the built-in rule (one of :data:`SURFACE_IDS`).
-        severity: what it means at the target.
-        subject: the thing as the user wrote it (``--swap-space``, ``vllm:gpu_cache_usage_perc``).
-        what: the kind of thing, in words (``flag``, ``keyword of LLM(...)``).
-        detail: the history, in words (``last in 0.17.1, removed in 0.18.0``).
-        suggestion: the closest thing the target has, or ``None``.
-        ref: the wheel file that defined it in the newest release that had it, or ``None``.
-        data_file: where the history was read from (package-relative).
-    """
-
-    rule_id: str
-    severity: Severity
-    subject: str
-    what: str
-    detail: str
-    suggestion: str | None
-    ref: str | None
-    data_file: str
 
 
 def _history_words(history: NameHistory, name: str, target: Version, thing: str) -> tuple[str, bool]:
@@ -382,109 +349,14 @@ def python_launches(facts: Iterable[Fact]) -> dict[tuple[str | None, str | None]
     return out
 
 
-_MATCH: dict[str, type[Match]] = {
-    FLAG_ID: CliFlagMatch,
-    ENGINE_ARG_ID: EngineArgMatch,
-    SAMPLING_ID: EngineArgMatch,
-    IMPORT_ID: ImportMatch,
-    METRIC_ID: MetricMatch,
-    ENV_VAR_ID: EnvVarMatch,
-    VALUE_ID: CliFlagMatch,
-}
-_KIND: dict[str, MatchKind] = {
-    FLAG_ID: MatchKind.CLI_FLAG,
-    ENGINE_ARG_ID: MatchKind.ENGINE_ARG,
-    SAMPLING_ID: MatchKind.ENGINE_ARG,
-    IMPORT_ID: MatchKind.IMPORT,
-    METRIC_ID: MatchKind.METRIC,
-    ENV_VAR_ID: MatchKind.ENV_VAR,
-    VALUE_ID: MatchKind.CLI_FLAG,
-}
-_NAMES = {
-    FLAG_ID: "flag-not-in-target",
-    ENGINE_ARG_ID: "engine-arg-not-in-target",
-    SAMPLING_ID: "sampling-param-not-in-target",
-    IMPORT_ID: "import-not-in-target",
-    METRIC_ID: "metric-not-exported-by-target",
-    ENV_VAR_ID: "env-var-not-read-by-target",
-    VALUE_ID: "value-not-accepted-by-target",
-}
-_DOCS = {
-    FLAG_ID: Docs(
-        why="vLLM's argument parser rejects a flag it does not define, so `vllm serve` exits before it starts; "
-        "a key of a --config file is read as the same flag.",
-        example="vllm serve my-model --disable-frontend-multiprocessing   # at 0.28.0",
-        instead="vllm serve my-model",
-    ),
-    ENGINE_ARG_ID: Docs(
-        why="LLM(...), EngineArgs(...) and AsyncEngineArgs(...) pass their keywords to the EngineArgs dataclass, "
-        "which raises TypeError for a field it does not have (LLM(...) of some releases drops a few with a warning).",
-        example="EngineArgs(model='m', swap_space=4)   # at 0.28.0",
-        instead="EngineArgs(model='m')",
-    ),
-    SAMPLING_ID: Docs(
-        why="SamplingParams raises TypeError for a keyword that is not one of its fields.",
-        example="SamplingParams(temperature=0.2, use_beam_search=True)",
-        instead="SamplingParams(temperature=0.2)",
-    ),
-    IMPORT_ID: Docs(
-        why="An import of a module the target's wheel no longer ships raises ImportError, and reading an env var "
-        "vllm.envs no longer defines raises AttributeError, when the program starts.",
-        example="from vllm.entrypoints.openai.protocol import ChatCompletionRequest   # at 0.15.0",
-        instead="Import it from the module that holds it in the target release.",
-    ),
-    METRIC_ID: Docs(
-        why="A metric the target does not export makes an alert that can never fire again, and an empty panel or "
-        "scrape; vLLM's metric names are read from each release's wheel.",
-        example="expr: vllm:gpu_cache_usage_perc > 0.9",
-        instead="expr: vllm:kv_cache_usage_perc > 0.9",
-    ),
-    ENV_VAR_ID: Docs(
-        why="vLLM reads only the env vars its vllm/envs.py registers; one it no longer reads is silently ignored.",
-        example="export VLLM_USE_V1=1   # at a release that no longer reads it",
-        instead="Remove it, or use the flag that replaced it.",
-    ),
-    VALUE_ID: Docs(
-        why="A value argparse does not accept (choices), or a quantization method or load format the target does "
-        "not register, stops vllm serve at start-up.",
-        example="vllm serve my-model --quantization deepspeedfp   # at 0.28.0",
-        instead="A value the target accepts.",
-    ),
-}
-
-
-def surface_rule(rejected: Rejection, target: Version) -> Rule:
-    """The built-in rule of one rejection, with its message, fix text and evidence."""
-    hint = f"; did you mean {rejected.suggestion}?" if rejected.suggestion else ""
-    where = rejected.ref or ("vllm/envs.py" if rejected.rule_id == ENV_VAR_ID else "vllm/")
-    path, _, line = where.partition(":")
-    match = _MATCH[rejected.rule_id].model_construct(kind=_KIND[rejected.rule_id], name=rejected.subject)
-    # Built without validation: the name is the thing as written, which a pack's checks refuse.
-    return Rule.model_construct(
-        id=rejected.rule_id,
-        name=_NAMES[rejected.rule_id],
-        severity=rejected.severity,
-        match=match,
-        message=f"{rejected.subject} ({rejected.what}) is not in vLLM {target}: {rejected.detail}{hint}",
-        fix=Fix(
-            summary=f"Use {rejected.suggestion}."
-            if rejected.suggestion
-            else f"Remove or replace {rejected.subject}.",
-            action=FixAction.NONE,
-            applicability=Applicability.DISPLAY_ONLY,
-        ),
-        docs=_DOCS[rejected.rule_id],
-        evidence=[
-            WheelEvidence(
-                kind="wheel",
-                release=str(target),
-                path=path if path.endswith((".py", "/")) else "vllm/",
-                line=int(line) if line.isdigit() else None,
-                finding=f"{rejected.detail}, as read from the wheels into vllm_upgrade_check/{rejected.data_file}",
-            )
-        ],
-        tags=["target-surface"],
-    )
+__all__ = [
+    "SURFACE_IDS",
+    "Rejection",
+    "documented_surface_rule",
+    "rejection",
+    "surface_findings",
+    "surface_rule",
+]
 
 
 def surface_findings(
@@ -516,6 +388,32 @@ def surface_findings(
     return out
 
 
+def gone_subjects(rules: Iterable[tuple[object, Rule]], target: Version) -> frozenset[tuple[str, str]]:
+    """``(match kind, name)`` of the metrics, modules, engine args and ``SamplingParams``
+    fields that ``rules`` name, some release before ``target`` had and ``target`` does not:
+    the rules that say how they went apply whatever the version in use (see
+    :class:`~vllm_upgrade_check.matching.matcher.VersionContext`)."""
+    out: set[tuple[str, str]] = set()
+    for _pack, rule in rules:
+        match = rule.match
+        if match.kind == MatchKind.METRIC:
+            history, names = surface_history("metrics"), [match.name, match.name + "_total"]
+        elif match.kind == MatchKind.IMPORT and not getattr(match, "names", None):
+            history, names = surface_history("modules"), [match.name]
+        elif match.kind == MatchKind.ENGINE_ARG:
+            sampling = match.origins is not None and "sampling" in match.origins
+            history, names = surface_history("sampling_params" if sampling else "engine_args"), [match.name]
+        else:
+            continue
+        if not history.covers(target):
+            continue
+        if any(history.last_before(n, target) for n in names) and not any(
+            history.has(n, target) for n in names
+        ):
+            out.add((match.kind.value, match.name))
+    return frozenset(out)
+
+
 def with_target_severity(
     findings: Sequence[Finding], facts: Sequence[Fact], target: Version
 ) -> list[Finding]:
@@ -531,50 +429,3 @@ def with_target_severity(
                 finding = replace(finding, severity=Severity.BLOCKER, deprecated_only=False)
         out.append(finding)
     return out
-
-
-_GENERIC = {
-    FLAG_ID: (
-        "a CLI flag or --config key",
-        "the flag was defined by another release than the target",
-        DATA_FILE,
-    ),
-    ENGINE_ARG_ID: (
-        "a keyword of LLM/EngineArgs/AsyncEngineArgs",
-        "the target's EngineArgs has no such field",
-        "data/surface/history.json",
-    ),
-    SAMPLING_ID: (
-        "a keyword of SamplingParams",
-        "the target's SamplingParams has no such field",
-        "data/surface/history.json",
-    ),
-    IMPORT_ID: (
-        "an imported vLLM module or vllm.envs attribute",
-        "the target's wheel has no such module",
-        "data/surface/modules.json",
-    ),
-    METRIC_ID: ("a vllm: metric", "the target does not export it", "data/surface/history.json"),
-    ENV_VAR_ID: ("a VLLM_ env var", "the target's vllm/envs.py no longer reads it", DATA_FILE),
-    VALUE_ID: (
-        "a flag value",
-        "the target's parser or registry does not accept it",
-        "data/surface/history.json",
-    ),
-}
-
-
-def documented_surface_rule(rule_id: str) -> Rule:
-    """The built-in rule ``rule_id`` as ``explain`` shows it (no particular fact), judged
-    against the newest release the data covers."""
-    subject, detail, data_file = _GENERIC[rule_id]
-    severity = Severity.WARNING if rule_id == ENV_VAR_ID else Severity.BLOCKER
-    target = known_args().newest or Version("0")
-    rule = surface_rule(
-        Rejection(rule_id, severity, subject, "any release", detail, None, None, data_file), target
-    )
-    message = (
-        f"{subject[0].upper()}{subject[1:]} that the target release does not have: {detail} "
-        "(checked against the target whatever the version in use)"
-    )
-    return rule.model_copy(update={"message": message})
