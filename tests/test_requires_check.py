@@ -10,6 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from vllm_upgrade_check.cli import _register, app
+from vllm_upgrade_check.engine import run_scan
+from vllm_upgrade_check.model.options import ScanOptions
 
 _register()
 runner = CliRunner()
@@ -73,3 +75,19 @@ def test_an_extra_the_files_vllm_asks_for_counts(tmp_path: Path) -> None:
     assert ("VUC000-002", "zentorch==1.0.0") in _blockers(tmp_path)
     (tmp_path / "requirements.txt").write_text("vllm==0.28.0\nzentorch==1.0.0\n")
     assert not _blockers(tmp_path)
+
+
+def test_a_line_for_some_pythons_is_a_warning_naming_them_when_the_python_is_unknown(tmp_path: Path) -> None:
+    # 0.28.0: `six>=1.16.0; python_version > "3.11"` (Requires-Python >=3.10,<3.15)
+    (tmp_path / "requirements.txt").write_text("vllm==0.28.0\nsix==1.15.0\n")
+    report = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.28.0"))
+    (finding,) = [f for f in report.findings if f.rule.id == "VUC000-002"]
+    assert finding.severity.value == "warning"
+    assert "on Python 3.12, 3.13, 3.14" in finding.rule.message
+
+
+def test_a_python_dependent_line_is_read_for_the_python_in_use() -> None:
+    from vllm_upgrade_check.matching.requires_check import _holds
+
+    marker = 'python_version > "3.11"'
+    assert _holds(marker, "", "3.12") and not _holds(marker, "", "3.11") and not _holds(marker, "", None)

@@ -15,6 +15,7 @@ from functools import lru_cache
 from importlib import resources
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
 DATA_FILE = "data/surface/requires.json"
@@ -93,6 +94,20 @@ def base_requirement(version: str, name: str) -> list[ReleaseRequirement] | None
         return None
     wanted = canonicalize_name(name)
     return [r for r in found if r.name == wanted and not r.extra]
+
+
+def supported_pythons(version: str) -> tuple[str, ...]:
+    """The Python minor versions (``"3.12"``) that vLLM ``version``'s ``Requires-Python``
+    admits, from 3.8 to 3.15; empty when the data does not know the release."""
+    entry = _data().get(version)
+    if entry is None:
+        return ()
+    spec = entry.get("requires_python")
+    try:
+        admits = SpecifierSet(str(spec[0] or "") if spec else "")
+    except InvalidSpecifier:
+        return ()
+    return tuple(f"3.{minor}" for minor in range(8, 16) if admits.contains(f"3.{minor}.0"))
 
 
 def knows(version: str) -> bool:

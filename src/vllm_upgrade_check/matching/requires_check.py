@@ -7,20 +7,22 @@ author rules for a few of them (torch and its companions). Every other conflicti
 found here, whatever the from-version: pip resolves against the target's requirements, not
 against the releases crossed. A line with a platform marker is read for Linux x86_64 (where
 vLLM deployments run); an extra's lines count where the file's vLLM requirement asks for
-that extra; a line that depends on the Python version is left to the packs.
+that extra; a line that depends on the Python version is read for the Python of the
+environment checked, and otherwise for each Python the target's ``Requires-Python`` admits
+(a conflict on only some of them is a warning that names them).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from packaging.markers import InvalidMarker, Marker, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from vllm_upgrade_check.knowledge.requires import release_requirements
+from vllm_upgrade_check.knowledge.requires import ReleaseRequirement, release_requirements, supported_pythons
 from vllm_upgrade_check.matching.checks import built_in_finding
 from vllm_upgrade_check.matching.matcher import VersionContext, specifiers_conflict
 from vllm_upgrade_check.model.facts import Fact, FactKind
@@ -41,18 +43,39 @@ _PYTHON_DEPENDENT = re.compile(r"\b(python_version|python_full_version|implement
 _LINUX_X86_64 = {"platform_machine": "x86_64", "sys_platform": "linux", "platform_system": "Linux", "os_name": "posix"}
 
 
-def _holds(marker: str, extra: str) -> bool:
+def _holds(marker: str, extra: str, python: str | None = None) -> bool:
     """Whether a ``Requires-Dist`` marker holds on Linux x86_64, where vLLM deployments run
-    (its official image), for the vLLM ``extra`` it belongs to (``""``: a base line); a
-    marker that depends on the Python version is not decided here (``False``)."""
+    (its official image), for the vLLM ``extra`` it belongs to (``""``: a base line) and,
+    when the marker depends on it, Python ``python`` (``"3.12"``; ``None``: not decided,
+    ``False``)."""
     if not marker:
         return True
+    environment = {**_LINUX_X86_64, "extra": extra}
     if _PYTHON_DEPENDENT.search(marker):
-        return False
+        if python is None:
+            return False
+        environment.update(python_version=python, python_full_version=f"{python}.0", implementation_name="cpython")
+        environment["platform_python_implementation"] = "CPython"
     try:
-        return Marker(marker).evaluate({**_LINUX_X86_64, "extra": extra})
+        return Marker(marker).evaluate(environment)
     except (InvalidMarker, UndefinedEnvironmentName):
         return False
+
+
+def _pythons_where(marker: str, extra: str, pythons: Iterable[str]) -> list[str]:
+    """The Pythons of ``pythons`` (``"3.12"``) on which ``marker`` holds."""
+    return [p for p in pythons if _holds(marker, extra, p)]
+
+
+def _python_in_use(facts: list[Fact]) -> str | None:
+    """The Python minor version of the environment checked (a ``python`` platform fact:
+    ``3.12.3`` -> ``"3.12"``), or ``None`` when the run does not know it."""
+    for fact in facts:
+        if fact.kind == FactKind.PLATFORM and fact.name == "python" and fact.value:
+            parts = fact.value.split(".")
+            if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+                return f"{parts[0]}.{parts[1]}"
+    return None
 
 
 def _vllm_extras(facts: list[Fact]) -> dict[str | None, frozenset[str]]:
@@ -72,17 +95,22 @@ REQUIRES_DIST_ID = "VUC000-002"
 """Id of the synthetic rule (release digits 000: it belongs to no one release)."""
 
 
-def requires_dist_rule(name: str, required: str, target: Version, line: int | None) -> Rule:
+def requires_dist_rule(
+    name: str, required: str, target: Version, line: int | None, pythons: Sequence[str] = ()
+) -> Rule:
     """The synthetic rule for distribution ``name``, which vLLM ``target`` requires as
-    ``required`` (``>=0.21.1``) on METADATA ``line``."""
+    ``required`` (``>=0.21.1``) on METADATA ``line``; with ``pythons``, only on those Python
+    versions (``"3.12"``) when the run does not know the Python in use: a warning then."""
+    on = f" on Python {', '.join(pythons)}" if pythons else ""
     return Rule.model_construct(
         id=REQUIRES_DIST_ID,
         name="conflicts-with-requires-dist",
-        severity=Severity.BLOCKER,
+        severity=Severity.WARNING if pythons else Severity.BLOCKER,
         match=DependencyMatch.model_construct(kind=MatchKind.DEPENDENCY, name=name, specifier=required),
         message=(
-            f"vLLM {target} requires {name}{required} (its wheel's Requires-Dist); this requirement cannot "
-            "be installed alongside it."
+            f"vLLM {target} requires {name}{required}{on} (its wheel's Requires-Dist); this requirement cannot "
+            "be installed alongside it"
+            + (" there (the Python version in use is not known to this run)." if pythons else ".")
         ),
         fix=Fix(
             summary=f"Pin {name}{required} (or drop the pin and let vllm choose).",
@@ -122,23 +150,35 @@ def requires_dist_findings(facts: Iterable[Fact], versions: VersionContext, repo
     target = str(versions.target)
     facts = list(facts)
     extras = _vllm_extras(facts)
+    python = _python_in_use(facts)
+    supported = supported_pythons(target)
     out = []
     for fact in facts:
         if fact.kind != FactKind.REQUIREMENT or fact.origin != "file" or fact.name == "vllm" or id(fact) in covered:
             continue
         asked = extras.get(fact.location.path, frozenset())
-        lines = [
+        candidates = [
             r
             for r in release_requirements(target) or ()
-            if r.name == fact.name and (not r.extra or canonicalize_name(r.extra) in asked) and _holds(r.marker, r.extra)
+            if r.name == fact.name and (not r.extra or canonicalize_name(r.extra) in asked)
         ]
-        if len(lines) != 1 or not lines[0].specifier:
-            continue  # not required there, told apart by Python version, or unpinned
-        line = lines[0]
+        lines: list[tuple[ReleaseRequirement, list[str]]] = []
+        for r in candidates:
+            if python is not None or not _PYTHON_DEPENDENT.search(r.marker):
+                if _holds(r.marker, r.extra, python):
+                    lines.append((r, []))
+                continue
+            where = _pythons_where(r.marker, r.extra, supported)
+            if where:  # on every supported Python: as good as unconditional
+                lines.append((r, [] if len(where) == len(supported) else where))
+        if len(lines) != 1 or not lines[0][0].specifier:
+            continue  # not required there, told apart by platform, or unpinned
+        line, pythons = lines[0]
         if not specifiers_conflict(fact.value or "", line.specifier):
             continue
         start = versions.assume(fact).version
         if start is not None and start > versions.target:
             continue  # a downgrade is not checked
-        out.append(built_in_finding(requires_dist_rule(fact.name, line.specifier, versions.target, line.line), fact, versions))
+        rule = requires_dist_rule(fact.name, line.specifier, versions.target, line.line, pythons)
+        out.append(built_in_finding(rule, fact, versions))
     return out
