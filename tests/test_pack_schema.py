@@ -57,3 +57,18 @@ def test_fail_cases_fail_the_loader_and_the_schema(case: Path, validator: jsonsc
 def test_every_shipped_pack_validates_against_the_schema(pack: Path, validator: jsonschema.Draft202012Validator) -> None:
     errors = [e.message for e in validator.iter_errors(yaml.safe_load(pack.read_text()))]
     assert not errors, errors[:3]
+
+
+def test_pack_texts_speak_of_vllm_sources_only() -> None:
+    """Rule texts cite vLLM's releases, PRs, docs and wheels, not second-hand articles."""
+    import re
+
+    words = re.compile(r"seed article|the article says|seed articles", re.IGNORECASE)
+    rules_dir = Path(__file__).resolve().parents[1] / "rules"
+    offending = [
+        f"{path.name}:{number}"
+        for path in sorted(rules_dir.glob("*.yaml"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if words.search(line)
+    ]
+    assert not offending, offending
