@@ -364,6 +364,43 @@ def inprocess_scan(root: Path, repeat: int, **options: object) -> tuple[float, i
     return elapsed, report.files_scanned, len(report.findings)
 
 
+def surface_check_time(root: Path, repeat: int, to_version: str = "0.28.0") -> tuple[float, float, int]:
+    """``(seconds of the target-surface checks, seconds of the whole in-process scan, facts)``:
+    the built-in checks against the target's surface and the advisories, timed alone on the
+    facts of one scan of ``root``."""
+    from packaging.version import Version
+
+    from vllm_upgrade_check.engine import run_scan
+    from vllm_upgrade_check.knowledge.known_args import known_args
+    from vllm_upgrade_check.knowledge.registry import load_registry
+    from vllm_upgrade_check.matching import surface_checks
+    from vllm_upgrade_check.matching.advisories import advisory_findings
+    from vllm_upgrade_check.matching.matcher import Assumption, VersionContext
+    from vllm_upgrade_check.matching.surface_checks import surface_findings, with_target_severity
+    from vllm_upgrade_check.model.findings import VersionBasis
+    from vllm_upgrade_check.model.options import ScanOptions
+
+    registry = load_registry()
+    facts: list = []
+    start = time.perf_counter()
+    run_scan(ScanOptions.of(paths=[root], to_version=to_version, jobs=1), registry, facts_out=facts)
+    whole = time.perf_counter() - start
+    target = Version(to_version)
+    known = known_args()
+    context = VersionContext(
+        target, None, Assumption(None, VersionBasis.UNKNOWN, "none"), None, known.gone_by(target), known.env_gone_by(target)
+    )
+
+    def once() -> None:
+        surface_checks._JUDGED.clear()  # each run decides every fact afresh
+        surface_checks._CLOSEST.clear()
+        with_target_severity([], facts, target)
+        surface_findings(facts, context, [])
+        advisory_findings(facts, context, [])
+
+    return best_of(repeat, once), whole, len(facts)
+
+
 def python_walk(root: Path) -> int:
     """Files ``os.walk`` lists under ``root`` (skipped directories left out, nothing read or
     stat'ed): the least a Python scanner spends finding the files."""
@@ -498,6 +535,11 @@ def main(argv: list[str] | None = None) -> int:
         for label, seconds in rows:
             print(f"{label:<42}{seconds:>10.3f}{seconds / t_grep:>10.2f}")
         print(f"  files scanned {scanned}, findings {findings}, workers {worker_count(None, scanned)}")
+        t_surface, t_whole, n_facts = surface_check_time(root, args.repeat)
+        print(
+            f"  target-surface checks: {t_surface:.3f} s for {n_facts} facts, "
+            f"{100 * t_surface / t_whole:.1f}% of a 1-process in-process scan ({t_whole:.3f} s)"
+        )
         print(
             f"  CLI peak RSS {max(rss1, rss) / 1024:.1f} MiB cold, {rss_c / 1024:.1f} MiB fresh checkout, "
             f"{rss_w / 1024:.1f} MiB warm"

@@ -70,7 +70,7 @@ class KnownArgs:
         within its first and last release and in none of its ``missing`` runs."""
         entry = self.flags.get(flag)
         return entry is not None and _present(
-            version, Version(entry[0]), Version(entry[1]), self.missing.get(flag, ())
+            version, _version(entry[0]), _version(entry[1]), self.missing.get(flag, ())
         )
 
     def arity(self, flag: str, version: Version | None = None) -> tuple[str | None, bool]:
@@ -107,7 +107,7 @@ class KnownArgs:
         return frozenset(
             _snake(flag)
             for flag, (first, _last, _ref) in self.flags.items()
-            if Version(first) < version and not self.defines(flag, version)
+            if _version(first) < version and not self.defines(flag, version)
         )
 
     @property
@@ -136,6 +136,12 @@ class KnownArgs:
         pool = [f for f in self.flags if at is None or self.defines(f, at)]
         matches = difflib.get_close_matches(wanted, pool, n=1, cutoff=0.6)
         return matches[0] if matches else None
+
+
+@lru_cache(maxsize=256)
+def _version(text: str) -> Version:
+    """``Version(text)``, parsed once (a few hundred release strings are compared often)."""
+    return Version(text)
 
 
 def _present(version: Version, first: Version, last: Version, gaps: Iterable[tuple[Version, Version]]) -> bool:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import bisect
 import difflib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -70,6 +70,15 @@ class NameHistory:
     runs: dict[str, tuple[tuple[int, int], ...]]
     refs: dict[str, str]
     data_file: str
+    _at: dict[int, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
+
+    def _names_at_index(self, index: int) -> frozenset[str]:
+        found = self._at.get(index)
+        if found is None:
+            found = self._at[index] = frozenset(
+                n for n, runs in self.runs.items() if any(a <= index <= b for a, b in runs)
+            )
+        return found
 
     def covers(self, version: Version) -> bool:
         """``True`` when ``version`` lies between the oldest and newest release read (a
@@ -83,8 +92,7 @@ class NameHistory:
 
     def has(self, name: str, version: Version) -> bool:
         """Whether release ``version`` has ``name``."""
-        index = self._index(version)
-        return any(a <= index <= b for a, b in self.runs.get(name, ()))
+        return name in self._names_at_index(self._index(version))
 
     def known(self, name: str) -> bool:
         """Whether any release read has ``name``."""
@@ -110,8 +118,7 @@ class NameHistory:
 
     def names_at(self, version: Version) -> list[str]:
         """Every name release ``version`` has, sorted."""
-        index = self._index(version)
-        return sorted(n for n, runs in self.runs.items() if any(a <= index <= b for a, b in runs))
+        return sorted(self._names_at_index(self._index(version)))
 
     def closest(self, name: str, version: Version) -> str | None:
         """The name of release ``version`` closest to ``name`` (difflib ratio >= 0.8), or ``None``."""

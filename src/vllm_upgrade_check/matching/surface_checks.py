@@ -101,7 +101,7 @@ def _flag_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejection 
         fact.raw.split("=", 1)[0] or flag,
         "flag",
         detail,
-        known.closest(flag, target),
+        _closest("flags", flag, target),
         ref,
         DATA_FILE,
     )
@@ -134,7 +134,7 @@ def _engine_rejection(fact: Fact, target: Version, call: str) -> Rejection | Non
                 ignored.data_file,
             )
     words, _had = _history_words(engine, name, target, "an engine arg")
-    suggestion = engine.closest(name, target)
+    suggestion = _closest("engine_args", name, target)
     return Rejection(
         ENGINE_ARG_ID,
         Severity.BLOCKER,
@@ -159,7 +159,7 @@ def _sampling_rejection(fact: Fact, target: Version) -> Rejection | None:
         name,
         "keyword of SamplingParams(...)",
         words,
-        sampling.closest(name, target),
+        _closest("sampling_params", name, target),
         sampling.ref(name),
         sampling.data_file,
     )
@@ -200,7 +200,7 @@ def _import_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejectio
         )
     if module == "vllm.envs" and name in known.env_vars and known.covers(target):
         first, last, gaps = known.env_vars[name]
-        if name in known.env_gone_by(target) or first > target:
+        if name in _env_gone(known, target) or first > target:
             detail = f"last read by {last}" if last < target else f"added in vLLM {first}, after {target}"
             return Rejection(
                 IMPORT_ID,
@@ -245,14 +245,25 @@ def _metric_rejection(fact: Fact, target: Version) -> Rejection | None:
         written,
         "metric in a Prometheus rule" if alert else "metric",
         words,
-        metrics.closest(written, target) or metrics.closest(fact.name, target),
+        _closest("metrics", written, target) or _closest("metrics", fact.name, target),
         metrics.ref(had_names[0]) if had_names else None,
         metrics.data_file,
     )
 
 
+_ENV_GONE: dict[Version, frozenset[str]] = {}
+
+
+def _env_gone(known: KnownArgs, target: Version) -> frozenset[str]:
+    """:meth:`KnownArgs.env_gone_by`, once per target."""
+    found = _ENV_GONE.get(target)
+    if found is None:
+        found = _ENV_GONE[target] = known.env_gone_by(target)
+    return found
+
+
 def _env_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejection | None:
-    if fact.name not in known.env_vars or fact.name not in known.env_gone_by(target):
+    if fact.name not in known.env_vars or fact.name not in _env_gone(known, target):
         return None
     _first, last, _gaps = known.env_vars[fact.name]
     return Rejection(
@@ -304,7 +315,7 @@ def _value_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejection
         f"{flag} {value}",
         "value",
         words if had else words + "; a plugin may register it",
-        history.closest(value, target),
+        _closest(history.kind, value, target),
         history.ref(value),
         history.data_file,
     )
@@ -321,10 +332,51 @@ def rejection(
         launches: ``(path, group) -> call`` (``LLM``, ``EngineArgs``, ``AsyncEngineArgs``) of
             the Python launches, so that a keyword is judged by the class it is given to.
     """
+    call = _call_of(fact, launches or {}) if fact.kind == FactKind.ARG and fact.origin == "python" else None
+    key = (
+        fact.kind,
+        fact.name,
+        fact.raw,
+        fact.value,
+        fact.origin,
+        fact.scanner,
+        fact.resolved,
+        fact.aliases,
+        call,
+        target,
+    )
+    if key in _JUDGED:
+        return _JUDGED[key]
+    if len(_JUDGED) > 50_000:
+        _JUDGED.clear()
+    found = _JUDGED[key] = _judge(fact, target, call)
+    return found
+
+
+_CLOSEST: dict[tuple[str, str, Version], str | None] = {}
+
+
+def _closest(kind: str, name: str, target: Version) -> str | None:
+    """The closest name of ``kind`` (``flags`` or a :data:`~vllm_upgrade_check.knowledge.surface.KINDS`
+    entry) release ``target`` has, once per name."""
+    key = (kind, name, target)
+    if key not in _CLOSEST:
+        if len(_CLOSEST) > 10_000:
+            _CLOSEST.clear()
+        found = known_args().closest(name, target) if kind == "flags" else surface_history(kind).closest(name, target)
+        _CLOSEST[key] = found
+    return _CLOSEST[key]
+
+
+_JUDGED: dict[tuple[object, ...], Rejection | None] = {}
+"""Rejections already decided, by everything :func:`_judge` reads of a fact (the same flag
+is written in many launches)."""
+
+
+def _judge(fact: Fact, target: Version, call: str | None) -> Rejection | None:
     known = known_args()
     if fact.kind == FactKind.ARG:
         if fact.origin == "python":
-            call = _call_of(fact, launches or {})
             return _engine_rejection(fact, target, call) if call else None
         if fact.origin == "sampling":
             return _sampling_rejection(fact, target)
