@@ -175,3 +175,37 @@ def test_every_loss_between_two_releases_is_found(old: Version, new: Version) ->
     found = {id(f.fact) for f in findings}
     missing = [(f.kind.value, f.raw, f.value) for f in facts if id(f) not in found and f.kind != FactKind.LAUNCH]
     assert not missing, f"{old} -> {new}: lost without a finding: {missing[:20]} ({len(missing)})"
+
+
+def test_advisories_name_the_version_to_move_and_floating_tags(tmp_path: Path) -> None:
+    (tmp_path / "Dockerfile").write_text("ARG TAG=v0.25.1\nFROM vllm/vllm-openai:${TAG}\n")
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  a:\n    image: vllm/vllm-openai:latest\n"
+        "  b:\n    image: vllm/vllm-openai:v0.25.1\n"
+        "    entrypoint: [python3, -m, vllm.entrypoints.openai.api_server]\n    command: [--model, m]\n"
+    )
+    (tmp_path / "requirements.txt").write_text("vllm>=0.10,<0.11\n")
+    report = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.29.0"), registry=REGISTRY)
+    got = {(f.location.path, f.location.line, f.rule.id, f.severity.value) for f in report.findings}
+    assert ("Dockerfile", 2, "VUC000-010", "info") in got
+    assert ("compose.yaml", 3, "VUC000-011", "info") in got
+    assert ("compose.yaml", 5, "VUC000-010", "info") in got
+    assert ("compose.yaml", 6, "VUC000-012", "info") in got
+    assert ("requirements.txt", 1, "VUC000-013", "blocker") in got
+    (move,) = [f for f in report.findings if f.location.path == "Dockerfile"]
+    assert "written at line 1" in move.rule.message
+    # Before 0.29.0 the entry point is not deprecated; at the image's own version, nothing moves.
+    report = run_scan(ScanOptions.of(paths=[tmp_path / "compose.yaml"], to_version="0.25.1"), registry=REGISTRY)
+    assert {f.rule.id for f in report.findings} == {"VUC000-011"}
+
+
+def test_fix_settles_the_version_advisories_by_its_bump(tmp_path: Path) -> None:
+    from vllm_upgrade_check.engine.fix import fix_paths
+
+    (tmp_path / "requirements.txt").write_text("vllm>=0.10,<0.11\n")
+    (tmp_path / "run.sh").write_text("vllm serve m --max-num-seqs 8\n")
+    result = fix_paths(ScanOptions.of(paths=[tmp_path], to_version="0.28.0"))
+    assert (tmp_path / "requirements.txt").read_text() == "vllm>=0.28,<0.29\n"  # the range moved
+    assert not result.unfixed and not result.held_by
+    after = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.28.0"), registry=REGISTRY)
+    assert after.findings == ()
