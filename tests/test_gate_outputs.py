@@ -217,3 +217,65 @@ def test_junit_of_a_file_that_fails_closed_is_an_error(tmp_path: Path) -> None:
     assert code == 2 and root.get("errors") == "1"
     errors = [c.get("name") for c in root.iter("testcase") if c.find("error") is not None]
     assert errors == ["deploy/compose.yaml"]
+
+
+def _action_steps() -> dict[str, dict]:
+    import yaml
+
+    action = yaml.safe_load((Path(__file__).parents[1] / "action.yml").read_text())
+    return {step.get("name", ""): step for step in action["runs"]["steps"]}
+
+
+@pytest.mark.parametrize(("fail_on", "expected"), [("", 2), ("never", 2)])
+def test_action_scan_and_gate_steps_show_why_the_job_fails(fail_on: str, expected: int, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    repo = _repo(tmp_path)
+    steps = _action_steps()
+    output = tmp_path / "github_output"
+    output.write_text("")
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "GITHUB_OUTPUT": str(output),
+        "VLLM_UPGRADE_CHECK_CACHE_DIR": "",
+        "VUC_PATHS": "deploy",
+        "VUC_TO": "0.28.0",
+        "VUC_FROM": "",
+        "VUC_FAIL_ON": fail_on,
+        "VUC_BASELINE": "",
+        "VUC_SARIF": "out.sarif",
+    }
+    scan = subprocess.run(
+        ["bash", "-c", steps["Scan"]["run"]], cwd=repo, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert scan.returncode == 0, scan.stderr
+    assert f"exit-code={expected}" in output.read_text()
+    assert "::error file=deploy/compose.yaml,line=" in scan.stdout
+    assert "::error title=vllm-upgrade-check::failed (exit 2)" in scan.stdout
+    log = json.loads((repo / "out.sarif").read_text())
+    assert log["runs"][0]["invocations"][0]["exitCode"] == expected
+    gate = subprocess.run(
+        ["bash", "-c", steps["Gate"]["run"]],
+        env={**env, "VUC_CODE": str(expected)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert gate.returncode == expected and "::error title=vllm-upgrade-check::" in gate.stdout
+
+
+def test_action_gate_step_passes_on_zero() -> None:
+    import os
+    import subprocess
+
+    gate = subprocess.run(
+        ["bash", "-c", _action_steps()["Gate"]["run"]],
+        env={**os.environ, "VUC_CODE": "0"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert gate.returncode == 0 and "::error" not in gate.stdout

@@ -149,11 +149,14 @@ class PathBase:
             the scanned root) -> the same file relative to ``root`` (``Dockerfile`` ->
             ``deploy/Dockerfile`` for ``scan deploy``); an absolute POSIX path for a file
             outside ``root``.
+        roots: the scanned roots the same way (``deploy``; ``.`` for ``root`` itself), for
+            the commands a report tells to run from ``root``.
     """
 
     root: str = ""
     kind: str = "scanned folder"
     paths: Mapping[str, str] = field(default_factory=dict)
+    roots: tuple[str, ...] = ()
 
     def of(self, path: str) -> str:
         """``path`` (as a scanner reported it) relative to :attr:`root` (itself when unknown)."""

@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from vllm_upgrade_check.model.findings import Finding, Report
 from vllm_upgrade_check.model.pack import Severity
+from vllm_upgrade_check.reporters._common import from_source
 
 _STYLE = {Severity.BLOCKER: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
@@ -54,7 +55,7 @@ def render_console(report: Report, console: Console) -> None:
         f"for vLLM {escape(frm)} -> {report.to_version}",
         highlight=False,
     )
-    console.print(f"  from: {escape(report.from_source)}", highlight=False)
+    console.print(f"  from: {escape(from_source(report))}", highlight=False)
     crossed = ", ".join(report.releases) if report.releases else "none"
     if len(report.releases) > 8:
         crossed = f"{report.releases[0]} … {report.releases[-1]} ({len(report.releases)} releases)"

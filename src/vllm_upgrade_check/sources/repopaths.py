@@ -68,7 +68,8 @@ def path_base(roots: Sequence[Path], reported: Iterable[str], cwd: str | None = 
     (the folder of the one scanned file), else ``cwd``. Each of
     ``reported`` (paths as scanners and discovery report them) maps to a POSIX path relative
     to the base, or to an absolute one when the file lies outside it; a path that is not a
-    file under a root (``<environment>``) maps to itself.
+    file under a root (``<environment>``) maps to itself. The roots themselves are given the
+    same way in :attr:`PathBase.roots` (``.`` for the base itself).
     """
     cwd = os.path.abspath(cwd or os.getcwd())
     base, kind = _base(roots, cwd)
@@ -87,4 +88,8 @@ def path_base(roots: Sequence[Path], reported: Iterable[str], cwd: str | None = 
         outside = rel == ".." or rel.startswith(".." + os.sep)
         out = Path(found).as_posix() if outside else Path(rel).as_posix()
         paths[path] = posixpath.normpath(out)
-    return PathBase(Path(base).as_posix(), kind, paths)
+    shown = []
+    for root in roots:
+        rel = os.path.relpath(os.path.abspath(root), base)
+        shown.append(Path(os.path.abspath(root)).as_posix() if rel.startswith("..") else Path(rel).as_posix())
+    return PathBase(Path(base).as_posix(), kind, paths, tuple(shown))
