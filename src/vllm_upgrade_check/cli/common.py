@@ -65,12 +65,22 @@ def write_output(text: str, output: Path | None) -> None:
         raise UsageError(f"cannot write output: {exc.strerror or exc}", str(output)) from None
 
 
+def no_color() -> bool:
+    """Whether ``NO_COLOR`` is set to a non-empty value (https://no-color.org): then the
+    console output carries no escape sequence at all (no colour, bold, underline or dim) and
+    no live progress display is drawn."""
+    import os
+
+    return bool(os.environ.get("NO_COLOR"))
+
+
 def print_console(draw: Callable[[Console], None], output: Path | None) -> None:
-    """Run ``draw`` on a rich console: the terminal, or plain text written to ``output``."""
+    """Run ``draw`` on a rich console: the terminal (plain text under ``NO_COLOR``), or plain
+    text written to ``output``."""
     from rich.console import Console
 
     if output is None:
-        console = Console(highlight=False)
+        console = Console(highlight=False, color_system=None) if no_color() else Console(highlight=False)
         # Piped or redirected output is not wrapped: a flag must never be split across lines.
         console.soft_wrap = not console.is_terminal
         draw(console)
