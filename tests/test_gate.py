@@ -110,6 +110,45 @@ def test_comment_only_suppression_covers_the_next_line(tmp_path: Path) -> None:
     assert scan(str(tmp_path), "--to", "0.27.0").exit_code == 0
 
 
+IGNORE_1 = "# vllm-upgrade-check: ignore[VUC0270-001]\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("run.sh", IGNORE_1 + "vllm serve m \\\n  --port 1 \\\n  --max-num-partial-prefills 4\n"),
+        ("run.sh", IGNORE_1 + "exec \\\n  vllm serve m \\\n  --max-num-partial-prefills 4\n"),
+        ("run.sh", IGNORE_1 + "VLLM_LOGGING_LEVEL=INFO python -m vllm.entrypoints.openai.api_server \\\n  --model m \\\n  --max-num-partial-prefills=4\n"),
+        ("Dockerfile", "FROM vllm/vllm-openai:v0.26.0\n" + IGNORE_1 + 'CMD [ \\\n  "--port", "1", \\\n  "--max-num-partial-prefills", "3"]\n'),
+        ("Dockerfile", "FROM vllm/vllm-openai:v0.26.0\n" + IGNORE_1 + "ENTRYPOINT vllm serve m \\\n    --max-num-partial-prefills 3\n"),
+        ("serve.py", "import vllm\n" + IGNORE_1 + "llm = vllm.LLM(\n    model='m',\n    max_num_partial_prefills=4,\n)\n"),
+    ],
+)
+def test_comment_above_a_multi_line_command_covers_all_of_it(name: str, text: str, tmp_path: Path) -> None:
+    (tmp_path / name).write_text(text)
+    result = scan(str(tmp_path), "--to", "0.27.0", "--from", "0.26.0", "-f", "json")
+    doc = json.loads(result.stdout)
+    assert [f["rule_id"] for f in doc["findings"] if f["rule_id"] == "VUC0270-001"] == [], text
+    assert any("suppressed by inline comments" in n for n in doc["notes"])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the comment is above the first command; the flag is in the second
+        IGNORE_1 + "vllm serve a --port 1\nvllm serve b \\\n  --max-num-partial-prefills 4\n",
+        # a blank line between the comment and the command
+        IGNORE_1 + "\nvllm serve m \\\n  --max-num-partial-prefills 4\n",
+        # another rule's id
+        "# vllm-upgrade-check: ignore[VUC0270-002]\nvllm serve m \\\n  --max-num-partial-prefills 4\n",
+    ],
+)
+def test_comment_above_a_command_covers_only_that_command(text: str, tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text(text)
+    result = scan(str(tmp_path), "--to", "0.27.0", "--from", "0.26.0", "-f", "json")
+    assert "VUC0270-001" in {f["rule_id"] for f in json.loads(result.stdout)["findings"]}
+
+
 def test_unknown_inline_id_gives_a_note(tmp_path: Path) -> None:
     (tmp_path / "run.sh").write_text(
         "vllm serve m\n# vllm-upgrade-check: ignore[VUC9999-001, VUC0270-001]\nvllm serve m --max-num-partial-prefills 2\n"

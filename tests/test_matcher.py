@@ -159,7 +159,7 @@ def test_a_model_served_by_the_transformers_backend_is_not_flagged() -> None:
 @pytest.mark.parametrize(
     ("match", "error"),
     [
-        ({"kind": "engine_arg", "name": "x", "unless_args": {"model_impl": "transformers"}}, "unless_args: unknown key"),
+        ({"kind": "engine_arg", "name": "x", "unless_args": {"model_impl": "transformers"}}, r"rules\[0\]\.match: unknown key unless_args"),
         ({"kind": "model", "name": "x", "patterns": ["a/*"], "unless_args": {"dtype": "half"}}, "must be one of model_impl"),
     ],
 )

@@ -67,7 +67,7 @@ def main() -> None:
     bug (any other exception) prints its traceback and exits 2 too, never 1: a CI gate must
     not read a crash as "findings".
     """
-    if sys.argv[1:] == ["--version"]:  # fast path: no command module (pydantic, yaml...) imported
+    if sys.argv[1:] in (["--version"], ["-V"]):  # fast path: no command module (pydantic, yaml...) imported
         print(f"vllm-upgrade-check {__version__}")
         return
     import typer

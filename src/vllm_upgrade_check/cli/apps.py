@@ -11,7 +11,7 @@ from vllm_upgrade_check import __version__
 app = typer.Typer(
     name="vllm-upgrade-check",
     help="Tell what will break before a vLLM upgrade, and how to fix it.",
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
@@ -31,7 +31,7 @@ def _version_callback(value: bool) -> None:
 @app.callback()
 def _root(
     version: bool = typer.Option(
-        False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
+        False, "--version", "-V", callback=_version_callback, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
     """Tell what will break before a vLLM upgrade, and how to fix it."""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from vllm_upgrade_check.errors import UsageError
-from vllm_upgrade_check.model.findings import Report
+from vllm_upgrade_check.model.findings import Gate, Report
 from vllm_upgrade_check.model.pack import Severity
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -27,15 +27,18 @@ class FailOn(str, Enum):
     never = "never"
 
 
+def gate(fail_on: FailOn, strict_skips: bool = True) -> Gate:
+    """The :class:`~vllm_upgrade_check.model.findings.Gate` of ``--fail-on`` and
+    ``--skip-unreadable`` (``strict_skips`` is its negation)."""
+    return Gate(None if fail_on == FailOn.never else Severity(fail_on.value), strict_skips)
+
+
 def exit_code(report: Report, fail_on: FailOn, strict_skips: bool = True) -> int:
     """0 when nothing is at or above ``fail_on``, 1 when something is; 2 when a file that
     configures vLLM could not be read and ``strict_skips`` (the gate fails closed)."""
-    if strict_skips and any(s.configures_vllm for s in report.skipped):
-        return 2
-    if fail_on == FailOn.never:
-        return 0
-    threshold = Severity(fail_on.value).rank
-    return 1 if any(f.severity.rank >= threshold for f in report.findings) else 0
+    from dataclasses import replace
+
+    return replace(report, gate=gate(fail_on, strict_skips)).exit_code
 
 
 def write_output(text: str, output: Path | None) -> None:
@@ -62,12 +65,22 @@ def write_output(text: str, output: Path | None) -> None:
         raise UsageError(f"cannot write output: {exc.strerror or exc}", str(output)) from None
 
 
+def no_color() -> bool:
+    """Whether ``NO_COLOR`` is set to a non-empty value (https://no-color.org): then the
+    console output carries no escape sequence at all (no colour, bold, underline or dim) and
+    no live progress display is drawn."""
+    import os
+
+    return bool(os.environ.get("NO_COLOR"))
+
+
 def print_console(draw: Callable[[Console], None], output: Path | None) -> None:
-    """Run ``draw`` on a rich console: the terminal, or plain text written to ``output``."""
+    """Run ``draw`` on a rich console: the terminal (plain text under ``NO_COLOR``), or plain
+    text written to ``output``."""
     from rich.console import Console
 
     if output is None:
-        console = Console(highlight=False)
+        console = Console(highlight=False, color_system=None) if no_color() else Console(highlight=False)
         # Piped or redirected output is not wrapped: a flag must never be split across lines.
         console.soft_wrap = not console.is_terminal
         draw(console)

@@ -20,7 +20,7 @@ from vllm_upgrade_check.cli.common import (
     RULES_OPTION,
     TO_OPTION,
     FailOn,
-    exit_code,
+    gate,
     print_console,
     write_output,
 )
@@ -192,8 +192,8 @@ def env(
     name = host_name or socket.gethostname()
     settings = config_for(paths or [], config)
     options = scan_options(paths or [], settings, to=to, environment=environment, rules=rules, exclude=exclude)
-    report = run_scan(replace(options, request=replace(options.request, host=host)))
     fail_on = fail_on or FailOn(settings.fail_on or "blocker")
+    report = run_scan(replace(options, request=replace(options.request, host=host), gate=gate(fail_on)))
     installed = {n: environment.distributions.get(n) for n in WATCHED}
     if fmt == EnvFormat.json:
         from vllm_upgrade_check.reporters.json_report import report_dict
@@ -220,4 +220,4 @@ def env(
             render_console(report, console)
 
         print_console(draw, output)
-    raise typer.Exit(exit_code(report, fail_on))
+    raise typer.Exit(report.exit_code)

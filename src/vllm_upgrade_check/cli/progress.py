@@ -24,8 +24,11 @@ REFRESH_S = 0.1
 @contextmanager
 def scan_progress(enabled: bool) -> Iterator[Callable[[str], None] | None]:
     """Yield a per-file callback (``callback(relative path)``) for :class:`ScanOptions.progress`,
-    or ``None`` when no display may be shown (``enabled`` false, or stderr not a TTY)."""
-    if not enabled or not sys.stderr.isatty():
+    or ``None`` when no display may be shown (``enabled`` false, stderr not a TTY, or
+    ``NO_COLOR`` set: a live display is drawn with escape sequences)."""
+    import os
+
+    if not enabled or not sys.stderr.isatty() or os.environ.get("NO_COLOR"):
         yield None
         return
     start = time.monotonic()

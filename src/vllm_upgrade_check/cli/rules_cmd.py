@@ -42,12 +42,18 @@ def schema() -> None:
 
 @rules_app.command("validate")
 def validate(paths: list[Path] = typer.Argument(..., help="Pack files or directories.")) -> None:
-    """Validate rule packs: schema, versions, unique ids, evidence. Exit 2 on the first error."""
-    from vllm_upgrade_check.knowledge.registry import load_registry
+    """Validate rule packs: schema, versions, evidence, ids unique among them and against the
+    bundled packs. Every problem is printed (FILE:LINE: message); exit 2 when there is one."""
+    from vllm_upgrade_check.knowledge.registry import validate_pack_files
 
-    registry = load_registry(paths, bundled=False)
-    count = sum(1 for _ in registry.rules())
-    typer.echo(f"ok: {len(registry.packs)} pack(s), {count} rule(s)")
+    packs, errors = validate_pack_files(paths)
+    if errors:
+        for error in errors:
+            typer.echo(str(error), err=True)
+        typer.echo(f"{len(errors)} problem(s) in the rule pack(s)", err=True)
+        raise typer.Exit(2)
+    count = sum(len(p.rules) for p in packs)
+    typer.echo(f"ok: {len(packs)} pack(s), {count} rule(s)")
 
 
 @rules_app.command("list")

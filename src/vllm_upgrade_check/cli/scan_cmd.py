@@ -22,7 +22,7 @@ from vllm_upgrade_check.cli.common import (
     TO_OPTION,
     FailOn,
     cache_dir,
-    exit_code,
+    gate,
     print_console,
     write_output,
 )
@@ -102,12 +102,13 @@ def scan(
         from vllm_upgrade_check.sources.host.gpus import read_host
 
         host = read_host()
+    fail_on = fail_on or FailOn(settings.fail_on or "blocker")
     with scan_progress(fmt == Format.console) as progress:
         request = replace(options.request, max_file_bytes=parse_size(max_file_size), host=host, progress=progress)
         from vllm_upgrade_check.reporters import NEEDS_EDITS
 
-        report = run_scan(replace(options, request=request), with_edits=fmt.value in NEEDS_EDITS)
-    fail_on = fail_on or FailOn(settings.fail_on or "blocker")
+        run = replace(options, request=request, gate=gate(fail_on, strict_skips=not skip_unreadable))
+        report = run_scan(run, with_edits=fmt.value in NEEDS_EDITS)
     if fmt == Format.console:
         from vllm_upgrade_check.reporters.console import render_console
 
@@ -116,4 +117,4 @@ def scan(
         from vllm_upgrade_check.reporters import renderer
 
         write_output(renderer(fmt.value)(report), output)
-    raise typer.Exit(exit_code(report, fail_on, strict_skips=not skip_unreadable))
+    raise typer.Exit(report.exit_code)

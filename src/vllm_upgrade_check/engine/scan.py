@@ -39,6 +39,7 @@ from vllm_upgrade_check.sources.discovery import OutsideRoots, resolve_in_roots
 from vllm_upgrade_check.sources.dispatch import pinned_version
 from vllm_upgrade_check.sources.host.environment import environment_facts
 from vllm_upgrade_check.sources.host.gpus import host_facts
+from vllm_upgrade_check.sources.repopaths import path_base
 from vllm_upgrade_check.sources.tree import scan_files
 
 
@@ -190,6 +191,8 @@ def run_scan(
         )
     if with_edits:
         findings = with_fix_edits(findings, request.paths, target)
+    reported = [f.location.path for f in findings if f.location.path is not None]
+    reported += [s.path for s in skipped] + list(lines_of)
     return Report(
         to_version=str(target),
         from_version=str(default.version) if default.version else None,
@@ -202,6 +205,10 @@ def run_scan(
         roots=tuple(str(p) for p in request.paths),
         notes=tuple(notes + filter_notes),
         release_info=release_info(registry, crossed),
+        gate=options.gate,
+        base=path_base(request.paths, reported),
+        scanned=tuple(lines_of),
+        rules=tuple((pack.release, rule) for pack, rule in rules),
     )
 
 

@@ -8,6 +8,7 @@ packs for one release, or two rules sharing an id.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -21,7 +22,7 @@ from pydantic import ValidationError
 from vllm_upgrade_check.errors import RulePackError
 from vllm_upgrade_check.knowledge import packbundle
 from vllm_upgrade_check.model.pack import Pack, Rule
-from vllm_upgrade_check.model.validation import first_problem, format_path
+from vllm_upgrade_check.model.validation import problems
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, compose_documents, to_python
 
 
@@ -43,7 +44,24 @@ def load_pack_text(text: str, source: str) -> Pack:
         source: the file name used in error messages.
 
     Raises:
-        RulePackError: naming ``source`` and the line of the first problem.
+        RulePackError: naming ``source`` and the line of the first problem (``(and N more)``
+            when there are more: :func:`check_pack_text` gives them all).
+    """
+    pack, found = check_pack_text(text, source)
+    if pack is None:
+        first = found[0]
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise RulePackError(first.message + more, source, first.line)
+    return pack
+
+
+def check_pack_text(text: str, source: str) -> tuple[Pack | None, list[RulePackError]]:
+    """Validate one pack given as YAML text and report every problem, not the first only.
+
+    Returns:
+        ``(pack, [])`` when it is valid, else ``(None, problems)``: one
+        :class:`RulePackError` per problem, each naming ``source`` and its line, in line order
+        (a YAML syntax error is one problem: nothing after it can be read).
     """
     try:
         docs = compose_documents(text, lines_only=True)
@@ -52,15 +70,32 @@ def load_pack_text(text: str, source: str) -> Pack:
         positions: dict[tuple[Any, ...], int] = {}
         data = to_python(docs[0], positions)
     except YamlProblem as exc:
-        raise RulePackError(str(exc), source, exc.line) from None
+        return None, [RulePackError(str(exc), source, exc.line)]
     if not isinstance(data, dict):
-        raise RulePackError("a pack must be a YAML mapping", source, 1)
+        return None, [RulePackError("a pack must be a YAML mapping", source, 1)]
     try:
-        return Pack.model_validate(data)
+        return Pack.model_validate(data), []
     except ValidationError as exc:
-        loc, message = first_problem(exc, data)
-        where = format_path(loc)
-        raise RulePackError(f"{where}: {message}" if where else message, source, _line_for(loc, positions)) from None
+        found = [RulePackError(str(p), source, _line_for(p.loc, positions)) for p in problems(exc, data)]
+        return None, sorted(found, key=lambda e: e.line or 0)
+
+
+def rule_id_lines(text: str) -> dict[str, int]:
+    """The line of each rule's ``id`` in a pack's YAML text (upper-cased ids; for messages)."""
+    try:
+        docs = compose_documents(text, lines_only=True)
+        positions: dict[tuple[Any, ...], int] = {}
+        data = to_python(docs[0], positions) if len(docs) == 1 else None
+    except YamlProblem:
+        return {}
+    out: dict[str, int] = {}
+    rules = data.get("rules") if isinstance(data, dict) else None
+    for index, rule in enumerate(rules if isinstance(rules, list) else []):
+        if isinstance(rule, dict) and isinstance(rule.get("id"), str):
+            line = _line_for(("rules", index, "id"), positions)
+            if line is not None:
+                out.setdefault(rule["id"].upper(), line)
+    return out
 
 
 def _load_trusted(text: str, source: str, parsed: Any = None) -> Pack:
@@ -282,3 +317,63 @@ def load_registry(extra: Sequence[Path] = (), bundled: bool = True) -> Registry:
         for path in _pack_files(root):
             named.append((str(path), load_pack_file(path)))
     return build_registry(named)
+
+
+def validate_pack_files(paths: Sequence[Path], against_bundled: bool = True) -> tuple[list[Pack], list[RulePackError]]:
+    """Check pack files and report every problem in one pass (``rules validate``).
+
+    Each file is checked on its own (YAML, schema, file name against release: every problem
+    with its line); then the rule ids of the valid ones must differ from each other and, with
+    ``against_bundled``, from the ids of the bundled packs and of installed entry-point packs
+    (``scan --rules`` loads them together). A given file that is itself a bundled pack is not
+    checked against itself.
+
+    Returns:
+        ``(valid packs, problems)``; the problems in file order, each naming its file and line.
+    """
+    errors: list[RulePackError] = []
+    loaded: list[tuple[str, Pack, dict[str, int]]] = []
+    given: set[str] = set()
+    for root in paths:
+        try:
+            files = _pack_files(root)
+        except RulePackError as exc:
+            errors.append(exc)
+            continue
+        for path in files:
+            name = str(path)
+            given.add(os.path.realpath(path))
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                errors.append(RulePackError(f"cannot read rule pack: {exc}", name))
+                continue
+            pack, found = check_pack_text(text, name)
+            errors.extend(found)
+            if pack is None:
+                continue
+            stem = path.name.removesuffix(".yaml").removesuffix(".yml").removesuffix(".draft")
+            if stem != pack.release and stem.startswith(tuple("0123456789")):
+                errors.append(RulePackError(f"file name says {stem} but release is {pack.release}", name, 1))
+            loaded.append((name, pack, rule_id_lines(text)))
+    taken: dict[str, str] = {}
+    if against_bundled:
+        bundle = bundled_pack_data()
+        for display, path in bundled_pack_files():
+            if os.path.realpath(path) in given:
+                continue
+            for rule in load_pack_file(path, display, trusted=True, bundle=bundle).rules:
+                taken[rule.id.upper()] = f"the bundled pack {display}"
+        for ep_name, directory in entry_point_pack_dirs():
+            for path in _pack_files(directory):
+                if os.path.realpath(path) not in given:
+                    for rule in load_pack_file(path).rules:
+                        taken[rule.id.upper()] = f"{path} (entry point {ep_name})"
+    for name, pack, lines in loaded:
+        for rule in pack.rules:
+            key = rule.id.upper()
+            if key in taken:
+                errors.append(RulePackError(f"rule id {rule.id} is already used in {taken[key]}", name, lines.get(key)))
+            else:
+                taken[key] = name
+    return [pack for _n, pack, _l in loaded], errors

@@ -2,7 +2,9 @@
 
 Inline: ``# vllm-upgrade-check: ignore[VUC0270-001]`` (several ids comma-separated; a bare
 ``ignore`` silences every rule) after code on the finding's line (that line only), or alone on
-the line above it (a comment-only line covers itself and the next line), in any file kind the
+the line above it (a comment-only line covers itself and the next line), or alone on the line
+above the command the finding's flag belongs to (a backslash-continued shell launch, a
+multi-line ``CMD``, an ``LLM(...)`` call over several lines: the whole command), in any file kind the
 scanners read (shell, YAML, Python, Dockerfile, TOML, requirements files all use ``#``). An id
 that no loaded rule has gives a report note naming the file and line.
 Baseline: a JSON file of fingerprints with their counts (:mod:`vllm_upgrade_check.matching.baseline`). Configured
@@ -50,6 +52,32 @@ def _comment_only(line: str) -> bool:
     return line.lstrip().startswith("#")
 
 
+def _launch_line(finding: Finding) -> int | None:
+    """The line the finding's launch (the command, ``LLM(...)`` call or container entry its
+    flag belongs to, as the scanner recorded it in ``Fact.group``) starts on, if any."""
+    group = finding.fact.group
+    if not group:
+        return None
+    head = group.split(":", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def _continued(line: str) -> bool:
+    """Whether ``line`` ends in a ``\\`` that joins the next line to it (shell, Dockerfile)."""
+    stripped = line.rstrip()
+    return stripped.endswith("\\") and not _comment_only(line)
+
+
+def _command_start(lines: Sequence[str], line: int, launch: int | None) -> int:
+    """The first line of the command holding 1-based ``line``: the launch's first line when
+    the scanner recorded one above it, then up through lines that end in ``\\``
+    (``exec \\`` before ``vllm serve``, ``CMD [ \\``)."""
+    start = launch if launch is not None and launch < line else line
+    while start > 1 and start - 1 <= len(lines) and _continued(lines[start - 2]):
+        start -= 1
+    return start
+
+
 def _inline_suppressed(
     finding: Finding, lines_of: dict[str, list[str] | None], roots: Sequence[Path]
 ) -> bool:
@@ -59,7 +87,11 @@ def _inline_suppressed(
     lines = _lines(loc.path, lines_of, roots)
     if not lines:
         return False
-    for number in (loc.line, loc.line - 1):
+    numbers = [loc.line, loc.line - 1]
+    start = _command_start(lines, loc.line, _launch_line(finding))
+    if start < loc.line:
+        numbers += [start, start - 1]  # the line the command starts on, and the one above it
+    for number in numbers:
         if not 1 <= number <= len(lines):
             continue
         line = lines[number - 1]

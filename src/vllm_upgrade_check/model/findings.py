@@ -4,6 +4,7 @@ finding of one run with its version window (:class:`Report`)."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -107,6 +108,69 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Gate:
+    """What makes a run fail, as the command was asked (``--fail-on``, ``--skip-unreadable``).
+
+    Attributes:
+        fail_on: the lowest severity that makes the exit code 1, or ``None`` (``--fail-on
+            never``): nothing does.
+        strict_skips: ``True`` when a file that configures vLLM and could not be read makes
+            the exit code 2 (the gate fails closed; ``--skip-unreadable`` turns it off).
+    """
+
+    fail_on: Severity | None = Severity.BLOCKER
+    strict_skips: bool = True
+
+    @property
+    def fail_on_name(self) -> str:
+        """``fail_on`` as written on the command line (``blocker`` ... ``never``)."""
+        return self.fail_on.value if self.fail_on is not None else "never"
+
+    def fails(self, severity: Severity) -> bool:
+        """Whether a finding of ``severity`` makes the run fail."""
+        return self.fail_on is not None and severity.rank >= self.fail_on.rank
+
+    def fails_closed(self, skip: Skipped) -> bool:
+        """Whether ``skip`` makes the run fail (exit 2)."""
+        return self.strict_skips and skip.configures_vllm
+
+
+@dataclass(frozen=True)
+class PathBase:
+    """Where the paths of the outputs that point at files (SARIF, GitHub annotations,
+    Markdown links, console, JUnit) start: the repository root (the nearest folder holding
+    ``.git`` above the scanned paths), else the working directory when they lie under it,
+    else the scanned folder.
+
+    Attributes:
+        root: the base folder as an absolute POSIX path (``/home/ci/repo``).
+        kind: ``repository root``, ``working directory`` or ``scanned folder``.
+        paths: each reported path (:attr:`Location.path`, :attr:`Skipped.path`, relative to
+            the scanned root) -> the same file relative to ``root`` (``Dockerfile`` ->
+            ``deploy/Dockerfile`` for ``scan deploy``); an absolute POSIX path for a file
+            outside ``root``.
+        roots: the scanned roots the same way (``deploy``; ``.`` for ``root`` itself), for
+            the commands a report tells to run from ``root``.
+    """
+
+    root: str = ""
+    kind: str = "scanned folder"
+    paths: Mapping[str, str] = field(default_factory=dict)
+    roots: tuple[str, ...] = ()
+
+    def of(self, path: str) -> str:
+        """``path`` (as a scanner reported it) relative to :attr:`root` (itself when unknown)."""
+        return self.paths.get(path, path)
+
+    @property
+    def root_uri(self) -> str:
+        """:attr:`root` as a ``file:`` URI ending in ``/`` (SARIF ``originalUriBaseIds``)."""
+        from urllib.parse import quote
+
+        return "file://" + quote(self.root.rstrip("/").encode("utf-8", "surrogateescape")) + "/"
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything one run found.
 
@@ -123,6 +187,11 @@ class Report:
         roots: the scanned directories/files as given.
         notes: extra lines for the summary (e.g. "several vllm versions found: ...").
         release_info: the releases crossed, with their packs' notes, summaries and rules.
+        gate: what makes this run fail (:attr:`exit_code` follows from it).
+        base: where reported paths start in the outputs (see :class:`PathBase`).
+        scanned: the files read, as reported paths, in the order read.
+        rules: every rule loaded for the run (bundled packs, ``--rules`` packs and the rules
+            derived from the environment), with its pack's release, in pack order.
     """
 
     to_version: str
@@ -136,6 +205,57 @@ class Report:
     roots: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
     release_info: tuple[ReleaseInfo, ...] = ()
+    gate: Gate = field(default_factory=Gate)
+    base: PathBase = field(default_factory=PathBase)
+    scanned: tuple[str, ...] = ()
+    rules: tuple[tuple[str, Rule], ...] = ()
+
+    @property
+    def failing_skips(self) -> tuple[Skipped, ...]:
+        """The skipped files that make the run fail closed (exit 2)."""
+        return tuple(s for s in self.skipped if self.gate.fails_closed(s))
+
+    @property
+    def failing_findings(self) -> tuple[Finding, ...]:
+        """The findings at or above the gate's ``fail_on``."""
+        return tuple(f for f in self.findings if self.gate.fails(f.severity))
+
+    @property
+    def exit_code(self) -> int:
+        """2 when a file that configures vLLM could not be read (and skips are strict), else
+        1 when a finding is at or above ``fail_on``, else 0."""
+        if self.failing_skips:
+            return 2
+        return 1 if self.failing_findings else 0
+
+    def verdict(self) -> str:
+        """One sentence on why the run passes or fails (``failed: 2 blocker(s) at or above
+        --fail-on blocker; 1 file that configures vLLM could not be read: compose.yaml``)."""
+        reasons = []
+        skips = self.failing_skips
+        if skips:
+            names = ", ".join(self.base.of(s.path) for s in skips[:5]) + (", ..." if len(skips) > 5 else "")
+            reasons.append(f"{len(skips)} file(s) that configure vLLM could not be read ({names})")
+        found = self.failing_findings
+        if found:
+            counts = ", ".join(
+                f"{n} {s.value}(s)"
+                for s in (Severity.BLOCKER, Severity.WARNING, Severity.INFO)
+                if (n := sum(1 for f in found if f.severity == s))
+            )
+            reasons.append(f"{counts} at or above --fail-on {self.gate.fail_on_name}")
+        if reasons:
+            return f"failed (exit {self.exit_code}): " + "; ".join(reasons)
+        why = (
+            "--fail-on never"
+            if self.gate.fail_on is None
+            else f"nothing at or above --fail-on {self.gate.fail_on_name}"
+        )
+        text = f"passed: {why}; {self.files_scanned} file(s) scanned"
+        unread = sum(1 for s in self.skipped if s.configures_vllm)
+        if unread:
+            text += f"; {unread} file(s) that configure vLLM not read (--skip-unreadable)"
+        return text
 
     def count(self, severity: Severity) -> int:
         """Number of findings of exactly ``severity``."""

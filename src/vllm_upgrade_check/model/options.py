@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from vllm_upgrade_check.model.environment import Environment, HostInfo
+from vllm_upgrade_check.model.findings import Gate
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 """Default size (bytes, 5 MiB) above which a file is skipped with a reason."""
@@ -118,12 +119,15 @@ class ScanOptions:
         window: which releases to check between.
         filters: which findings not to report.
         rule_paths: extra rule pack files or directories.
+        gate: what makes the run fail (``--fail-on``, ``--skip-unreadable``); the report
+            carries it, so that every output format agrees with the exit code.
     """
 
     request: ScanRequest = field(default_factory=ScanRequest)
     window: VersionWindow = field(default_factory=VersionWindow)
     filters: Filters = field(default_factory=Filters)
     rule_paths: Sequence[Path] = ()
+    gate: Gate = field(default_factory=Gate)
 
     @property
     def paths(self) -> Sequence[Path]:
@@ -140,6 +144,7 @@ class ScanOptions:
         """
         parts: dict[type, dict[str, Any]] = {ScanRequest: {}, VersionWindow: {}, Filters: {}}
         rule_paths = values.pop("rule_paths", ())
+        gate = values.pop("gate", Gate())
         for name, value in values.items():
             for part, found in parts.items():
                 if name in part.__dataclass_fields__:  # type: ignore[attr-defined]
@@ -152,4 +157,5 @@ class ScanOptions:
             VersionWindow(**parts[VersionWindow]),
             Filters(**parts[Filters]),
             rule_paths,
+            gate,
         )

@@ -12,39 +12,53 @@ from enum import Enum
 from typing import Annotated, Literal
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, model_validator
+from packaging.version import Version
+from pydantic import AfterValidator, ConfigDict, Field, JsonValue, model_validator
 
+from vllm_upgrade_check.model.evidence import (
+    HTTPS_URL_PATTERN as HTTPS_URL_PATTERN,
+)
+from vllm_upgrade_check.model.evidence import (
+    VERSION_PATTERN as VERSION_PATTERN,
+)
+from vllm_upgrade_check.model.evidence import (
+    WHEEL_PATH_PATTERN as WHEEL_PATH_PATTERN,
+)
+from vllm_upgrade_check.model.evidence import (
+    DocsEvidence as DocsEvidence,
+)
+from vllm_upgrade_check.model.evidence import (
+    Evidence as Evidence,
+)
+from vllm_upgrade_check.model.evidence import (
+    IssueEvidence as IssueEvidence,
+)
+from vllm_upgrade_check.model.evidence import (
+    PolicyEvidence as PolicyEvidence,
+)
+from vllm_upgrade_check.model.evidence import (
+    PullRequestEvidence as PullRequestEvidence,
+)
+from vllm_upgrade_check.model.evidence import (
+    ReleaseNoteEvidence as ReleaseNoteEvidence,
+)
+from vllm_upgrade_check.model.evidence import (
+    UnverifiedEvidence as UnverifiedEvidence,
+)
+from vllm_upgrade_check.model.evidence import (
+    VersionStr as VersionStr,
+)
+from vllm_upgrade_check.model.evidence import (
+    WheelEvidence as WheelEvidence,
+)
+from vllm_upgrade_check.model.evidence import (
+    _Strict as _Strict,
+)
 from vllm_upgrade_check.model.facts import MODEL_SETTINGS
 
 RULE_ID_PATTERN = r"^[A-Z][A-Z0-9]*-[0-9]{3,4}$"
 RULE_NAME_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 SCHEMA_VERSION = 1
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
-
-
-VERSION_PATTERN = r"^[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?$"
-"""A release as vLLM numbers them (``0.27.0``, ``0.10.1.1``, ``0.7.3.post1``, ``0.9.0rc1``)."""
-
-
-def _check_version(value: str) -> str:
-    if not re.fullmatch(VERSION_PATTERN, value):
-        raise ValueError(f"not a valid version: {value!r} (expected e.g. 0.27.0)")
-    try:
-        Version(value)
-    except InvalidVersion as exc:  # pragma: no cover - the pattern admits only PEP 440 forms
-        raise ValueError(f"not a valid version: {value!r}") from exc
-    return value
-
-
-VersionStr = Annotated[
-    str,
-    AfterValidator(_check_version),
-    Field(json_schema_extra={"pattern": VERSION_PATTERN}, description="A vLLM release, e.g. 0.27.0"),
-]
 
 
 class Severity(str, Enum):
@@ -385,148 +399,7 @@ class Docs(_Strict):
     instead: str | None = Field(default=None, description="What to use instead.")
 
 
-WHEEL_PATH_PATTERN = r"^[A-Za-z0-9_.+-]+(/[A-Za-z0-9_.+-]+)*/?$"
-"""A file or directory inside a wheel, posix, relative (``vllm/envs.py``,
-``vllm-0.27.0.dist-info/METADATA``, ``vllm/`` for the whole package)."""
-HTTPS_URL_PATTERN = r"^https://[^\s/]+(/\S*)?$"
-"""A public web address; packs cite only ``https://`` ones."""
 
-
-class _EvidenceBase(_Strict):
-    """What every kind of evidence says: its kind."""
-
-    kind: str
-
-    @property
-    def text(self) -> str:  # pragma: no cover - every kind overrides it
-        """One human-readable line for ``explain`` and reports."""
-        return self.kind
-
-
-_WHEEL_SCHEMA: dict[str, JsonValue] = {
-    "anyOf": [{"required": ["line"]}, {"required": ["finding"]}],
-    "dependentRequired": {"end_line": ["line"]},
-    "if": {"required": ["path"], "properties": {"path": {"pattern": "/$"}}},
-    "then": {"not": {"required": ["line"]}},
-}
-"""What :meth:`WheelEvidence._consistent` checks, said in JSON Schema (``end_line`` not
-before ``line`` is the loader's alone: JSON Schema cannot compare two values)."""
-
-
-class WheelEvidence(_EvidenceBase):
-    """A fact read from a file (or, for an absence, a directory) of a vLLM release wheel.
-
-    Several lines of one file are several items. Without ``line`` (an absence, a whole
-    file), ``finding`` says what was read.
-    """
-
-    model_config = ConfigDict(json_schema_extra=_WHEEL_SCHEMA)
-
-    kind: Literal["wheel"]
-    release: VersionStr = Field(description="The vLLM release whose wheel was read.")
-    path: str = Field(
-        pattern=WHEEL_PATH_PATTERN,
-        description="File inside the wheel (vllm/envs.py), or a directory ending in / (vllm/) for an absence.",
-    )
-    line: int | None = Field(default=None, ge=1, description="1-based line of the file.")
-    end_line: int | None = Field(
-        default=None, ge=1, description="Last line of a range starting at line (not before it)."
-    )
-    finding: str | None = Field(
-        default=None,
-        description="What was read there (e.g. '--swap-space defined', 'absent from every source file').",
-    )
-
-    @model_validator(mode="after")
-    def _consistent(self) -> WheelEvidence:
-        if self.end_line is not None and (self.line is None or self.end_line < self.line):
-            raise ValueError("end_line needs a line and must not be before it")
-        if self.path.endswith("/") and self.line is not None:
-            raise ValueError("a directory (path ending in /) has no line")
-        if self.line is None and not self.finding:
-            raise ValueError("wheel evidence without a line needs a finding (what was read there)")
-        return self
-
-    @property
-    def where(self) -> str:
-        """``path``, ``path:line`` or ``path:line-end_line``."""
-        if self.line is None:
-            return self.path
-        if self.end_line is not None and self.end_line != self.line:
-            return f"{self.path}:{self.line}-{self.end_line}"
-        return f"{self.path}:{self.line}"
-
-    @property
-    def text(self) -> str:
-        """``vllm-0.27.0 wheel: vllm/envs.py:666 (finding)``."""
-        out = f"vllm-{self.release} wheel: {self.where}"
-        return out + (f" ({self.finding})" if self.finding else "")
-
-
-class _UrlEvidence(_EvidenceBase):
-    url: str = Field(pattern=HTTPS_URL_PATTERN, description="The https:// address of the text cited.")
-    finding: str | None = Field(default=None, description="What was read there, in a few words.")
-
-    @property
-    def text(self) -> str:
-        """``release-note: https://... (finding)``."""
-        return f"{self.kind}: {self.url}" + (f" ({self.finding})" if self.finding else "")
-
-
-class ReleaseNoteEvidence(_UrlEvidence):
-    """vLLM's release notes of a release."""
-
-    kind: Literal["release-note"]
-
-
-class PullRequestEvidence(_UrlEvidence):
-    """The vLLM pull request that made the change."""
-
-    kind: Literal["pull-request"]
-
-
-class DocsEvidence(_UrlEvidence):
-    """Documentation: vLLM's docs, or a vendor's (e.g. NVIDIA's driver table)."""
-
-    kind: Literal["docs"]
-
-
-class IssueEvidence(_UrlEvidence):
-    """A vLLM issue that reports the breakage."""
-
-    kind: Literal["issue"]
-
-
-class UnverifiedEvidence(_EvidenceBase):
-    """Why the rule could not be checked against the wheels."""
-
-    kind: Literal["unverified"]
-    reason: str = Field(min_length=1, pattern=r"\S", description="Why it is not verified.")
-
-    @property
-    def text(self) -> str:
-        """``unverified: reason``."""
-        return f"unverified: {self.reason}"
-
-
-Evidence = Annotated[
-    WheelEvidence | ReleaseNoteEvidence | PullRequestEvidence | DocsEvidence | IssueEvidence | UnverifiedEvidence,
-    Field(discriminator="kind"),
-]
-"""Where a rule's fact comes from; each ``kind`` takes only its own keys.
-
-``kind: wheel`` cites a file (and line) of a release wheel that was read to verify the
-rule; ``release-note`` / ``pull-request`` / ``docs`` / ``issue`` cite public text by its
-https URL; ``unverified`` says why the rule could not be checked against the wheels.
-
-Examples (YAML)::
-
-    - {kind: wheel, release: 0.26.0, path: vllm/engine/arg_utils.py, line: 530,
-       finding: EngineArgs.max_num_partial_prefills defined}
-    - {kind: wheel, release: 0.27.0, path: vllm/, finding: absent from every source file}
-    - {kind: release-note, url: "https://github.com/vllm-project/vllm/releases/tag/v0.27.0"}
-    - {kind: unverified, reason: the removal is in a compiled extension}
-"""
 
 
 
@@ -545,7 +418,9 @@ class Rule(_Strict):
     docs: Docs
     evidence: list[Evidence] = Field(
         min_length=1,
-        json_schema_extra={"contains": {"required": ["kind"], "properties": {"kind": {"enum": ["wheel", "unverified"]}}}},
+        json_schema_extra={
+            "contains": {"required": ["kind"], "properties": {"kind": {"enum": ["wheel", "unverified", "policy"]}}}
+        },
     )
     tags: list[str] = Field(default_factory=list)
 
@@ -553,10 +428,11 @@ class Rule(_Strict):
     @model_validator(mode="after")
     def _verified_or_says_so(self) -> Rule:
         kinds = {e.kind for e in self.evidence}
-        if "wheel" not in kinds and "unverified" not in kinds:
+        if not kinds & {"wheel", "unverified", "policy"}:
             raise ValueError(
-                "evidence must include a 'wheel' item (the fact read from the release wheel) "
-                "or an 'unverified' item saying why it could not be checked"
+                "evidence must include a 'wheel' item (the fact read from the release wheel), "
+                "an 'unverified' item saying why it could not be checked, or a 'policy' item "
+                "(an organisation's own rule: owner and reason)"
             )
         return self
 

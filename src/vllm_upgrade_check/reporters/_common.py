@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vllm_upgrade_check.model.findings import Finding
+from vllm_upgrade_check.model.findings import Finding, Report
 
 
 def subject(finding: Finding) -> str:
@@ -21,3 +21,13 @@ def uri_path(path: str) -> str:
     from urllib.parse import quote
 
     return quote(path.encode("utf-8", "surrogateescape"), safe="/")
+
+
+def from_source(report: Report) -> str:
+    """Where the run's "from" version was read, its file named from the report's base
+    (``deploy/Dockerfile:1:6 vllm/vllm-openai:v0.26.0`` for ``scan deploy``)."""
+    text = report.from_source
+    for path in sorted(report.base.paths, key=len, reverse=True):
+        if text.startswith(path + ":"):
+            return report.base.of(path) + text[len(path) :]
+    return text

@@ -1,4 +1,5 @@
-"""Console output (rich): findings grouped by file, then a summary."""
+"""Console output (rich): findings grouped by file (paths relative to the repository root, as
+in the other formats), skipped files, then a summary ending with the verdict."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ from rich.markup import escape
 
 from vllm_upgrade_check.model.findings import Finding, Report
 from vllm_upgrade_check.model.pack import Severity
+from vllm_upgrade_check.reporters._common import from_source
 
 _STYLE = {Severity.BLOCKER: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 
-def _finding_lines(finding: Finding) -> list[str]:
+def _finding_lines(finding: Finding, report: Report) -> list[str]:
     loc = finding.location
-    where = str(loc) if loc.path else "environment"
+    where = str(loc).replace(loc.path, report.base.of(loc.path), 1) if loc.path else "environment"
     sev = finding.severity
     subject = escape(finding.fact.raw or finding.fact.name)
     head = f"  [bold]{escape(where)}[/bold] [{_STYLE[sev]}]{sev.value}[/] {finding.rule.id} {subject}"
@@ -32,16 +34,19 @@ def _finding_lines(finding: Finding) -> list[str]:
 def render_console(report: Report, console: Console) -> None:
     """Print ``report`` to ``console``: findings grouped by file, then the summary."""
     for path, group in groupby(report.findings, key=lambda f: f.location.path):
-        console.print(f"[bold underline]{escape(path or 'Python environment')}[/]")
+        shown = report.base.of(path) if path else "Python environment"
+        console.print(f"[bold underline]{escape(shown)}[/]")
         for finding in group:
-            for line in _finding_lines(finding):
+            for line in _finding_lines(finding, report):
                 console.print(line, highlight=False)
         console.print()
     if report.skipped:
         console.print("[bold]Skipped[/bold]")
         for skip in report.skipped:
-            where = f"{skip.path}:{skip.line}" if skip.line else skip.path
-            console.print(f"  {escape(where)}: {escape(skip.reason)}", highlight=False)
+            path = report.base.of(skip.path)
+            where = f"{path}:{skip.line}" if skip.line else path
+            mark = " [bold red](fails the gate: it configures vLLM)[/]" if report.gate.fails_closed(skip) else ""
+            console.print(f"  {escape(where)}: {escape(skip.reason)}{mark}", highlight=False)
         console.print()
     blockers, warnings, infos = (report.count(s) for s in (Severity.BLOCKER, Severity.WARNING, Severity.INFO))
     frm = report.from_version or "unknown"
@@ -50,7 +55,7 @@ def render_console(report: Report, console: Console) -> None:
         f"for vLLM {escape(frm)} -> {report.to_version}",
         highlight=False,
     )
-    console.print(f"  from: {escape(report.from_source)}", highlight=False)
+    console.print(f"  from: {escape(from_source(report))}", highlight=False)
     crossed = ", ".join(report.releases) if report.releases else "none"
     if len(report.releases) > 8:
         crossed = f"{report.releases[0]} … {report.releases[-1]} ({len(report.releases)} releases)"
@@ -58,3 +63,4 @@ def render_console(report: Report, console: Console) -> None:
     console.print(f"  files scanned: {report.files_scanned}, skipped: {len(report.skipped)}", highlight=False)
     for note in report.notes:
         console.print(f"  note: {escape(note)}", highlight=False)
+    console.print(f"  {escape(report.verdict())}", highlight=False)

@@ -11,11 +11,13 @@ Schema version 1 (``schema_version: 1``)::
       "to_version": "0.28.0",
       "releases": ["0.27.0", "0.27.1", "0.28.0"],
       "summary": {"blocker": 3, "warning": 1, "info": 0, "files_scanned": 5, "skipped": 0},
+      "gate": {"fail_on": "blocker", "strict_skips": true, "exit_code": 1, "verdict": "failed (exit 1): ..."},
       "findings": [{
           "rule_id": "VUC0270-001", "rule_name": "removed-max-num-partial-prefills",
           "severity": "blocker|warning|info", "release": "0.27.0",
           "deprecated_only": false,
-          "path": "scripts/serve.sh" | null,   # relative, "/" separators; null = environment
+          "path": "scripts/serve.sh" | null,   # relative to the scanned root, "/" separators; null = environment
+          "repo_path": "deploy/scripts/serve.sh" | null,  # relative to the repository root (else the working directory)
           "line": 7 | null, "column": 4 | null, "end_line": 7 | null, "end_column": 31 | null,
           "kind": "arg", "subject": "--max_num_partial_prefills", "value": "3" | null,
           "message": "...",
@@ -24,7 +26,8 @@ Schema version 1 (``schema_version: 1``)::
           "from_version": "0.26.0" | null, "from_basis": "file", "from_source": "...",
           "fingerprint": "16 hex digits"
       }],
-      "skipped": [{"path": "...", "reason": "...", "line": 3 | null, "configures_vllm": true}]
+      "skipped": [{"path": "...", "repo_path": "...", "reason": "...", "line": 3 | null,
+                   "configures_vllm": true, "fails_gate": true}]
     }
 
 Fields are only ever added within a schema version; removing or changing one bumps it.
@@ -42,8 +45,9 @@ from vllm_upgrade_check.model.pack import Severity
 SCHEMA_VERSION = 1
 
 
-def finding_dict(finding: Finding) -> dict[str, Any]:
-    """The public JSON object of one finding (see the module docstring)."""
+def finding_dict(finding: Finding, report: Report | None = None) -> dict[str, Any]:
+    """The public JSON object of one finding (see the module docstring); ``repo_path`` from
+    ``report``'s base (the path itself without a report)."""
     loc = finding.location
     rule = finding.rule
     return {
@@ -53,6 +57,7 @@ def finding_dict(finding: Finding) -> dict[str, Any]:
         "release": finding.release,
         "deprecated_only": finding.deprecated_only,
         "path": loc.path,
+        "repo_path": loc.path if loc.path is None or report is None else report.base.of(loc.path),
         "line": loc.line,
         "column": loc.column,
         "end_line": loc.end_line,
@@ -92,10 +97,23 @@ def report_dict(report: Report) -> dict[str, Any]:
             "files_scanned": report.files_scanned,
             "skipped": len(report.skipped),
         },
+        "gate": {
+            "fail_on": report.gate.fail_on_name,
+            "strict_skips": report.gate.strict_skips,
+            "exit_code": report.exit_code,
+            "verdict": report.verdict(),
+        },
         "notes": list(report.notes),
-        "findings": [finding_dict(f) for f in report.findings],
+        "findings": [finding_dict(f, report) for f in report.findings],
         "skipped": [
-            {"path": s.path, "reason": s.reason, "line": s.line, "configures_vllm": s.configures_vllm}
+            {
+                "path": s.path,
+                "repo_path": report.base.of(s.path),
+                "reason": s.reason,
+                "line": s.line,
+                "configures_vllm": s.configures_vllm,
+                "fails_gate": report.gate.fails_closed(s),
+            }
             for s in report.skipped
         ],
     }

@@ -1,53 +1,118 @@
-"""``--format junit``: JUnit XML for CI test dashboards.
+"""``--format junit``: JUnit XML for CI test dashboards, agreeing with the exit code.
 
-One ``testcase`` per rule x file: a rule with findings gives one failing testcase per file
-(``classname`` the path, ``<failure>`` listing each finding); a rule of a release crossed with
-no finding gives one passing testcase (``classname`` ``vllm-upgrade-check``).
+One ``testcase`` per file scanned or skipped (``classname`` ``vllm-upgrade-check``, ``name``
+the path relative to the repository root), plus one named ``Python environment`` when the
+environment has findings:
+
+- ``<failure>`` when the file has findings at or above ``--fail-on`` (each listed);
+- ``<error>`` when the file configures vLLM and could not be read, so the gate fails closed;
+- ``<skipped>`` when it could not be read and that does not fail the run;
+- passing otherwise. Findings below ``--fail-on`` (warnings under ``--fail-on blocker``) are
+  not failures: they are listed in the testcase's ``system-out``.
+
+So the suite has a failure or an error exactly when the exit code is not 0, ``tests`` is the
+number of files (an empty folder gives ``tests="0"``), and the suite's ``properties`` give
+the window, the gate, the counts and the exit code.
 """
 
 from __future__ import annotations
 
 from xml.etree import ElementTree as ET
 
+from vllm_upgrade_check.model.facts import Skipped
 from vllm_upgrade_check.model.findings import Finding, Report
+from vllm_upgrade_check.model.pack import Severity
 from vllm_upgrade_check.reporters._common import subject
 
+ENVIRONMENT = "Python environment"
 
-def _detail(finding: Finding) -> str:
+
+def _detail(finding: Finding, report: Report) -> str:
     loc = finding.location
-    where = str(loc) if loc.path else "environment"
-    return f"{where}: {subject(finding)}: {finding.rule.message}\nfix: {finding.rule.fix.summary}"
+    where = str(loc).replace(loc.path, report.base.of(loc.path), 1) if loc.path else "environment"
+    return (
+        f"{where}: {finding.severity.value} {finding.rule.id} {subject(finding)}: {finding.rule.message}\n"
+        f"  fix: {finding.rule.fix.summary}"
+    )
+
+
+def _skip_text(skip: Skipped, report: Report) -> str:
+    where = report.base.of(skip.path) + (f":{skip.line}" if skip.line else "")
+    return f"{where}: not read: {skip.reason}" + (" (it configures vLLM)" if skip.configures_vllm else "")
 
 
 def render(report: Report) -> str:
     """Render ``report`` as a JUnit XML document (ends with a newline)."""
-    groups: dict[tuple[str, str], list[Finding]] = {}
+    order: list[str] = []
+    found: dict[str, list[Finding]] = {}
+    skips: dict[str, list[Skipped]] = {}
+    for path in report.scanned:
+        order.append(path)
     for finding in report.findings:
-        groups.setdefault((finding.rule.id, finding.location.path or "<environment>"), []).append(finding)
-    rules = [(info.release, r) for info in report.release_info for r in info.rules]
-    hit = {rid for rid, _ in groups}
+        key = finding.location.path or ENVIRONMENT
+        found.setdefault(key, []).append(finding)
+    for skip in report.skipped:
+        skips.setdefault(skip.path, []).append(skip)
+    seen = set(order)
+    for key in [*found, *skips]:
+        if key not in seen:
+            seen.add(key)
+            order.append(key)
     suite = ET.Element("testsuite", name="vllm-upgrade-check")
-    cases = 0
-    for (rule_id, path), found in sorted(groups.items()):
-        rule = found[0].rule
-        case = ET.SubElement(suite, "testcase", classname=path, name=f"{rule_id} {rule.name}")
-        failure = ET.SubElement(
-            case,
-            "failure",
-            message=f"{len(found)} finding(s): {rule.message}",
-            type=found[0].severity.value,
-        )
-        failure.text = "\n".join(_detail(f) for f in found)
-        cases += 1
-    for _release, rule in rules:
-        if rule.id not in hit:
-            ET.SubElement(suite, "testcase", classname="vllm-upgrade-check", name=f"{rule.id} {rule.name}")
-            cases += 1
-    suite.set("tests", str(cases))
-    suite.set("failures", str(len(groups)))
-    suite.set("errors", "0")
-    suite.set("skipped", "0")
-    root = ET.Element("testsuites", name="vllm-upgrade-check", tests=str(cases), failures=str(len(groups)))
+    props = ET.SubElement(suite, "properties")
+    for name, value in (
+        ("from_version", report.from_version or "unknown"),
+        ("to_version", report.to_version),
+        ("fail_on", report.gate.fail_on_name),
+        ("files_scanned", report.files_scanned),
+        ("skipped", len(report.skipped)),
+        *((s.value, report.count(s)) for s in (Severity.BLOCKER, Severity.WARNING, Severity.INFO)),
+        ("exit_code", report.exit_code),
+        ("verdict", report.verdict()),
+    ):
+        ET.SubElement(props, "property", name=name, value=str(value))
+    failures = errors = skipped = 0
+    for key in order:
+        case = ET.SubElement(suite, "testcase", classname="vllm-upgrade-check", name=report.base.of(key))
+        here = found.get(key, [])
+        failing = [f for f in here if report.gate.fails(f.severity)]
+        closed = [s for s in skips.get(key, []) if report.gate.fails_closed(s)]
+        if closed:
+            errors += 1
+            error = ET.SubElement(case, "error", message=f"not read: {closed[0].reason}", type="unreadable")
+            error.text = "\n".join(_skip_text(s, report) for s in closed)
+            error.text += "\nThis file configures vLLM, so the gate fails closed (--skip-unreadable lets it pass)."
+        elif failing:
+            failures += 1
+            counts = ", ".join(
+                f"{n} {s.value}(s)"
+                for s in (Severity.BLOCKER, Severity.WARNING, Severity.INFO)
+                if (n := sum(1 for f in failing if f.severity == s))
+            )
+            failure = ET.SubElement(
+                case,
+                "failure",
+                message=f"{counts} at or above --fail-on {report.gate.fail_on_name}",
+                type=failing[0].severity.value,
+            )
+            failure.text = "\n".join(_detail(f, report) for f in failing)
+        elif key in skips:
+            skipped += 1
+            ET.SubElement(case, "skipped", message=f"not read: {skips[key][0].reason}")
+        out = [_detail(f, report) for f in here if f not in failing]
+        out += [_skip_text(s, report) for s in skips.get(key, []) if not closed]
+        if closed and failing:
+            out += [_detail(f, report) for f in failing]
+        if out:
+            ET.SubElement(case, "system-out").text = "\n".join(out)
+    tests = len(order)
+    suite.set("tests", str(tests))
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    suite.set("skipped", str(skipped))
+    root = ET.Element(
+        "testsuites", name="vllm-upgrade-check", tests=str(tests), failures=str(failures), errors=str(errors)
+    )
     root.append(suite)
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,143 +1,225 @@
-"""``--format markdown`` and the ``report`` command: a migration report for a from -> to upgrade.
+"""``--format markdown`` and the ``report`` command: a one-page migration checklist, then details.
 
-Layout: a heading and summary; before / during / after checklists (``- [ ]`` items, in the
-spirit of the Angular update guide); one section per release crossed with its blockers,
-warnings and info (file links ``[path:line](path#Lline)`` relative to the scanned root, and
-the fix); the Python environment's findings when the environment was checked; skipped files.
+Layout:
+
+1. A heading with the from → to path and a summary: the verdict (why the gate passes or
+   fails), the counts, files scanned and skipped, where the "from" version was read, the
+   releases crossed (linked to their notes) and the run's notes.
+2. ``## Checklist`` with ``### Before the upgrade``, ``### During the upgrade`` and
+   ``### After the upgrade``: ``- [ ]`` items a team ticks off. Findings are grouped by rule
+   (one item per rule with its count and at most three locations); every finding is in
+   exactly one item. Mechanical fixes are one item per kind with the exact command
+   (``vllm-upgrade-check fix PATHS --to T``, with ``--unsafe-fixes`` for those that need it)
+   and their rules as sub-items; each skipped file is an item of its own.
+3. ``## Details``: per rule (blockers first), its message, fix and every location (links
+   ``[path:line](path#Lline)`` relative to the repository root, like the other formats), then
+   the releases crossed with their packs' summaries; releases with no finding share one line.
 """
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Sequence
+
+from packaging.version import InvalidVersion, Version
+
 from vllm_upgrade_check.model.findings import Finding, Report, VersionBasis
 from vllm_upgrade_check.model.pack import Applicability, Severity
-from vllm_upgrade_check.reporters._common import subject, uri_path
+from vllm_upgrade_check.reporters._common import from_source, subject, uri_path
 
-_TITLES = {Severity.BLOCKER: "Blockers", Severity.WARNING: "Warnings", Severity.INFO: "Info"}
+SHOWN = 3
+"""Locations a checklist item names before "and N more"."""
 
 
-def _link(finding: Finding) -> str:
+def _link(finding: Finding, report: Report) -> str:
     loc = finding.location
     if loc.path is None:
         return "Python environment"
+    path = report.base.of(loc.path)
     if loc.line is None:
-        return f"[{loc.path}]({uri_path(loc.path)})"
-    return f"[{loc.path}:{loc.line}]({uri_path(loc.path)}#L{loc.line})"
+        return f"[{path}]({uri_path(path)})"
+    return f"[{path}:{loc.line}]({uri_path(path)}#L{loc.line})"
 
 
-def _fix_line(finding: Finding, report: Report) -> str:
-    fix = finding.rule.fix
-    text = f"Fix: {fix.summary}"
-    if bool(finding.edits):
-        flag = " --unsafe-fixes" if fix.applicability == Applicability.UNSAFE else ""
-        text += f" (`vllm-upgrade-check fix{flag}` applies it)"
-    if finding.fix_before_upgrade:
-        text += " (can land before the upgrade)"
-    return text
+def _by_rule(findings: Sequence[Finding]) -> list[list[Finding]]:
+    """``findings`` grouped by rule id, blockers first, then by release and id."""
+    groups: dict[str, list[Finding]] = {}
+    for finding in findings:
+        groups.setdefault(finding.rule.id, []).append(finding)
+    return sorted(
+        groups.values(),
+        key=lambda g: (-max(f.severity.rank for f in g), _release_key(g[0].release), g[0].rule.id),
+    )
 
 
-def _item(finding: Finding, report: Report) -> list[str]:
-    return [
-        f"- **{finding.rule.id}** `{subject(finding)}` in {_link(finding)}: {finding.rule.message}",
-        f"  - {_fix_line(finding, report)}",
+def _release_key(release: str) -> tuple[int, Version | str]:
+    try:
+        return (0, Version(release))
+    except InvalidVersion:
+        return (1, release)
+
+
+def _where(group: Sequence[Finding], report: Report) -> str:
+    links = [_link(f, report) for f in group[:SHOWN]]
+    more = f" and {len(group) - SHOWN} more" if len(group) > SHOWN else ""
+    return ", ".join(links) + more
+
+
+def _count(group: Sequence[Finding]) -> str:
+    return f"{len(group)}×" if len(group) > 1 else "1×"
+
+
+def _rule_item(group: Sequence[Finding], report: Report) -> str:
+    rule = group[0].rule
+    return (
+        f"- [ ] **{rule.id}** {rule.name} ({_count(group)} {group[0].severity.value}): "
+        f"{rule.fix.summary} — {_where(group, report)}"
+    )
+
+
+def _mechanical(finding: Finding) -> bool:
+    return bool(finding.edits) and finding.rule.fix.applicability != Applicability.DISPLAY_ONLY
+
+
+def _command(report: Report, *extra: str) -> str:
+    roots = report.base.roots or report.roots
+    paths = " ".join(shlex.quote(r) for r in roots) or "."
+    return " ".join(["vllm-upgrade-check", *extra[:1], paths, "--to", report.to_version, *extra[1:]])
+
+
+def _fix_item(report: Report, findings: Sequence[Finding], unsafe: bool) -> list[str]:
+    flag = ("--unsafe-fixes",) if unsafe else ()
+    what = "fix(es) marked unsafe (read each change)" if unsafe else "safe mechanical fix(es)"
+    diff = _command(report, "fix", *flag, "--diff")
+    out = [
+        f"- [ ] Apply the {len(findings)} {what}: review `{diff}`, then run it without `--diff`"
+        + (" (it also bumps vLLM pins and image tags)" if not unsafe else "")
     ]
+    for group in _by_rule(findings):
+        rule = group[0].rule
+        out.append(f"  - **{rule.id}** {rule.name} ({_count(group)}): {rule.fix.summary}")
+    return out
+
+
+def _skip_items(report: Report) -> list[str]:
+    out = []
+    for skip in report.skipped:
+        path = report.base.of(skip.path)
+        where = f"{path}:{skip.line}" if skip.line else path
+        target = f"[{where}]({uri_path(path)}" + (f"#L{skip.line})" if skip.line else ")")
+        why = ""
+        if report.gate.fails_closed(skip):
+            why = " It configures vLLM, so the gate fails closed until it is fixed."
+        elif skip.configures_vllm:
+            why = " It configures vLLM: what it sets was not checked."
+        out.append(f"- [ ] Fix or exclude {target}, which could not be read: {skip.reason}.{why}")
+    return out
 
 
 def _checklists(report: Report) -> list[str]:
-    to = report.to_version
-    frm = report.from_version
-    rescan = f"vllm-upgrade-check scan --to {to}" + (f" --from {frm}" if frm else "")
-    fixable = [f for f in report.findings if bool(f.edits)]
-    early = [f for f in report.findings if f.fix_before_upgrade]
-    manual = [f for f in report.findings if f not in fixable and f.severity == Severity.BLOCKER]
-    out = ["## Checklist", "", "### Before the upgrade", ""]
-    out.append(
-        f"- [ ] Read the release notes of every release crossed: {', '.join(report.releases) or 'none'}"
-    )
-    if fixable:
-        out.append(
-            f"- [ ] Review and apply the {len(fixable)} mechanical fix(es): `vllm-upgrade-check fix --to {to} --diff`, then without `--diff`"
-        )
-    for finding in early:
-        out.append(f"- [ ] {finding.rule.id} in {_link(finding)}: {finding.rule.fix.summary}")
+    mechanical = [f for f in report.findings if _mechanical(f)]
+    safe = [f for f in mechanical if f.rule.fix.applicability == Applicability.SAFE]
+    unsafe = [f for f in mechanical if f.rule.fix.applicability == Applicability.UNSAFE]
+    rest = [f for f in report.findings if not _mechanical(f)]
+    early = [f for f in rest if f.fix_before_upgrade and f.severity != Severity.INFO]
+    manual = [f for f in rest if f not in early and f.severity == Severity.BLOCKER]
+    review = [f for f in rest if f not in early and f.severity == Severity.WARNING]
+    infos = [f for f in rest if f not in early and f.severity == Severity.INFO]
+    out = ["## Checklist", ""]
+    if report.base.root:
+        out += [f"Run the commands from the {report.base.kind}; paths are relative to it.", ""]
+    out += ["### Before the upgrade", ""]
+    out += _skip_items(report)
+    if report.releases:
+        out.append(f"- [ ] Read the release notes of {_releases(report)}")
+    for group in _by_rule(early):
+        out.append(_rule_item(group, report) + " (works on the current version already)")
     out += ["", "### During the upgrade", ""]
-    out.append(f"- [ ] Bump vLLM to {to} (pins and `vllm/vllm-openai` tags; `fix` does it)")
-    for finding in manual:
-        if finding in early:
-            continue
-        out.append(f"- [ ] {finding.rule.id} in {_link(finding)}: {finding.rule.fix.summary}")
+    if safe:
+        out += _fix_item(report, safe, unsafe=False)
+    else:
+        out.append(f"- [ ] Bump vLLM to {report.to_version}: `{_command(report, 'fix')}` bumps vllm pins and `vllm/vllm-openai` tags")
+    if unsafe:
+        out += _fix_item(report, unsafe, unsafe=True)
+    for group in _by_rule(manual):
+        out.append(_rule_item(group, report))
     out += ["", "### After the upgrade", ""]
+    rescan = _command(report, "scan") + (f" --from {report.from_version}" if report.from_version else "")
     out.append(f"- [ ] `{rescan}` reports no blocker")
-    warnings = [f for f in report.findings if f.severity == Severity.WARNING]
-    deprecated = [f for f in warnings if f.deprecated_only]
-    if len(warnings) > len(deprecated):
-        out.append(
-            f"- [ ] Review the {len(warnings) - len(deprecated)} warning(s): settings that are ignored or behave differently now"
-        )
-    if deprecated:
-        out.append(
-            f"- [ ] Plan the {len(deprecated)} deprecation(s): still accepted at {to}, removed in a later release"
-        )
+    for group in _by_rule(review):
+        deprecated = " (deprecated: still accepted, removed later)" if all(f.deprecated_only for f in group) else ""
+        out.append(_rule_item(group, report) + deprecated)
+    for group in _by_rule(infos):
+        out.append(_rule_item(group, report))
     out.append(
         "- [ ] Start the server, check `/health` and one request, and read the start-up log for deprecation warnings"
     )
     return out + [""]
 
 
-def _releases(releases: tuple[str, ...]) -> str:
-    if len(releases) > 8:
-        return f"{releases[0]} … {releases[-1]} ({len(releases)} releases)"
-    return ", ".join(releases) or "none"
+def _releases(report: Report, links: bool = True) -> str:
+    urls = {info.release: info.notes_url for info in report.release_info} if links else {}
+    names = [f"[{r}]({urls[r]})" if urls.get(r) else r for r in report.releases]
+    if len(names) > 8:
+        where = "" if links else ""
+        return f"{names[0]} … {names[-1]} ({len(names)} releases{where})"
+    return ", ".join(names) or "none"
+
+
+def _details(report: Report) -> list[str]:
+    out = ["## Details", ""]
+    for group in _by_rule(report.findings):
+        rule = group[0].rule
+        out += [f"### {rule.id} {rule.name} ({group[0].severity.value}, vLLM {group[0].release})", ""]
+        out.append(rule.message)
+        fix = f"Fix: {rule.fix.summary}"
+        mechanical = [f for f in group if _mechanical(f)]
+        if mechanical:
+            flag = " --unsafe-fixes" if rule.fix.applicability == Applicability.UNSAFE else ""
+            fix += f" (`vllm-upgrade-check fix{flag}` applies it"
+            fix += ")" if len(mechanical) == len(group) else f" at {len(mechanical)} of the {len(group)} places)"
+        if any(f.fix_before_upgrade for f in group):
+            fix += " It can land before the upgrade."
+        out += ["", fix, ""]
+        for finding in group:
+            out.append(f"- {_link(finding, report)}: `{subject(finding)}`")
+        out.append("")
+    hit = {f.release for f in report.findings}
+    with_findings = [i for i in report.release_info if i.release in hit]
+    quiet = [i.release for i in report.release_info if i.release not in hit]
+    if report.release_info:
+        out += ["### Releases crossed", ""]
+        for info in with_findings:
+            count = sum(1 for f in report.findings if f.release == info.release)
+            name = f"[{info.release}]({info.notes_url})" if info.notes_url else info.release
+            out.append(f"- {name} ({count} finding(s)): {info.summary}".rstrip(": "))
+        if quiet:
+            out.append(f"- No finding for {', '.join(quiet)}.")
+        out.append("")
+    return out
 
 
 def render(report: Report) -> str:
     """Render ``report`` as a Markdown migration report (ends with a newline)."""
     frm = report.from_version or "unknown"
     counts = {s: report.count(s) for s in Severity}
+    verdict = report.verdict()
     out = [
         f"# vLLM upgrade: {frm} → {report.to_version}",
         "",
-        f"- From: {frm} ({report.from_source})",
-        f"- Releases crossed: {_releases(report.releases)}",
-        f"- Files scanned: {report.files_scanned}, skipped: {len(report.skipped)}",
-        f"- **{counts[Severity.BLOCKER]} blocker(s)**, {counts[Severity.WARNING]} warning(s), {counts[Severity.INFO]} info",
+        f"**{verdict[:1].upper()}{verdict[1:]}.**",
+        "",
+        f"- **{counts[Severity.BLOCKER]} blocker(s)**, {counts[Severity.WARNING]} warning(s), "
+        f"{counts[Severity.INFO]} info in {report.files_scanned} file(s) scanned"
+        + (f"; {len(report.skipped)} could not be read" if report.skipped else ""),
+        f"- From {frm}: {from_source(report)}" if report.from_basis != VersionBasis.OPTION else f"- From {frm} (--from)",
+        f"- Releases crossed: {_releases(report, links=False)}",
     ]
+    if not report.files_scanned:
+        out.append("- No file under the scanned paths was one this tool reads: check the paths given")
     out += [f"- Note: {n}" for n in report.notes]
     out.append("")
     out += _checklists(report)
-    files = [f for f in report.findings if f.location.path is not None]
-    for release in report.releases:
-        here = [f for f in files if f.release == release]
-        out += [f"## vLLM {release}", ""]
-        for info in report.release_info:
-            if info.release != release:
-                continue
-            if info.summary:
-                out.append(info.summary)
-            if info.notes_url:
-                out.append(f"Release notes: <{info.notes_url}>")
-            out.append("")
-        if not here:
-            out += ["Nothing found for this release.", ""]
-            continue
-        for severity in Severity:
-            group = [f for f in here if f.severity == severity]
-            if group:
-                out += [f"### {_TITLES[severity]}", ""]
-                for finding in group:
-                    out += _item(finding, report)
-                out.append("")
-    environment = [f for f in report.findings if f.location.path is None]
-    if environment or report.from_basis == VersionBasis.ENVIRONMENT:
-        out += ["## Python environment", ""]
-        for finding in environment:
-            out += _item(finding, report)
-        if not environment:
-            out.append("Nothing found in the environment.")
-        out.append("")
-    if report.skipped:
-        out += ["## Skipped files", ""]
-        for skip in report.skipped:
-            where = f"{skip.path}:{skip.line}" if skip.line else skip.path
-            out.append(f"- `{where}`: {skip.reason}")
-        out.append("")
+    if report.findings:
+        out += _details(report)
     return "\n".join(out).rstrip("\n") + "\n"

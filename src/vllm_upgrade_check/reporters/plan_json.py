@@ -92,7 +92,7 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
                 "warnings": hop.report.count(Severity.WARNING),
                 "changes": list(hop.changes),
                 "migrate": list(hop.migrate),
-                "findings": [finding_dict(f) for f in hop.report.findings],
+                "findings": [finding_dict(f, hop.report) for f in hop.report.findings],
             }
             for hop in plan.path
         ],
