@@ -79,6 +79,7 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
         "host": {
             "python": host.python,
             "driver": host.driver,
+            "driver_source": host.driver_source,
             "keep": sorted(host.keep),
             "environment": host.env.source,
         },
