@@ -507,3 +507,33 @@ def test_keeping_a_distribution_that_is_not_installed_is_noted(registry: Registr
     assert [n for n in plan.notes if n.startswith("--keep")] == [
         "--keep tourch: not installed here, so there is nothing to keep (a typo?)"
     ]
+
+
+def test_cuda_notes_tell_a_550_host_which_releases_it_reaches(registry: Registry) -> None:
+    plan = plan_for(registry, env(), driver=DRIVER_550)
+    assert "default vLLM wheels are built for CUDA 12 (0.25.0 … 0.26.0), CUDA 13 (0.27.0 … 0.28.0), read from each release's wheel" in plan.notes
+    assert (
+        "driver 550.54.15 runs CUDA 12.x at most (CUDA minor-version compatibility); the newest release "
+        "whose default wheel it runs is 0.26.0; CUDA 13 needs driver >= 580.65.06"
+    ) in plan.notes
+    newer = plan_for(registry, env(), driver="580.159.04")
+    assert any(n.startswith("driver 580.159.04 runs CUDA 13.x at most") and n.endswith("is 0.28.0") for n in newer.notes)
+    old = plan_for(registry, env(), driver="470.82.01", keep=("driver",))
+    assert old.reachable is None
+    assert any("driver 470.82.01 runs CUDA 11.x at most" in n and "CUDA 12 needs driver >= 525.60.13" in n for n in old.notes)
+
+
+def test_keep_driver_with_driver_unknown_goes_by_the_build_in_use(registry: Registry) -> None:
+    from dataclasses import replace as _replace
+
+    from vllm_upgrade_check.model.environment import TorchBuild
+
+    cu12 = _replace(env(), torch=TorchBuild("2.10.0+cu128", "12.8", None, "test"))
+    plan = plan_for(registry, cu12, driver=None, keep=("driver",))
+    assert plan.reachable == "0.26.0"
+    assert "says this host runs CUDA 12" in first_blockers(plan)["0.27.0"]
+    unknown = plan_for(registry, env(), driver=None, keep=("driver",))  # no build tells
+    assert unknown.reachable is None
+    assert "no CUDA build in use tells what it runs" in first_blockers(unknown)["0.26.0"]
+    free = plan_for(registry, env(), driver=None)
+    assert free.reachable == "0.28.0"

@@ -230,6 +230,40 @@ def _with_served_models(checks: list[ReleaseCheck], report: Report) -> list[Rele
     return out
 
 
+def cuda_notes(registry: Registry, host: Host, table: DriverTable) -> list[str]:
+    """What the default wheels' CUDA means for this host: the CUDA major of each run of
+    releases (the packs' ``wheel.cuda_major``, read from each release's wheel), and, with the
+    driver known, the newest CUDA it runs (minor-version compatibility) and the newest release
+    whose default wheel it runs. Empty when no pack has wheel facts."""
+    runs: list[tuple[int, str, str]] = []
+    for version in registry.releases:
+        wheel = wheel_of(registry, version)
+        if wheel is None or wheel.cuda_major is None:
+            continue
+        if runs and runs[-1][0] == wheel.cuda_major:
+            runs[-1] = (runs[-1][0], runs[-1][1], str(version))
+        else:
+            runs.append((wheel.cuda_major, str(version), str(version)))
+    if not runs:
+        return []
+    spans = ", ".join(f"CUDA {m} ({a}" + (f" … {b})" if a != b else ")") for m, a, b in runs)
+    notes = [f"default vLLM wheels are built for {spans}, read from each release's wheel"]
+    if host.driver is not None:
+        runs_cuda = driver_cuda_major(host.driver, table)
+        if runs_cuda is None:
+            notes.append(f"driver {host.driver} is below every CUDA floor in the driver table")
+        else:
+            newest = max((b for m, _a, b in runs if m <= runs_cuda), key=Version, default=None)
+            above = [(m, table.minimum_for(m)) for m in sorted({m for m, _a, _b in runs}) if m > runs_cuda]
+            text = f"driver {host.driver} runs CUDA {runs_cuda}.x at most (CUDA minor-version compatibility)"
+            if newest is not None:
+                text += f"; the newest release whose default wheel it runs is {newest}"
+            if above:
+                text += "; " + ", ".join(f"CUDA {m} needs driver >= {floor}" for m, floor in above)
+            notes.append(text)
+    return notes
+
+
 def make_plan(
     registry: Registry,
     host: Host,
@@ -276,6 +310,7 @@ def make_plan(
                 else "; with --keep driver, no CUDA release is claimed reachable"
             )
         )
+    notes.extend(cuda_notes(registry, host, table))
     if host.python is None:
         notes.append("Python unknown (give --python-version X.Y): requires-python not checked")
     scanned: dict[tuple[str | None, str], Report] = {}
