@@ -121,7 +121,7 @@ def _host_lines(model: HostModel) -> list[str]:
     lines = [f"  {fact:<18} {value}  (from {source})" for fact, value, source in model.sources()]
     host = model.host
     if host is not None:
-        if not host.gpus and host.nvidia_driver is None and host.rocm is None:
+        if not host.gpus and host.nvidia_driver is None and host.rocm is None and not host.problems:
             lines.append("  GPUs               none found")
         counts: dict[str, int] = {}
         for gpu in host.gpus:

@@ -108,7 +108,7 @@ def _not_checked(model: HostModel, request: HostRequest) -> tuple[str, ...]:
             "the CUDA driver floor and GPU checks did not run"
         )
     elif host.nvidia_driver is None and not host.rocm:
-        out.append("NVIDIA driver unknown (no nvidia-smi answered): the CUDA driver floor was not checked")
+        out.append("NVIDIA driver unknown (nvidia-smi not found or did not answer): the CUDA driver floor was not checked")
     elif host.nvidia_driver is not None and not host.gpus:
         out.append(
             "GPUs unknown (only the driver version was read): compute capability and GPU memory not checked"

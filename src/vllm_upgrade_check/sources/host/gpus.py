@@ -119,7 +119,9 @@ def _nvidia(timeout: float) -> tuple[HostInfo | None, list[str]]:
             reading = parse_nvidia_smi_output(text) if text is not None else None
             if reading is not None and reading.driver is not None:
                 return host_from_reading(reading, label, tuple(problems)), problems
-            problems.append(problem or f"{label} printed no driver version")
+            said = problem or f"{label} printed no driver version"
+            if said not in problems:  # one tool failing the same way for every ask is said once
+                problems.append(said)
             if problem and "did not answer" in problem:
                 break  # a hanging tool is not asked again
     try:
