@@ -24,6 +24,7 @@ from packaging.version import Version
 from vllm_upgrade_check.engine import run_scan
 from vllm_upgrade_check.engine.fix import diff_paths, fix_paths
 from vllm_upgrade_check.knowledge.known_args import known_args
+from vllm_upgrade_check.knowledge.registry import load_registry
 from vllm_upgrade_check.model.facts import Fact, FactKind
 from vllm_upgrade_check.model.options import ScanOptions
 
@@ -34,12 +35,23 @@ REMOVED_SWITCHES = ["--calculate-kv-scales", "--no-calculate-kv-scales"]
 """A switch 0.28.0 removed (and its --no- form)."""
 
 
+def _touched() -> set[str]:
+    """Names (``max_model_len``) of the engine args and CLI flags a bundled pack rule matches."""
+    kinds = ("engine_arg", "cli_flag")
+    return {
+        r.match.name.lstrip("-").replace("-", "_") for _p, r in load_registry([]).rules() if r.match.kind.value in kinds
+    }
+
+
 def _kept_flags() -> dict[str, str]:
     """Flags 0.26.0 and 0.28.0 both accept, by arity (0, 1 or +), none a rule touches."""
     known = known_args()
+    touched = _touched()
     out = {}
     for flag, (first, last, _ref) in known.flags.items():
         if not flag.startswith("--") or flag in ("--model", "--config", "--help") or "config" in flag:
+            continue
+        if flag[2:].replace("-", "_") in touched or flag.removeprefix("--no-").replace("-", "_") in touched:
             continue
         if not Version(first) <= Version(FROM) or Version(last) < Version(TO) or flag in REMOVED + REMOVED_SWITCHES:
             continue

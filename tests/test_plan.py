@@ -109,7 +109,10 @@ def first_blockers(plan: Plan) -> dict[str, str]:
 def test_driver_550_kept_reaches_the_last_cuda_12_release(registry: Registry) -> None:
     plan = plan_for(registry, env(), driver=DRIVER_550, keep=("driver",))
     assert plan.reachable == "0.26.0"
-    need = "wheels built for CUDA 13 need driver >= 580.65.06; this host has 550.54.15 (--keep driver)"
+    need = (
+        "wheels built for CUDA 13 need driver >= 580.65.06; this host has 550.54.15, "
+        "which runs CUDA 12.x at most (--keep driver)"
+    )
     assert first_blockers(plan) == {"0.27.0": need, "0.28.0": need}
 
 
@@ -145,7 +148,7 @@ def test_python_is_the_first_blocker_when_driver_also_blocks(registry: Registry)
     assert [b.kind for b in check.blockers] == ["python", "driver"]
 
 
-def test_plugin_pinning_vllm_blocks_later_releases(registry: Registry) -> None:
+def test_plugin_pinning_vllm_is_a_change_unless_kept(registry: Registry) -> None:
     environment = env(lmcache="0.3.1")
     environment = Environment(
         environment.distributions,
@@ -155,10 +158,16 @@ def test_plugin_pinning_vllm_blocks_later_releases(registry: Registry) -> None:
         requires={"lmcache": ("vllm<0.27", "torch")},
     )
     plan = plan_for(registry, environment)
-    assert plan.reachable == "0.26.0"
-    assert first_blockers(plan) == {
-        "0.27.0": "installed lmcache 0.3.1 has requirement vllm<0.27, but you will have vllm 0.27.0",
-        "0.28.0": "installed lmcache 0.3.1 has requirement vllm<0.27, but you will have vllm 0.28.0",
+    assert plan.reachable == "0.28.0" and plan.blocked == ()
+    assert (
+        "Upgrade lmcache to a release that admits vllm 0.28.0 (installed lmcache 0.3.1 has requirement "
+        "vllm<0.27, but you will have vllm 0.28.0)"
+    ) in plan.path[-1].changes
+    kept = plan_for(registry, environment, keep=("lmcache",))
+    assert kept.reachable == "0.26.0"
+    assert first_blockers(kept) == {
+        "0.27.0": "installed lmcache 0.3.1 has requirement vllm<0.27, but you will have vllm 0.27.0 (--keep lmcache)",
+        "0.28.0": "installed lmcache 0.3.1 has requirement vllm<0.27, but you will have vllm 0.28.0 (--keep lmcache)",
     }
 
 
@@ -170,11 +179,14 @@ def test_package_pinning_torch_conflicts_with_the_targets_torch(registry: Regist
         "test",
         requires={"torch-addon": ("torch==2.11.*",)},
     )
-    plan = plan_for(registry, environment)
+    plan = plan_for(registry, environment, keep=("torch-addon",))
     assert plan.reachable == "0.26.0"
     assert first_blockers(plan)["0.27.0"] == (
-        "installed torch-addon 1.0 has requirement torch==2.11.*, but you will have torch 2.13.0"
+        "installed torch-addon 1.0 has requirement torch==2.11.*, but you will have torch 2.13.0 (--keep torch-addon)"
     )
+    free = plan_for(registry, environment)
+    assert free.reachable == "0.28.0"
+    assert any(c.startswith("Upgrade torch-addon to a release that admits torch 2.13.0") for c in free.path[-1].changes)
 
 
 def test_keep_torch_blocks_a_torch_change(registry: Registry) -> None:
@@ -377,8 +389,8 @@ def test_markdown_reads_as_a_plan(registry: Registry, tmp_path: Path) -> None:
     assert "- [ ] `pip install vllm==0.26.0` and roll out" in text
     assert (
         "| 0.27.0 | requires Python >=3.11; this host has 3.10.14 | 1 |" in text
-        or "| 0.27.0 | wheels built for CUDA 13 need driver >= 580.65.06; this host has 550.54.15 (--keep driver) |"
-        in text
+        or "| 0.27.0 | wheels built for CUDA 13 need driver >= 580.65.06; this host has 550.54.15, "
+        "which runs CUDA 12.x at most (--keep driver) |" in text
     )
     plan = plan_for(registry, env(), repo=repo)
     text = render_plan_markdown(plan)
@@ -396,6 +408,7 @@ def test_plan_json(registry: Registry) -> None:
     assert doc["host"] == {
         "python": "3.12.4",
         "driver": DRIVER_550,
+        "driver_source": None,
         "keep": ["driver"],
         "environment": "test environment",
     }
@@ -494,3 +507,33 @@ def test_keeping_a_distribution_that_is_not_installed_is_noted(registry: Registr
     assert [n for n in plan.notes if n.startswith("--keep")] == [
         "--keep tourch: not installed here, so there is nothing to keep (a typo?)"
     ]
+
+
+def test_cuda_notes_tell_a_550_host_which_releases_it_reaches(registry: Registry) -> None:
+    plan = plan_for(registry, env(), driver=DRIVER_550)
+    assert "default vLLM wheels are built for CUDA 12 (0.25.0 … 0.26.0), CUDA 13 (0.27.0 … 0.28.0), read from each release's wheel" in plan.notes
+    assert (
+        "driver 550.54.15 runs CUDA 12.x at most (CUDA minor-version compatibility); the newest release "
+        "whose default wheel it runs is 0.26.0; CUDA 13 needs driver >= 580.65.06"
+    ) in plan.notes
+    newer = plan_for(registry, env(), driver="580.159.04")
+    assert any(n.startswith("driver 580.159.04 runs CUDA 13.x at most") and n.endswith("is 0.28.0") for n in newer.notes)
+    old = plan_for(registry, env(), driver="470.82.01", keep=("driver",))
+    assert old.reachable is None
+    assert any("driver 470.82.01 runs CUDA 11.x at most" in n and "CUDA 12 needs driver >= 525.60.13" in n for n in old.notes)
+
+
+def test_keep_driver_with_driver_unknown_goes_by_the_build_in_use(registry: Registry) -> None:
+    from dataclasses import replace as _replace
+
+    from vllm_upgrade_check.model.environment import TorchBuild
+
+    cu12 = _replace(env(), torch=TorchBuild("2.10.0+cu128", "12.8", None, "test"))
+    plan = plan_for(registry, cu12, driver=None, keep=("driver",))
+    assert plan.reachable == "0.26.0"
+    assert "says this host runs CUDA 12" in first_blockers(plan)["0.27.0"]
+    unknown = plan_for(registry, env(), driver=None, keep=("driver",))  # no build tells
+    assert unknown.reachable is None
+    assert "no CUDA build in use tells what it runs" in first_blockers(unknown)["0.26.0"]
+    free = plan_for(registry, env(), driver=None)
+    assert free.reachable == "0.28.0"

@@ -15,6 +15,7 @@ from vllm_upgrade_check.cli.common import (
     NO_CACHE_OPTION,
     RULES_OPTION,
     TO_OPTION,
+    assemble,
     cache_dir,
     write_output,
 )
@@ -34,21 +35,20 @@ def create(
     jobs: int = JOBS_OPTION,
 ) -> None:
     """Scan and write every finding's fingerprint to a baseline file (``scan --baseline FILE``)."""
-    from vllm_upgrade_check.cli.config import config_for, scan_options
     from vllm_upgrade_check.engine import run_scan
     from vllm_upgrade_check.matching.baseline import render_baseline
 
-    settings = config_for(paths or [], config)
-    options = scan_options(
+    options = assemble(
         paths or [],
-        settings,
+        config,
+        None,
         to=to,
         from_=from_,
         rules=rules,
         exclude=exclude,
         cache_dir=cache_dir(cache, no_cache),
         jobs=jobs,
-    )
+    ).options
     report = run_scan(options)
     write_output(render_baseline(report), output)
     typer.echo(f"baseline: {len(report.findings)} finding(s) written to {output}")

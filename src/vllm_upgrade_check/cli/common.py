@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -16,6 +17,11 @@ from vllm_upgrade_check.model.pack import Severity
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
+
+    from vllm_upgrade_check.cli.config import Config
+    from vllm_upgrade_check.model.environment import HostModel
+    from vllm_upgrade_check.model.options import ScanOptions
+    from vllm_upgrade_check.sources.host.collect import HostRequest
 
 
 class FailOn(str, Enum):
@@ -147,3 +153,84 @@ def cache_dir(option: str | None, no_cache: bool) -> Path | None:
     from vllm_upgrade_check.sources.cache import default_cache_dir
 
     return default_cache_dir()
+
+
+PYTHON_OPTION = typer.Option(
+    None, "--python", help="Read this interpreter's environment (run isolated, nothing imported)."
+)
+FREEZE_OPTION = typer.Option(
+    None,
+    "--freeze",
+    help="Read a pip freeze / uv pip freeze / pip list --format=freeze file instead of an interpreter "
+    "(the host is then not probed: give --nvidia-smi or --driver).",
+)
+NVIDIA_SMI_OPTION = typer.Option(
+    None,
+    "--nvidia-smi",
+    help="Read the driver and GPUs from a captured nvidia-smi output (its table or --query-gpu CSV).",
+)
+DRIVER_OPTION = typer.Option(
+    None, "--driver", help="The host's NVIDIA driver (e.g. 550.54.15), over what was read."
+)
+PYTHON_VERSION_OPTION = typer.Option(
+    None, "--python-version", help="The host's Python (X.Y), over the environment's."
+)
+HOST_NAME_OPTION = typer.Option(
+    "",
+    "--host-name",
+    envvar="VUC_HOST_NAME",
+    help="Name of this host in reports (default: hostname of a probed host).",
+)
+PROBE_OPTION = typer.Option(
+    True, "--host/--no-host", help="Probe this machine's GPUs and driver (nvidia-smi, amd-smi, rocm-smi)."
+)
+
+
+@dataclass(frozen=True)
+class Assembled:
+    """The options of one run, assembled the same way for every command.
+
+    Attributes:
+        settings: the project configuration (``.vllm-upgrade-check.toml`` /
+            ``[tool.vllm-upgrade-check]``), empty when none was found.
+        options: the scan options (command line over configuration), with the host's
+            environment and GPUs when a host was read.
+        model: the host record, ``None`` when the host was not asked for.
+    """
+
+    settings: Config
+    options: ScanOptions
+    model: HostModel | None
+
+
+def assemble(
+    paths: Sequence[Path],
+    config: Path | None,
+    host: HostRequest | None,
+    **scan: Any,
+) -> Assembled:
+    """Read the configuration, collect the host (when ``host`` is given) and build the scan
+    options; ``scan`` holds :func:`~vllm_upgrade_check.cli.config.scan_options`' keywords.
+
+    Raises:
+        UsageError: a bad configuration, host option or host input (naming file and line).
+    """
+    from vllm_upgrade_check.cli.config import config_for, scan_options
+    from vllm_upgrade_check.sources.host.collect import check_request, collect_host
+
+    if host is not None:
+        check_request(host)  # bad options before any file is read
+    settings = config_for(list(paths), config)
+    model = collect_host(host) if host is not None else None
+    options = scan_options(list(paths), settings, environment=model.environment if model else None, **scan)
+    if model is not None:
+        options = replace(options, request=replace(options.request, host=model.host))
+    return Assembled(settings, options, model)
+
+
+def with_host_notes(report: Report, model: HostModel) -> Report:
+    """``report`` with one note per host fact (``host python 3.12 from interpreter ...``) and
+    per host check that could not run, so every output format says them."""
+    notes = [f"host {fact}: {value} (from {source})" for fact, value, source in model.sources()]
+    notes += [f"host check not run: {sentence}" for sentence in model.not_checked]
+    return replace(report, notes=(*report.notes, *notes))

@@ -10,20 +10,27 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from vllm_upgrade_check.cli.apps import app
-
-if TYPE_CHECKING:  # pragma: no cover
-    from rich.console import Console
-
-    from vllm_upgrade_check.model.environment import Environment, HostInfo
 from vllm_upgrade_check.cli.common import (
     CONFIG_OPTION,
+    DRIVER_OPTION,
+    FREEZE_OPTION,
+    HOST_NAME_OPTION,
+    NVIDIA_SMI_OPTION,
+    PROBE_OPTION,
+    PYTHON_OPTION,
+    PYTHON_VERSION_OPTION,
     RULES_OPTION,
     TO_OPTION,
     FailOn,
+    assemble,
     gate,
     print_console,
     write_output,
 )
+from vllm_upgrade_check.model.environment import HostInfo, HostModel
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
 
 
 class EnvFormat(str, Enum):
@@ -49,15 +56,20 @@ WATCHED = (
 """Distributions shown in the environment summary (what vLLM releases pin)."""
 
 
-def environment_dict(environment: Environment, host: HostInfo | None, host_name: str) -> dict[str, Any]:
-    """The ``environment`` and ``host`` objects of ``env --format json`` (read by ``fleet merge``)::
+def environment_dict(model: HostModel) -> dict[str, Any]:
+    """The ``environment``, ``host``, ``sources`` and ``not_checked`` members of ``env --format
+    json`` (``fleet merge`` reads them)::
 
     "environment": {"source", "python", "machine", "glibc", "distributions": {name: version},
                     "unversioned": [name], "torch": {"version", "cuda", "hip", "source"} | null,
                     "vllm_cuda_major": 13 | null, "vllm_cuda_source": path | null}
-    "host": {"name", "nvidia_driver", "driver_source", "rocm", "problems": [str],
-             "gpus": [{"vendor", "name", "compute_capability", "memory_mib", "memory_gib"}]} | null
+    "host": {"name", "read", "nvidia_driver", "driver_source", "driver_cuda", "rocm",
+             "problems": [str], "gpu_source",
+             "gpus": [{"vendor", "name", "compute_capability", "memory_mib", "memory_gib"}]}
+             ("read": false and no GPUs when GPUs and driver were not read)
+    "sources": [{"fact", "value", "source"}], "not_checked": [str]
     """
+    environment, host = model.environment, model.host
     torch = environment.torch
     env = {
         "source": environment.source,
@@ -73,61 +85,54 @@ def environment_dict(environment: Environment, host: HostInfo | None, host_name:
         "vllm_cuda_source": environment.vllm_cuda_source,
         "paths": list(environment.paths),
     }
-    host_doc = None
+    env["os"] = model.system
+    seen = host or HostInfo()
+    host_doc = {
+        "name": model.name,
+        "read": host is not None,
+        "nvidia_driver": seen.nvidia_driver,
+        "driver_source": seen.driver_source,
+        "driver_cuda": seen.driver_cuda,
+        "rocm": seen.rocm,
+        "problems": list(seen.problems),
+        "gpu_source": seen.gpu_source,
+        "gpus": [
+            {
+                "vendor": g.vendor,
+                "name": g.name,
+                "compute_capability": g.compute_capability,
+                "memory_mib": g.memory_mib,
+                "memory_gib": g.memory_gib,
+            }
+            for g in seen.gpus
+        ],
+    }
+    return {
+        "environment": env,
+        "host": host_doc,
+        "sources": [{"fact": f, "value": v, "source": where} for f, v, where in model.sources()],
+        "not_checked": list(model.not_checked),
+    }
+
+
+def _host_lines(model: HostModel) -> list[str]:
+    """Console lines of the host: each fact with where it came from, the GPUs, the problems
+    of the probe and each check that could not run."""
+    lines = [f"  {fact:<18} {value}  (from {source})" for fact, value, source in model.sources()]
+    host = model.host
     if host is not None:
-        host_doc = {
-            "name": host_name,
-            "nvidia_driver": host.nvidia_driver,
-            "driver_source": host.driver_source,
-            "rocm": host.rocm,
-            "problems": list(host.problems),
-            "gpus": [
-                {
-                    "vendor": g.vendor,
-                    "name": g.name,
-                    "compute_capability": g.compute_capability,
-                    "memory_mib": g.memory_mib,
-                    "memory_gib": g.memory_gib,
-                }
-                for g in host.gpus
-            ],
-        }
-    return {"environment": env, "host": host_doc}
-
-
-def _host_lines(environment: Environment, host: HostInfo | None) -> list[str]:
-    lines = []
-    torch = environment.torch
-    if torch is not None:
-        if torch.cuda or torch.hip:
-            build = f"CUDA {torch.cuda}" if torch.cuda else f"ROCm {torch.hip}"
-        elif str(torch.source).endswith("version.py"):
-            build = "CPU"
-        else:  # a version without a +cuXYZ/+rocm label (pip freeze): the build cannot be told
-            build = "build unknown"
-        lines.append(f"  torch build        {torch.version} ({build})")
-    if environment.vllm_cuda_major is not None:
-        lines.append(f"  vllm extensions    CUDA {environment.vllm_cuda_major}")
-    if environment.glibc:
-        lines.append(f"  glibc              {environment.glibc}")
-    if host is None:
-        return lines
-    if host.nvidia_driver:
-        lines.append(f"  NVIDIA driver      {host.nvidia_driver} ({host.driver_source})")
-    if host.rocm:
-        lines.append(f"  ROCm               {host.rocm}")
-    if not host.gpus:
-        lines.append("  GPUs               none found")
-    counts: dict[str, int] = {}
-    for gpu in host.gpus:
-        memory = f", {gpu.memory_gib:g} GiB" if gpu.memory_gib is not None else ""
-        cap = f", {gpu.compute_capability}" if gpu.compute_capability else ""
-        key = f"{gpu.name}{cap}{memory}"
-        counts[key] = counts.get(key, 0) + 1
-    for key, count in counts.items():
-        lines.append(f"  GPU                {count} x {key}")
-    for problem in host.problems:
-        lines.append(f"  note               {problem}")
+        if not host.gpus and host.nvidia_driver is None and host.rocm is None and not host.problems:
+            lines.append("  GPUs               none found")
+        counts: dict[str, int] = {}
+        for gpu in host.gpus:
+            memory = f", {gpu.memory_gib:g} GiB" if gpu.memory_gib is not None else ""
+            cap = f", {gpu.compute_capability}" if gpu.compute_capability else ""
+            key = f"{gpu.name}{cap}{memory}"
+            counts[key] = counts.get(key, 0) + 1
+        for key, count in counts.items():
+            lines.append(f"  GPU                {count} x {key}")
+        lines += [f"  note               {problem}" for problem in host.problems]
+    lines += [f"  not checked        {sentence}" for sentence in model.not_checked]
     return lines
 
 
@@ -137,25 +142,19 @@ def env(
         None, help="Deployment files/directories to scan too (rules that need both, e.g. plugins)."
     ),
     to: str | None = TO_OPTION,
-    python: Path | None = typer.Option(
-        None, "--python", help="Inspect this interpreter's environment (run isolated, nothing imported)."
-    ),
-    freeze: Path | None = typer.Option(
-        None, "--freeze", help="Read a pip freeze / uv pip freeze / pip list --format=freeze file."
-    ),
-    probe_host: bool = typer.Option(
-        True, "--host/--no-host", help="Probe GPUs and driver (nvidia-smi, amd-smi, rocm-smi)."
-    ),
-    host_name: str = typer.Option(
-        "",
-        "--host-name",
-        envvar="VUC_HOST_NAME",
-        help="Name of this host in fleet reports (default: hostname).",
-    ),
+    python: Path | None = PYTHON_OPTION,
+    freeze: Path | None = FREEZE_OPTION,
+    nvidia_smi: Path | None = NVIDIA_SMI_OPTION,
+    driver: str | None = DRIVER_OPTION,
+    python_version: str | None = PYTHON_VERSION_OPTION,
+    probe_host: bool = PROBE_OPTION,
+    host_name: str = HOST_NAME_OPTION,
     fmt: EnvFormat = typer.Option(EnvFormat.console, "--format", "-f", help="Output format."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write the report to this file."),
     fail_on: FailOn | None = typer.Option(
-        None, "--fail-on", help="Lowest severity that makes the exit code 1 (default: the configuration's, else blocker)."
+        None,
+        "--fail-on",
+        help="Lowest severity that makes the exit code 1 (default: the configuration's, else blocker).",
     ),
     rules: list[Path] = RULES_OPTION,
     exclude: list[str] = typer.Option([], "--exclude", help="gitignore-style pattern to leave out."),
@@ -166,40 +165,24 @@ def env(
     The project configuration (``to``, ``fail-on``, ``rules``, ``exclude``, ``ignore``) is read
     as ``scan`` reads it: from the first path given, else the current directory.
     """
-    import socket
     from dataclasses import replace
 
-    from vllm_upgrade_check.cli.config import config_for, scan_options
     from vllm_upgrade_check.engine import run_scan
-    from vllm_upgrade_check.errors import UsageError
-    from vllm_upgrade_check.sources.host.environment import (
-        read_current_environment,
-        read_freeze_file,
-        read_interpreter_environment,
-    )
-    from vllm_upgrade_check.sources.host.gpus import read_host
+    from vllm_upgrade_check.sources.host.collect import HostRequest
 
-    if python is not None and freeze is not None:
-        raise UsageError("--python and --freeze cannot be combined")
-    if freeze is not None:
-        environment = read_freeze_file(freeze)
-        probe_host = False  # a freeze file describes another host
-    elif python is not None:
-        environment = read_interpreter_environment(python)
-    else:
-        environment = read_current_environment()
-    host = read_host() if probe_host else None
-    name = host_name or socket.gethostname()
-    settings = config_for(paths or [], config)
-    options = scan_options(paths or [], settings, to=to, environment=environment, rules=rules, exclude=exclude)
-    fail_on = fail_on or FailOn(settings.fail_on or "blocker")
-    report = run_scan(replace(options, request=replace(options.request, host=host), gate=gate(fail_on)))
+    request = HostRequest(python, freeze, nvidia_smi, driver, python_version, host_name, probe_host)
+    run = assemble(paths or [], config, request, to=to, rules=rules, exclude=exclude)
+    assert run.model is not None
+    model = run.model
+    environment = model.environment
+    fail_on = fail_on or FailOn(run.settings.fail_on or "blocker")
+    report = run_scan(replace(run.options, gate=gate(fail_on)))
     installed = {n: environment.distributions.get(n) for n in WATCHED}
     if fmt == EnvFormat.json:
         from vllm_upgrade_check.reporters.json_report import report_dict
 
         document = report_dict(report)
-        document.update(environment_dict(environment, host, name))
+        document.update(environment_dict(model))
         write_output(json.dumps(document, indent=2) + "\n", output)
     else:
         from vllm_upgrade_check.reporters.console import render_console
@@ -212,9 +195,8 @@ def env(
             )
             for dist, version in installed.items():
                 console.print(f"  {dist:<18} {version or '-'}", highlight=False)
-            if host is not None:
-                console.print(f"[bold]Host[/bold]: {name}", highlight=False)
-            for line in _host_lines(environment, host):
+            console.print(f"[bold]Host[/bold]: {model.name or 'unnamed'}", highlight=False)
+            for line in _host_lines(model):
                 console.print(line, highlight=False)
             console.print()
             render_console(report, console)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from vllm_upgrade_check.cli.apps import app
-from vllm_upgrade_check.cli.common import CONFIG_OPTION, FROM_OPTION, RULES_OPTION, TO_OPTION
+from vllm_upgrade_check.cli.common import CONFIG_OPTION, FROM_OPTION, RULES_OPTION, TO_OPTION, assemble
 from vllm_upgrade_check.model.pack import FixAction, Severity
 
 if TYPE_CHECKING:
@@ -37,13 +37,12 @@ def fix(
     read, 2 on a usage error or a file changed while it was being fixed.
     """
 
-    from vllm_upgrade_check.cli.config import config_for, scan_options
     from vllm_upgrade_check.engine.fix import diff_paths, fix_paths
     from vllm_upgrade_check.fixing import UPGRADE_ID
     from vllm_upgrade_check.model.pack import Severity
 
-    settings = config_for(paths or [], config)
-    options = scan_options(paths or [], settings, to=to, from_=from_, rules=rules, exclude=exclude)
+    run = assemble(paths or [], config, None, to=to, from_=from_, rules=rules, exclude=exclude)
+    settings, options = run.settings, run.options
     # The gate's fail-on (configuration) also decides what holds the bump and the exit code.
     hold_at = Severity(settings.fail_on) if settings.fail_on not in (None, "never") else Severity.BLOCKER
     if diff:

@@ -60,7 +60,34 @@ def read_env_reports(path: Path) -> list[dict[str, Any]]:
         index += 1
     if not found:
         raise UsageError("no env --format json report found", str(path))
+    for doc in found:
+        if not isinstance(doc.get("environment"), dict):
+            raise UsageError(
+                "not a host report: it has findings but no environment (a scan report?); "
+                "merge the output of `vllm-upgrade-check env --format json` of each host",
+                str(path),
+            )
     return found
+
+
+def unique_hosts(
+    pairs: list[tuple[str, dict[str, Any]]],
+) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
+    """``(pairs with one report per host name, warnings)``: a host named twice (the same file
+    given twice, or two reports of one host) keeps its first report, and a warning says so."""
+    seen: dict[str, str] = {}
+    kept: list[tuple[str, dict[str, Any]]] = []
+    warnings: list[str] = []
+    for file, doc in pairs:
+        name = (doc.get("host") or {}).get("name") or Path(file).stem
+        if name in seen:
+            warnings.append(
+                f"warning: host {name} is reported twice ({seen[name]}, {file}); the first report is used"
+            )
+            continue
+        seen[name] = file
+        kept.append((file, doc))
+    return kept, warnings
 
 
 def merge_reports(reports: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
@@ -132,7 +159,9 @@ def merge(
     output: Path | None = typer.Option(None, "--output", "-o"),
 ) -> None:
     """One table of hosts x blockers from many `env --format json` reports. Exit 1 when any host has a blocker."""
-    pairs = [(str(f), doc) for f in files for doc in read_env_reports(f)]
+    pairs, warnings = unique_hosts([(str(f), doc) for f in files for doc in read_env_reports(f)])
+    for warning in warnings:
+        typer.echo(warning, err=True)
     merged = merge_reports(pairs)
     if fmt == FleetFormat.json:
         write_output(json.dumps(merged, indent=2) + "\n", output)
@@ -145,9 +174,13 @@ def merge(
         from vllm_upgrade_check.cli.common import print_console
 
         def draw(console: Console) -> None:
+            # Rule ids stay out of the table (any length, any count): the table counts them,
+            # the lines below name each with its hosts, never cut.
             table = Table(title=f"{len(merged['hosts'])} host(s)")
-            for column in ["host", "GPUs", "driver", "torch", "target", *merged["blockers"], "warnings"]:
-                table.add_column(column)
+            for column in ["host", "GPUs", "driver", "torch", "target"]:
+                table.add_column(column, overflow="fold")
+            table.add_column("blockers", justify="right")
+            table.add_column("warnings", justify="right")
             for host in merged["hosts"]:
                 table.add_row(
                     host["name"],
@@ -155,12 +188,13 @@ def merge(
                     host["driver"] or "-",
                     host["torch"] or "-",
                     host["to_version"] or "-",
-                    *["x" if r in host["blockers"] else "" for r in merged["blockers"]],
+                    str(len(host["blockers"])),
                     str(host["warnings"]),
                 )
             console.print(table)
             for rule, entry in merged["blockers"].items():
-                console.print(f"{rule} ({len(entry['hosts'])} host(s)): {entry['message']}", highlight=False)
+                hosts = ", ".join(entry["hosts"])
+                console.print(f"{rule} ({len(entry['hosts'])} host(s): {hosts}): {entry['message']}", highlight=False)
 
         print_console(draw, output)
     raise typer.Exit(1 if merged["blockers"] else 0)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from enum import Enum
 from pathlib import Path
 
@@ -11,8 +10,16 @@ import typer
 from vllm_upgrade_check.cli.apps import app
 from vllm_upgrade_check.cli.common import (
     CONFIG_OPTION,
+    DRIVER_OPTION,
+    FREEZE_OPTION,
     FROM_OPTION,
+    HOST_NAME_OPTION,
+    NVIDIA_SMI_OPTION,
+    PROBE_OPTION,
+    PYTHON_OPTION,
+    PYTHON_VERSION_OPTION,
     RULES_OPTION,
+    assemble,
     print_console,
     write_output,
 )
@@ -34,15 +41,13 @@ def plan(
     keep: list[str] = typer.Option(
         [], "--keep", help="What must not change: driver, python or a distribution name (repeatable)."
     ),
-    driver: str | None = typer.Option(None, "--driver", help="The host's NVIDIA driver (e.g. 550.54.15)."),
-    python_version: str | None = typer.Option(
-        None, "--python-version", help="The host's Python (X.Y) when it is not the environment's."
-    ),
-    freeze: Path | None = typer.Option(
-        None,
-        "--freeze",
-        help="Plan for the distributions of this `pip freeze` file instead of this interpreter's.",
-    ),
+    python: Path | None = PYTHON_OPTION,
+    freeze: Path | None = FREEZE_OPTION,
+    nvidia_smi: Path | None = NVIDIA_SMI_OPTION,
+    driver: str | None = DRIVER_OPTION,
+    python_version: str | None = PYTHON_VERSION_OPTION,
+    probe_host: bool = PROBE_OPTION,
+    host_name: str = HOST_NAME_OPTION,
     resolve: bool = typer.Option(
         False, "--resolve", help="Also ask pip's resolver (--dry-run, throwaway venv; needs the network)."
     ),
@@ -61,7 +66,6 @@ def plan(
     """
     from dataclasses import replace
 
-    from vllm_upgrade_check.cli.config import config_for, scan_options
     from vllm_upgrade_check.engine import run_scan
     from vllm_upgrade_check.errors import UsageError
     from vllm_upgrade_check.knowledge.envrules import load_driver_table
@@ -70,20 +74,14 @@ def plan(
     from vllm_upgrade_check.model.options import VersionWindow
     from vllm_upgrade_check.model.plan import Host
     from vllm_upgrade_check.planning.planner import make_plan, parse_keep
-    from vllm_upgrade_check.sources.host import environment as environment_mod
+    from vllm_upgrade_check.sources.host.collect import HostRequest
 
-    env = (
-        environment_mod.read_freeze_file(freeze)
-        if freeze is not None
-        else environment_mod.read_current_environment()
-    )
-    if driver is not None and not re.fullmatch(r"\d{3,4}\.\d{1,3}(?:\.\d{1,3})?", driver.strip()):
-        raise UsageError(f"--driver {driver!r} is not an NVIDIA driver version (expected e.g. 550.54.15)")
-    if python_version is not None and not re.fullmatch(r"3\.\d{1,2}(?:\.\d{1,2})?", python_version.strip()):
-        raise UsageError(f"--python-version {python_version!r} is not a Python 3 version (expected X.Y, e.g. 3.12)")
+    request = HostRequest(python, freeze, nvidia_smi, driver, python_version, host_name, probe_host)
     roots = paths or [Path(".")]
-    settings = config_for(roots, config)
-    base = scan_options(roots, settings, from_=from_, environment=env, rules=rules, exclude=exclude)
+    run = assemble(roots, config, request, from_=from_, rules=rules, exclude=exclude)
+    assert run.model is not None
+    settings, base, model = run.settings, run.options, run.model
+    env = model.environment
     registry = load_registry(base.rule_paths)
     given = "--from" if from_ is not None else f"from in {settings.source}"
     from_ = base.window.from_version  # --from, else the configuration's `from`
@@ -105,8 +103,12 @@ def plan(
     else:
         detected = scan(None, str(registry.newest))
         current, source = detected.from_version, detected.from_source
-    host = Host(env, python_version or env.python, driver, parse_keep(keep))
+    host = Host(
+        env, env.python, model.driver, parse_keep(keep), model.host.driver_source if model.host else None
+    )
     result = make_plan(registry, host, load_driver_table(), scan, current, source)
+    facts = [f"host {fact}: {value} (from {where})" for fact, value, where in model.sources()]
+    result = replace(result, notes=(*facts, *result.notes))
     if resolve:
         from vllm_upgrade_check.planning.resolve import pip_dry_run
 

@@ -10,12 +10,21 @@ from vllm_upgrade_check.cli.apps import app
 from vllm_upgrade_check.cli.common import (
     CACHE_DIR_OPTION,
     CONFIG_OPTION,
+    DRIVER_OPTION,
+    FREEZE_OPTION,
     FROM_OPTION,
+    HOST_NAME_OPTION,
     JOBS_OPTION,
     NO_CACHE_OPTION,
+    NVIDIA_SMI_OPTION,
+    PROBE_OPTION,
+    PYTHON_OPTION,
+    PYTHON_VERSION_OPTION,
     RULES_OPTION,
     TO_OPTION,
+    assemble,
     cache_dir,
+    with_host_notes,
     write_output,
 )
 
@@ -25,7 +34,18 @@ def report(
     paths: list[Path] = typer.Argument(None, help="Files or directories to scan (default: .)."),
     to: str | None = TO_OPTION,
     from_: str | None = FROM_OPTION,
-    env: bool = typer.Option(False, "--env/--no-env", help="Also check the installed Python environment."),
+    env: bool = typer.Option(
+        False,
+        "--env/--no-env",
+        help="Also check the host, as scan --env does (implied by the host options below).",
+    ),
+    python: Path | None = PYTHON_OPTION,
+    freeze: Path | None = FREEZE_OPTION,
+    nvidia_smi: Path | None = NVIDIA_SMI_OPTION,
+    driver: str | None = DRIVER_OPTION,
+    python_version: str | None = PYTHON_VERSION_OPTION,
+    probe_host: bool = PROBE_OPTION,
+    host_name: str = HOST_NAME_OPTION,
     output: Path = typer.Option(Path("vllm-upgrade-report.md"), "--output", "-o", help="File to write."),
     rules: list[Path] = RULES_OPTION,
     exclude: list[str] = typer.Option([], "--exclude", help="gitignore-style pattern to leave out."),
@@ -35,27 +55,24 @@ def report(
     jobs: int = JOBS_OPTION,
 ) -> None:
     """Write a Markdown migration report (checklists, findings per release crossed). Exit 0."""
-    from vllm_upgrade_check.cli.config import config_for, scan_options
     from vllm_upgrade_check.engine import run_scan
     from vllm_upgrade_check.reporters.markdown import render
+    from vllm_upgrade_check.sources.host.collect import HostRequest
 
-    environment = None
-    if env:
-        from vllm_upgrade_check.sources.host.environment import read_current_environment
-
-        environment = read_current_environment()
-    settings = config_for(paths or [], config)
-    options = scan_options(
+    request = HostRequest(python, freeze, nvidia_smi, driver, python_version, host_name, probe_host)
+    run = assemble(
         paths or [],
-        settings,
+        config,
+        request if env or request.given else None,
         to=to,
         from_=from_,
-        environment=environment,
         rules=rules,
         exclude=exclude,
         cache_dir=cache_dir(cache, no_cache),
         jobs=jobs,
     )
-    result = run_scan(options, with_edits=True)
+    result = run_scan(run.options, with_edits=True)
+    if run.model is not None:
+        result = with_host_notes(result, run.model)
     write_output(render(result), output)
     typer.echo(f"migration report written to {output}")

@@ -13,17 +13,26 @@ from vllm_upgrade_check.cli.common import (
     BASELINE_OPTION,
     CACHE_DIR_OPTION,
     CONFIG_OPTION,
+    DRIVER_OPTION,
+    FREEZE_OPTION,
     FROM_OPTION,
+    HOST_NAME_OPTION,
     IGNORE_OPTION,
     JOBS_OPTION,
     NO_CACHE_OPTION,
+    NVIDIA_SMI_OPTION,
+    PROBE_OPTION,
+    PYTHON_OPTION,
+    PYTHON_VERSION_OPTION,
     RULES_OPTION,
     SELECT_OPTION,
     TO_OPTION,
     FailOn,
+    assemble,
     cache_dir,
     gate,
     print_console,
+    with_host_notes,
     write_output,
 )
 
@@ -44,7 +53,19 @@ def scan(
     paths: list[Path] = typer.Argument(None, help="Files or directories to scan (default: .)."),
     to: str | None = TO_OPTION,
     from_: str | None = FROM_OPTION,
-    env: bool = typer.Option(False, "--env/--no-env", help="Also check the installed Python environment."),
+    env: bool = typer.Option(
+        False,
+        "--env/--no-env",
+        help="Also check the host: Python environment, GPUs and driver (implied by --python, --freeze, "
+        "--nvidia-smi, --driver, --python-version).",
+    ),
+    python: Path | None = PYTHON_OPTION,
+    freeze: Path | None = FREEZE_OPTION,
+    nvidia_smi: Path | None = NVIDIA_SMI_OPTION,
+    driver: str | None = DRIVER_OPTION,
+    python_version: str | None = PYTHON_VERSION_OPTION,
+    probe_host: bool = PROBE_OPTION,
+    host_name: str = HOST_NAME_OPTION,
     fmt: Format = typer.Option(Format.console, "--format", "-f", help="Output format."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write the report to this file."),
     fail_on: FailOn | None = typer.Option(
@@ -73,22 +94,17 @@ def scan(
     jobs: int = JOBS_OPTION,
 ) -> None:
     """Scan a deployment repo (and optionally the environment) for what breaks on upgrade."""
-    from vllm_upgrade_check.cli.config import config_for, scan_options
     from vllm_upgrade_check.cli.progress import parse_size, scan_progress
     from vllm_upgrade_check.engine import run_scan
+    from vllm_upgrade_check.sources.host.collect import HostRequest
 
-    environment = None
-    if env:
-        from vllm_upgrade_check.sources.host.environment import read_current_environment
-
-        environment = read_current_environment()
-    settings = config_for(paths or [], config)
-    options = scan_options(
+    request = HostRequest(python, freeze, nvidia_smi, driver, python_version, host_name, probe_host)
+    run = assemble(
         paths or [],
-        settings,
+        config,
+        request if env or request.given else None,
         to=to,
         from_=from_,
-        environment=environment,
         rules=rules,
         exclude=exclude,
         baseline=baseline,
@@ -97,18 +113,16 @@ def scan(
         cache_dir=cache_dir(cache, no_cache),
         jobs=jobs,
     )
-    host = None
-    if env:
-        from vllm_upgrade_check.sources.host.gpus import read_host
-
-        host = read_host()
+    options, settings = run.options, run.settings
     fail_on = fail_on or FailOn(settings.fail_on or "blocker")
     with scan_progress(fmt == Format.console) as progress:
-        request = replace(options.request, max_file_bytes=parse_size(max_file_size), host=host, progress=progress)
+        scan_request = replace(options.request, max_file_bytes=parse_size(max_file_size), progress=progress)
         from vllm_upgrade_check.reporters import NEEDS_EDITS
 
-        run = replace(options, request=request, gate=gate(fail_on, strict_skips=not skip_unreadable))
-        report = run_scan(run, with_edits=fmt.value in NEEDS_EDITS)
+        gated = replace(options, request=scan_request, gate=gate(fail_on, strict_skips=not skip_unreadable))
+        report = run_scan(gated, with_edits=fmt.value in NEEDS_EDITS)
+    if run.model is not None:
+        report = with_host_notes(report, run.model)
     if fmt == Format.console:
         from vllm_upgrade_check.reporters.console import render_console
 

@@ -128,7 +128,8 @@ def run_scan(
     lines_of: dict[str, list[str] | None] = {}
     facts, skipped, count = scan_files(request, lines_of)
     rules = list(registry.rules())
-    if request.environment is not None or request.host is not None:
+    captured = any(f.kind == FactKind.PLATFORM for f in facts)  # an nvidia-smi capture in the repo
+    if request.environment is not None or request.host is not None or captured:
         from vllm_upgrade_check.knowledge.envrules import derived_rules, without_replaced_requirers
 
         if request.environment is not None:

@@ -5,7 +5,8 @@ The knowledge lives in the packs and the table; this module only turns it into
 :class:`~vllm_upgrade_check.model.pack.Rule` objects the generic matcher applies to the
 facts of :mod:`~vllm_upgrade_check.sources.host.environment` and
 :mod:`~vllm_upgrade_check.sources.host.gpus`. Generated rule ids are ``VUCENV<release>-NNN``:
-``001`` Python, ``002`` glibc, ``003`` CPU architecture, ``004`` NVIDIA driver, ``1NN`` an
+``001`` Python, ``002`` glibc, ``003`` CPU architecture, ``004`` NVIDIA driver, ``005`` an
+installed distribution whose own requirement excludes the target vllm (a plugin), ``1NN`` an
 installed distribution the upgrade replaces (warning), ``2NN`` an installed distribution whose
 own requirement conflicts with the target's (blocker).
 """
@@ -207,6 +208,34 @@ def derived_rules(pack: Pack, table: DriverTable | None = None, authored: Iterab
                 tags=["environment", "generated", "gpu"],
             )
         )
+    out.append(
+        _rule(
+            id=f"{code}-005",
+            name="installed-distribution-pins-vllm",
+            severity="blocker",
+            match={
+                "kind": "dependency",
+                "name": "vllm",
+                "specifier": f"=={release}",
+                "origins": ["installed"],
+            },
+            message=(
+                f"An installed distribution (a vLLM plugin or integration) requires a vllm that "
+                f"{release} is not; pip will refuse the upgrade or leave that distribution broken."
+            ),
+            fix={
+                "summary": (
+                    f"Upgrade the distribution that requires it to a release that admits vllm {release} "
+                    "(or remove it), together with vllm."
+                )
+            },
+            docs={
+                "why": "Its own Requires-Dist (read from its installed METADATA) excludes this vLLM release."
+            },
+            evidence=_evidence(pack, f"Version: {release}"),
+            tags=["environment", "generated", "plugin"],
+        )
+    )
     for index, line in enumerate(wheel.requires_dist, start=1):
         try:
             req = Requirement(line)

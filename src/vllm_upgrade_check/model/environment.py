@@ -106,6 +106,9 @@ class HostInfo:
         rocm: the ROCm version amd-smi reports, if present.
         driver_source: how the driver version was read (``nvidia-smi``, ``/proc/driver/nvidia/version``).
         problems: tools that were present but failed (timeout, bad output), one sentence each.
+        gpu_source: how the GPUs were read (``nvidia-smi --query-gpu``, a capture file).
+        driver_cuda: the highest CUDA version the driver supports (``12.7``, the banner's
+            ``CUDA Version``), when shown.
     """
 
     gpus: tuple[Gpu, ...] = ()
@@ -113,3 +116,77 @@ class HostInfo:
     rocm: str | None = None
     driver_source: str | None = None
     problems: tuple[str, ...] = field(default_factory=tuple)
+    gpu_source: str | None = None
+    driver_cuda: str | None = None
+
+
+@dataclass(frozen=True)
+class HostModel:
+    """The one record of a host that ``env``, ``scan --env`` and ``plan`` all use: its Python
+    environment, its GPUs and driver, and where each fact came from.
+
+    Attributes:
+        environment: the interpreter and its distributions (``python`` already the
+            ``--python-version`` override when one was given).
+        host: GPUs and driver; ``None`` when they were not read (``--no-host``, or
+            ``--freeze`` without ``--nvidia-smi``/``--driver``).
+        name: the host's name (``--host-name``, else the probed machine's hostname; ``None``
+            for a freeze file without ``--host-name``).
+        python_source: where ``environment.python`` came from (``--python-version``, the
+            interpreter), ``None`` when unknown.
+        not_checked: one sentence per host check that could not run because a fact is unknown.
+    """
+
+    environment: Environment
+    host: HostInfo | None
+    name: str | None
+    python_source: str | None
+    not_checked: tuple[str, ...] = ()
+
+    @property
+    def driver(self) -> str | None:
+        """The NVIDIA driver version, ``None`` when unknown."""
+        return self.host.nvidia_driver if self.host is not None else None
+
+    @property
+    def system(self) -> str | None:
+        """The operating system (``Linux``), from the interpreter's marker environment."""
+        return self.environment.markers.get("platform_system") or None
+
+    def sources(self) -> list[tuple[str, str, str]]:
+        """``(fact, value, where it came from)`` for every known host fact, in display order."""
+        env, host = self.environment, self.host
+        out: list[tuple[str, str, str]] = []
+        if env.python:
+            out.append(("python", env.python, self.python_source or env.source))
+        if self.system:
+            out.append(("os", self.system, env.source))
+        if env.machine:
+            out.append(("machine", env.machine, env.source))
+        if env.glibc:
+            out.append(("glibc", env.glibc, env.source))
+        out.append(("distributions", str(len(env.distributions)), env.source))
+        if env.torch is not None:
+            torch = env.torch
+            build = (
+                f"CUDA {torch.cuda}"
+                if torch.cuda
+                else f"ROCm {torch.hip}"
+                if torch.hip
+                else "CPU"
+                if torch.source.endswith("version.py")
+                else "build unknown: no +cuXYZ label"
+            )
+            out.append(("torch", f"{env.torch.version} ({build})", env.torch.source))
+        if env.vllm_cuda_major is not None:
+            out.append(("vllm extensions", f"CUDA {env.vllm_cuda_major}", env.vllm_cuda_source or env.source))
+        if host is not None and host.nvidia_driver:
+            shown = host.nvidia_driver + (f" (supports CUDA {host.driver_cuda})" if host.driver_cuda else "")
+            out.append(("NVIDIA driver", shown, host.driver_source or "unknown"))
+        if host is not None and host.rocm:
+            out.append(("ROCm", host.rocm, "amd-smi"))
+        if host is not None and host.gpus:
+            caps = sorted({g.compute_capability for g in host.gpus if g.compute_capability})
+            text = f"{len(host.gpus)}" + (f" (compute capability {', '.join(caps)})" if caps else "")
+            out.append(("GPUs", text, host.gpu_source or host.driver_source or "unknown"))
+        return out

@@ -94,12 +94,28 @@ class Host:
         python: the host's Python (``3.10`` or ``3.10.14``), ``None`` when unknown.
         driver: the NVIDIA driver (``550.54.15``), ``None`` when unknown.
         keep: what must not change: ``driver``, ``python`` and canonical distribution names.
+        driver_source: where ``driver`` was read (``nvidia-smi --query-gpu``, ``--driver``).
     """
 
     env: Environment
     python: str | None
     driver: str | None
     keep: frozenset[str] = frozenset()
+    driver_source: str | None = None
+
+    @property
+    def cuda_in_use(self) -> tuple[int, str] | None:
+        """``(CUDA major, what says so)`` of the build this host runs now: torch's CUDA
+        (``2.10.0+cu128`` -> ``(12, "the torch build in use (2.10.0+cu128)")``), else vLLM's
+        extensions; ``None`` when neither tells."""
+        torch = self.env.torch
+        if torch is not None and torch.cuda:
+            return int(
+                torch.cuda.split(".")[0]
+            ), f"the torch build in use ({torch.version}, CUDA {torch.cuda})"
+        if self.env.vllm_cuda_major is not None:
+            return self.env.vllm_cuda_major, "the installed vllm's extensions"
+        return None
 
 
 @dataclass(frozen=True)

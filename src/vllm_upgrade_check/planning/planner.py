@@ -7,9 +7,11 @@ values; scans come in as a callable (the CLI passes :func:`~vllm_upgrade_check.e
 Constraints are what the user says must not change (``--keep``): ``driver``, ``python`` or a
 distribution name. What the target needs and is not kept is a *change* the plan lists (upgrade
 the driver, move to another Python, let pip upgrade torch); what is kept and would have to
-change is a *blocker*. An installed distribution whose own requirement the target breaks
-(a plugin pinning ``vllm<0.27``) is always a blocker, and so is a release that dropped a model
-the deployment serves (a ``kind: model`` rule the scan matched).
+change is a *blocker*. An installed distribution whose own requirement the target breaks (a plugin
+pinning ``vllm<0.27``) is a change (upgrade it to a release that admits the target), a
+blocker when it is kept; a release that dropped a model the deployment serves (a ``kind:
+model`` rule the scan matched) is always a blocker. With ``--keep driver`` and the driver
+unknown, a release needing a newer CUDA major than the build in use shows is a blocker.
 """
 
 from __future__ import annotations
@@ -61,17 +63,8 @@ def check_release(release: str, wheel: WheelFacts | None, host: Host, table: Dri
                 blockers.append(Blocker("python", "python", text + " (--keep python)"))
             else:
                 changes.append(f"Move to a Python the release supports ({text})")
-    if wheel.cuda_major is not None and host.driver:
-        minimum = table.minimum_for(wheel.cuda_major)
-        if minimum is not None and Version(host.driver) < Version(minimum):
-            text = (
-                f"wheels built for CUDA {wheel.cuda_major} need driver >= {minimum}; "
-                f"this host has {host.driver}"
-            )
-            if "driver" in keep:
-                blockers.append(Blocker("driver", "driver", text + " (--keep driver)"))
-            else:
-                changes.append(f"Upgrade the NVIDIA driver ({text})")
+    if wheel.cuda_major is not None:
+        _check_driver(wheel.cuda_major, host, table, blockers, changes)
     future = resolve_future(host.env, release, wheel.requires_dist, host.python)
     for change in future.changes:
         if change.name in keep and change.installed is not None:
@@ -85,8 +78,76 @@ def check_release(release: str, wheel: WheelFacts | None, host: Host, table: Dri
         else:
             changes.append(change.describe())
     for conflict in future.conflicts:
-        blockers.append(Blocker("conflict", conflict.requirer, f"installed {conflict.describe()}"))
+        if conflict.requirer in keep:
+            blockers.append(
+                Blocker(
+                    "conflict",
+                    conflict.requirer,
+                    f"installed {conflict.describe()} (--keep {conflict.requirer})",
+                )
+            )
+        else:
+            changes.append(
+                f"Upgrade {conflict.requirer} to a release that admits {conflict.name} {conflict.future} "
+                f"(installed {conflict.describe()})"
+            )
     return ReleaseCheck(release, True, tuple(blockers), tuple(changes), future)
+
+
+def driver_cuda_major(driver: str, table: DriverTable) -> int | None:
+    """The newest CUDA major ``driver`` runs (minor-version compatibility: every toolkit of a
+    major runs on a driver at or above that major's floor), ``None`` when below all floors."""
+    majors = [row.major for row in table.cuda if Version(driver) >= Version(row.minimum_driver)]
+    return max(majors) if majors else None
+
+
+def _check_driver(
+    major: int, host: Host, table: DriverTable, blockers: list[Blocker], changes: list[str]
+) -> None:
+    """The driver part of :func:`check_release`: a known driver below the floor of the
+    release's CUDA major is a change (a blocker with ``--keep driver``); with the driver
+    unknown and ``--keep driver``, a release that needs a newer CUDA major than the build in
+    use (:attr:`Host.cuda_in_use`) shows the host runs, or any CUDA release when no build
+    tells, is not claimed reachable."""
+    minimum = table.minimum_for(major)
+    keep = "driver" in host.keep
+    if host.driver is not None:
+        if minimum is None or Version(host.driver) >= Version(minimum):
+            return
+        runs = driver_cuda_major(host.driver, table)
+        where = f" ({host.driver_source})" if host.driver_source else ""
+        text = (
+            f"wheels built for CUDA {major} need driver >= {minimum}; this host has {host.driver}{where}"
+            + (f", which runs CUDA {runs}.x at most" if runs is not None else "")
+        )
+        if keep:
+            blockers.append(Blocker("driver", "driver", text + " (--keep driver)"))
+        else:
+            changes.append(f"Upgrade the NVIDIA driver ({text})")
+        return
+    if not keep:
+        return
+    in_use = host.cuda_in_use
+    if in_use is None:
+        blockers.append(
+            Blocker(
+                "driver",
+                "driver",
+                f"wheels built for CUDA {major} need driver >= {minimum or 'a CUDA ' + str(major) + ' driver'}; "
+                "the driver is unknown and no CUDA build in use tells what it runs: "
+                "not claimed reachable with --keep driver (give --driver or --nvidia-smi)",
+            )
+        )
+    elif major > in_use[0]:
+        blockers.append(
+            Blocker(
+                "driver",
+                "driver",
+                f"wheels built for CUDA {major} need driver >= {minimum or 'a CUDA ' + str(major) + ' driver'}; "
+                f"the driver is unknown and {in_use[1]} says this host runs CUDA {in_use[0]}: "
+                "not claimed reachable with --keep driver (give --driver or --nvidia-smi)",
+            )
+        )
 
 
 Scan = Callable[[str | None, str], Report]
@@ -159,9 +220,48 @@ def _with_served_models(checks: list[ReleaseCheck], report: Report) -> list[Rele
         return checks
     out = []
     for check in checks:
-        added = [b for release, found in sorted(dropped.items()) if release <= Version(check.release) for b in found]
+        added = [
+            b
+            for release, found in sorted(dropped.items())
+            if release <= Version(check.release)
+            for b in found
+        ]
         out.append(replace(check, blockers=(*check.blockers, *added)) if added and check.checked else check)
     return out
+
+
+def cuda_notes(registry: Registry, host: Host, table: DriverTable) -> list[str]:
+    """What the default wheels' CUDA means for this host: the CUDA major of each run of
+    releases (the packs' ``wheel.cuda_major``, read from each release's wheel), and, with the
+    driver known, the newest CUDA it runs (minor-version compatibility) and the newest release
+    whose default wheel it runs. Empty when no pack has wheel facts."""
+    runs: list[tuple[int, str, str]] = []
+    for version in registry.releases:
+        wheel = wheel_of(registry, version)
+        if wheel is None or wheel.cuda_major is None:
+            continue
+        if runs and runs[-1][0] == wheel.cuda_major:
+            runs[-1] = (runs[-1][0], runs[-1][1], str(version))
+        else:
+            runs.append((wheel.cuda_major, str(version), str(version)))
+    if not runs:
+        return []
+    spans = ", ".join(f"CUDA {m} ({a}" + (f" … {b})" if a != b else ")") for m, a, b in runs)
+    notes = [f"default vLLM wheels are built for {spans}, read from each release's wheel"]
+    if host.driver is not None:
+        runs_cuda = driver_cuda_major(host.driver, table)
+        if runs_cuda is None:
+            notes.append(f"driver {host.driver} is below every CUDA floor in the driver table")
+        else:
+            newest = max((b for m, _a, b in runs if m <= runs_cuda), key=Version, default=None)
+            above = [(m, table.minimum_for(m)) for m in sorted({m for m, _a, _b in runs}) if m > runs_cuda]
+            text = f"driver {host.driver} runs CUDA {runs_cuda}.x at most (CUDA minor-version compatibility)"
+            if newest is not None:
+                text += f"; the newest release whose default wheel it runs is {newest}"
+            if above:
+                text += "; " + ", ".join(f"CUDA {m} needs driver >= {floor}" for m, floor in above)
+            notes.append(text)
+    return notes
 
 
 def make_plan(
@@ -199,7 +299,18 @@ def make_plan(
     for name in sorted(host.keep - set(PLAN_KEYWORDS) - installed):
         notes.append(f"--keep {name}: not installed here, so there is nothing to keep (a typo?)")
     if host.driver is None:
-        notes.append("NVIDIA driver unknown (give --driver VERSION): CUDA driver needs not checked")
+        in_use = host.cuda_in_use
+        notes.append(
+            "NVIDIA driver unknown (give --driver VERSION or --nvidia-smi FILE): CUDA driver floors not checked"
+            + (
+                ""
+                if "driver" not in host.keep
+                else f"; with --keep driver, releases needing a CUDA major above {in_use[0]} ({in_use[1]}) are not claimed reachable"
+                if in_use is not None
+                else "; with --keep driver, no CUDA release is claimed reachable"
+            )
+        )
+    notes.extend(cuda_notes(registry, host, table))
     if host.python is None:
         notes.append("Python unknown (give --python-version X.Y): requires-python not checked")
     scanned: dict[tuple[str | None, str], Report] = {}

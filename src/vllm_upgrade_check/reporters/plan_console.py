@@ -16,7 +16,7 @@ def render_plan_console(plan: Plan, console: Console) -> None:
     out = console.print
     out(f"[bold]vLLM in use[/bold]: {escape(plan.current or 'unknown')} ({escape(plan.current_source)})")
     out(
-        f"  host: Python {escape(host.python or 'unknown')}, driver {escape(host.driver or 'unknown')}; "
+        f"  host: Python {escape(host.python or 'unknown')}, driver {escape(host.driver or 'unknown')}{escape(f' ({host.driver_source})' if host.driver_source else '')}; "
         f"keep: {escape(keep)}",
         highlight=False,
     )

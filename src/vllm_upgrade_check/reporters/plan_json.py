@@ -8,6 +8,7 @@ Schema version 1 (``schema_version: 1``, ``kind: "plan"``)::
       "current": "0.25.0" | null, "current_source": "installed vllm 0.25.0 (...)",
       "newest_known": "0.28.0", "reachable": "0.26.0" | null,
       "host": {"python": "3.10" | null, "driver": "550.54.15" | null,
+               "driver_source": "nvidia-smi --query-gpu" | "--driver" | null,
                "keep": ["driver", "torch"], "environment": "freeze file reqs.txt"},
       "releases": [{"release": "0.27.0", "checked": true, "reachable": false | null (unchecked),
                     "first_blocker": "wheels built for CUDA 13 need driver >= ..." | null,
@@ -79,6 +80,7 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
         "host": {
             "python": host.python,
             "driver": host.driver,
+            "driver_source": host.driver_source,
             "keep": sorted(host.keep),
             "environment": host.env.source,
         },

@@ -70,7 +70,7 @@ def render_plan_markdown(plan: Plan) -> str:
             f"- Newest reachable release: **none** beyond the version in use (newest known: {plan.newest_known})"
         )
     lines.append(
-        f"- Host: Python {host.python or 'unknown'}, NVIDIA driver {host.driver or 'unknown'}; "
+        f"- Host: Python {host.python or 'unknown'}, NVIDIA driver {host.driver or 'unknown'}{f' ({host.driver_source})' if host.driver_source else ''}; "
         f"kept unchanged: {keep}"
     )
     lines.append("")

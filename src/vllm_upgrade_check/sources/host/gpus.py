@@ -15,14 +15,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.model.environment import Gpu, HostInfo
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location
+from vllm_upgrade_check.parsing.nvidia_smi import SmiReading, parse_nvidia_smi_output
 
 SMI_TIMEOUT_S = 20.0
 """Seconds ``nvidia-smi`` / ``amd-smi`` / ``rocm-smi`` may run."""
 
 NVIDIA_QUERY = ["--query-gpu=name,compute_cap,driver_version,memory.total", "--format=csv,noheader"]
 """Arguments of the ``nvidia-smi`` query (one CSV line per GPU)."""
+
+NVIDIA_DRIVER_QUERY = ("--query-gpu=driver_version", "--format=csv,noheader")
+"""The fallback query: the driver version alone (some stand-ins and old tools answer only it)."""
 
 PROC_NVIDIA_VERSION = Path("/proc/driver/nvidia/version")
 
@@ -50,15 +55,10 @@ def parse_nvidia_smi(text: str) -> list[tuple[Gpu, str]]:
     """Parse ``nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total
     --format=csv,noheader`` output: ``[(gpu, driver version)]``, one per line
     (``NVIDIA H200, 9.0, 580.159.03, 143771 MiB``)."""
-    out = []
-    for line in text.splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) < 4 or not parts[0]:
-            continue
-        name, cap, driver, memory = parts[0], parts[1], parts[2], parts[3]
-        cap_value = cap if re.fullmatch(r"\d+\.\d+", cap) else None
-        out.append((Gpu("nvidia", name, cap_value, _int(memory)), driver))
-    return out
+    reading = parse_nvidia_smi_output(text)
+    if reading is None or reading.driver is None:
+        return []
+    return [(gpu, reading.driver) for gpu, _line in reading.gpus]
 
 
 def parse_proc_nvidia_version(text: str) -> str | None:
@@ -68,24 +68,70 @@ def parse_proc_nvidia_version(text: str) -> str | None:
     return found.group(1) if found else None
 
 
-def _nvidia(timeout: float) -> tuple[list[Gpu], str | None, str | None, list[str]]:
+def host_from_reading(reading: SmiReading, source: str, problems: tuple[str, ...] = ()) -> HostInfo:
+    """A :class:`HostInfo` from one ``nvidia-smi`` reading; ``source`` says where it came from."""
+    return HostInfo(
+        tuple(g for g, _line in reading.gpus),
+        reading.driver,
+        None,
+        source,
+        problems,
+        gpu_source=source if reading.gpus else None,
+        driver_cuda=reading.cuda,
+    )
+
+
+def read_nvidia_smi_file(path: Path) -> HostInfo:
+    """Read a captured ``nvidia-smi`` output (the table, or ``--query-gpu`` CSV) for
+    ``--nvidia-smi FILE``.
+
+    Raises:
+        UsageError: unreadable file, or no banner / driver CSV in it (naming the file).
+    """
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise UsageError(f"cannot read nvidia-smi output: {exc.strerror or exc}", str(path)) from None
+    reading = parse_nvidia_smi_output(text)
+    if reading is None or reading.driver is None:
+        raise UsageError(
+            "not nvidia-smi output (expected its table with the 'Driver Version:' banner, or "
+            "--query-gpu CSV with a driver_version column)",
+            str(path),
+        )
+    line = f":{reading.driver_line}" if reading.driver_line else ""
+    return host_from_reading(reading, f"{path}{line} (captured nvidia-smi {reading.form})")
+
+
+def _nvidia(timeout: float) -> tuple[HostInfo | None, list[str]]:
+    """Ask ``nvidia-smi`` the full query, then the driver alone, then its table; then read
+    ``/proc/driver/nvidia/version``. ``(host or None, problems)``."""
     problems: list[str] = []
     smi = shutil.which("nvidia-smi")
     if smi:
-        text, problem = _run([smi, *NVIDIA_QUERY], timeout)
-        if text is not None:
-            parsed = parse_nvidia_smi(text)
-            if parsed:
-                return [g for g, _ in parsed], parsed[0][1], "nvidia-smi", problems
-            problems.append("nvidia-smi printed no GPU line")
-        elif problem:
-            problems.append(problem)
+        asks: tuple[tuple[list[str], str], ...] = (
+            ([*NVIDIA_QUERY], "nvidia-smi --query-gpu"),
+            (list(NVIDIA_DRIVER_QUERY), "nvidia-smi --query-gpu=driver_version"),
+            ([], "nvidia-smi (table)"),
+        )
+        for argv, label in asks:
+            text, problem = _run([smi, *argv], timeout)
+            reading = parse_nvidia_smi_output(text) if text is not None else None
+            if reading is not None and reading.driver is not None:
+                return host_from_reading(reading, label, tuple(problems)), problems
+            said = problem or f"{label} printed no driver version"
+            if said not in problems:  # one tool failing the same way for every ask is said once
+                problems.append(said)
+            if problem and "did not answer" in problem:
+                break  # a hanging tool is not asked again
     try:
         proc = PROC_NVIDIA_VERSION.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return [], None, None, problems
+        return None, problems
     driver = parse_proc_nvidia_version(proc)
-    return [], driver, (str(PROC_NVIDIA_VERSION) if driver else None), problems
+    if driver is None:
+        return None, problems
+    return HostInfo((), driver, None, str(PROC_NVIDIA_VERSION), tuple(problems)), problems
 
 
 def _walk(data: Any) -> Iterator[dict[str, Any]]:
@@ -169,9 +215,14 @@ def _amd(timeout: float) -> tuple[list[Gpu], str | None, list[str]]:
 
 def read_host(timeout: float = SMI_TIMEOUT_S) -> HostInfo:
     """Probe the host's GPUs and drivers; never raises (no GPU is an empty :class:`HostInfo`)."""
-    nvidia, driver, source, problems = _nvidia(timeout)
+    nvidia, problems = _nvidia(timeout)
     amd, rocm, amd_problems = _amd(timeout)
-    return HostInfo(tuple(nvidia + amd), driver, rocm, source, tuple(problems + amd_problems))
+    if nvidia is None:
+        return HostInfo(tuple(amd), None, rocm, None, tuple(problems + amd_problems))
+    from dataclasses import replace
+
+    # A fallback that answered: the failed asks before it are not problems of the host.
+    return replace(nvidia, gpus=nvidia.gpus + tuple(amd), rocm=rocm, problems=tuple(amd_problems))
 
 
 def host_facts(host: HostInfo) -> Iterator[Fact]:
@@ -183,7 +234,8 @@ def host_facts(host: HostInfo) -> Iterator[Fact]:
         return Fact(FactKind.PLATFORM, name, env, raw=raw, value=value, origin="env", scanner="host")
 
     if host.nvidia_driver:
-        yield fact("cuda_driver", host.nvidia_driver, f"NVIDIA driver {host.nvidia_driver}")
+        where = f" ({host.driver_source})" if host.driver_source else ""
+        yield fact("cuda_driver", host.nvidia_driver, f"NVIDIA driver {host.nvidia_driver}{where}")
     if host.rocm:
         yield fact("rocm", host.rocm, f"ROCm {host.rocm}")
     seen: set[Gpu] = set()

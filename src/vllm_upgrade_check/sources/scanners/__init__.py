@@ -17,6 +17,7 @@ def default_scanners() -> list[Scanner]:
     from vllm_upgrade_check.sources.scanners.makefile import MakefileScanner
     from vllm_upgrade_check.sources.scanners.manifests import ManifestScanner
     from vllm_upgrade_check.sources.scanners.monitoring import MonitoringScanner
+    from vllm_upgrade_check.sources.scanners.nvidia_smi import NvidiaSmiCaptureScanner
     from vllm_upgrade_check.sources.scanners.python.scanner import PythonSourceScanner
     from vllm_upgrade_check.sources.scanners.requirements import RequirementsScanner
     from vllm_upgrade_check.sources.scanners.serving import ServingConfigScanner
@@ -35,6 +36,7 @@ def default_scanners() -> list[Scanner]:
         MakefileScanner(),
         SystemdScanner(),
         MonitoringScanner(),
+        NvidiaSmiCaptureScanner(),
     ]
 
 
