@@ -443,3 +443,29 @@ def test_realistic_repository_every_finding_at_its_file_and_line(tmp_path: Path)
     code, data, _ = scan_json(str(tmp_path))
     assert data["skipped"] == []
     assert "0.16.0" in " ".join(data["notes"])  # the Kustomize override is a version in use
+
+
+@pytest.mark.parametrize(
+    ("rel", "text", "line"),
+    [
+        ("Dockerfile.j2", 'FROM vllm/vllm-openai:{{ tag }}\nCMD ["--swap-space", "4"]\n', 2),
+        ("docker-compose.override.yml.j2", "services:\n  llm:\n    image: vllm/vllm-openai:v0.10.0\n    command: [--swap-space, '4']\n", 4),
+        ("Makefile.tmpl", "serve:\n\tvllm serve {{ .Model }} --swap-space 4\n", 2),
+    ],
+)
+def test_templates_of_named_kinds(tmp_path: Path, rel: str, text: str, line: int) -> None:
+    write(tmp_path, rel, text)
+    assert (rel, line, SWAP) in found(tmp_path)
+
+
+def test_utf16_text_file_passes_the_pre_filter(tmp_path: Path) -> None:
+    (tmp_path / "launch.txt").write_bytes("vllm serve m --swap-space 4\n".encode("utf-16"))
+    assert found(tmp_path) == {("launch.txt", 1, SWAP)}
+
+
+def test_fix_edits_a_command_template_in_place(tmp_path: Path) -> None:
+    text = "# prod\nvllm serve {model_id} --kv-cache-dtype fp8 --calculate-kv-scales --port {port}\nnotes: keep {port}\n"
+    write(tmp_path, "ops/serve_cmd.txt", text)
+    result = runner.invoke(app, ["fix", str(tmp_path), "--to", "0.28.0", "--from", "0.27.0"])
+    assert result.exit_code in (0, 1), result.output
+    assert (tmp_path / "ops/serve_cmd.txt").read_text() == text.replace(" --calculate-kv-scales", "")

@@ -312,10 +312,9 @@ def read_source(
         return Skipped(relpath, f"cannot read: {exc.strerror or exc}", configures_vllm=bool(by_name))
     if b"\x00" in data[:BINARY_PROBE_BYTES] and not has_text_bom(data):
         return Skipped(relpath, "binary file") if by_name else None
-    if by_name is not True and scanners is not None:
-        vllm = has_marker(data)
-        if not vllm and not has_distribution_marker(data) and by_name is False:
-            return None  # the pre-filter: nothing in it is vLLM's
+    if by_name is False and scanners is not None and not has_text_bom(data):
+        if not has_marker(data) and not has_distribution_marker(data):
+            return None  # the pre-filter: nothing in it is vLLM's (UTF-16 text is decoded first)
     try:
         source = SourceFile(relpath, _decode(data, path))
     except UnicodeDecodeError as exc:

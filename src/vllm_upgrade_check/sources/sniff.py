@@ -116,6 +116,10 @@ def kind_by_name(name: str) -> str | None:
     lower = name.lower()
     if lower.endswith(TEMPLATE_SUFFIXES):
         inner = name[: name.rfind(".")]
+        if is_dockerfile_name(inner):
+            return "Dockerfile"
+        if inner in ("Makefile", "makefile", "GNUmakefile"):
+            return inner
         return inner if suffix(inner) and suffix(inner) not in ("tpl", "tmpl") else None
     if is_dockerfile_name(name):
         return "Dockerfile"
