@@ -84,7 +84,8 @@ def test_launch_line_continuations_prompt_and_python_module(tmp_path: Path) -> N
         "Then the other one:\n"
         "  VLLM_LOGGING_LEVEL=DEBUG vllm serve m --calculate-kv-scales\n",
     )
-    assert found(tmp_path) == {("ops/commands.txt", 4, SWAP), ("ops/commands.txt", 6, KV_SCALES)}
+    got = {f for f in found(tmp_path) if f[2] in (SWAP, KV_SCALES)}
+    assert got == {("ops/commands.txt", 4, SWAP), ("ops/commands.txt", 6, KV_SCALES)}
 
 
 def test_docker_run_of_a_vllm_image_in_a_text_file(tmp_path: Path) -> None:
