@@ -149,6 +149,39 @@ def _markdown(rng: random.Random, i: int) -> str:
     return text + "Lorem ipsum dolor sit amet, consectetur adipiscing elit.\n" * rng.randint(5, 40)
 
 
+def _req_folder(rng: random.Random) -> str:
+    lines = ["# GPU stack", "--extra-index-url https://download.pytorch.org/whl/cu128", "numpy<2"]
+    if rng.random() < 0.5:
+        lines += ["torch==2.9.0", "transformers>=4.45"]
+    return "\n".join(lines) + "\n"
+
+
+def _template(rng: random.Random, i: int) -> str:
+    args = "\n".join(f"            - {part}" for flag in rng.sample(FLAGS, 2) for part in flag.split())
+    return (
+        f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{{{ .Release.Name }}}}-{i}\nspec:\n"
+        "  template:\n    spec:\n      containers:\n        - name: vllm\n"
+        f"          image: vllm/vllm-openai:{{{{ .Values.tag }}}}\n          args:\n{args}\n"
+    )
+
+
+def _command_text(rng: random.Random) -> str:
+    if rng.random() < 0.5:
+        return "restart the worker pool, then:\n./bin/worker --threads {threads} --port {port}\n"
+    return f"vllm serve {{model_id}} {' '.join(rng.sample(FLAGS, 2))} --port {{port}}\n"
+
+
+def _snapshot(rng: random.Random) -> str:
+    pins = ["aiohttp==3.10.5", "fastapi==0.115.0", "numpy==1.26.4", "requests==2.32.3", "torch==2.9.0"]
+    if rng.random() < 0.5:
+        pins.append(f"vllm=={rng.choice(VLLM_TAGS)[1:]}")
+    return "\n".join(sorted(pins)) + "\n"
+
+
+def _notes(rng: random.Random, i: int) -> str:
+    return f"Meeting {i}: vLLM upgrade\n- we should drop --swap-space\n- owners: infra\n" + "notes line\n" * rng.randint(5, 40)
+
+
 def _filler(rng: random.Random, i: int) -> str:
     return "".join(
         f"export function f{i}_{k}(a, b) {{ return a * {k} + b; }}\n" for k in range(rng.randint(10, 60))
@@ -167,6 +200,13 @@ KINDS: list[tuple[str, float]] = [
     ("filler", 0.25),
     ("node_modules", 0.07),
     ("ignored", 0.03),
+    # layouts read by content, not by name
+    ("req_folder", 0.01),
+    ("template", 0.01),
+    ("command_text", 0.01),
+    ("snapshot", 0.005),
+    ("notes", 0.02),
+    ("plain_text", 0.02),
 ]
 
 
@@ -202,6 +242,18 @@ def build_monorepo(root: Path, n_files: int, seed: int = 7) -> dict[str, int]:
             path, text = f"docs/section{i % 25:02d}/page_{i}.md", _markdown(rng, i)
         elif kind == "filler":
             path, text = f"web/app{i % 50:02d}/src/file_{i}.js", _filler(rng, i)
+        elif kind == "req_folder":
+            path, text = f"{team}/requirements/prod_{i}.txt", _req_folder(rng)
+        elif kind == "template":
+            path, text = f"deploy/templates/t{i % 30:02d}/deploy-{i}.yaml.tpl", _template(rng, i)
+        elif kind == "command_text":
+            path, text = f"{team}/ops/serve_cmd_{i}.txt", _command_text(rng)
+        elif kind == "snapshot":
+            path, text = f"{team}/snapshots/pip-freeze-{i}.txt", _snapshot(rng)
+        elif kind == "notes":
+            path, text = f"notes/section{i % 25:02d}/meeting_{i}.txt", _notes(rng, i)
+        elif kind == "plain_text":
+            path, text = f"data/t{i % 40:02d}/words_{i}.txt", "lorem ipsum dolor sit amet\n" * rng.randint(5, 80)
         elif kind == "node_modules":
             path, text = f"web/app{i % 50:02d}/node_modules/pkg{i % 97}/index_{i}.js", _filler(rng, i)
         else:
@@ -401,6 +453,58 @@ def surface_check_time(root: Path, repeat: int, to_version: str = "0.28.0") -> t
     return best_of(repeat, once), whole, len(facts)
 
 
+def prefilter_counts(root: Path) -> dict[str, int]:
+    """How the scan's discovery treats every file of ``root`` (serially, with its own
+    functions): taken by name; not opened (binary kinds, documentation, other languages'
+    sources); opened by content and passed on to a parser; opened and dropped by the
+    byte-level pre-filter (no vLLM marker); opened, passed the pre-filter, but of no kind."""
+    from vllm_upgrade_check.sources import discovery
+    from vllm_upgrade_check.sources.scanners import default_scanners
+    from vllm_upgrade_check.sources.sniff import has_distribution_marker, has_marker, never_sniffed
+
+    scanners = default_scanners()
+    counts = dict.fromkeys(["walked", "by name", "not opened", "opened", "parsed by content", "pre-filter skipped", "no kind"], 0)
+    for path, rel in discovery.walk(root):
+        counts["walked"] += 1
+        name = rel.rsplit("/", 1)[-1]
+        verdict = discovery.wanted(name, scanners)
+        if verdict is True:
+            counts["by name"] += 1
+            continue
+        if verdict is False and never_sniffed(name):
+            counts["not opened"] += 1
+            continue
+        counts["opened"] += 1
+        data = Path(path).read_bytes()
+        if verdict is False and not has_marker(data) and not has_distribution_marker(data):
+            counts["pre-filter skipped"] += 1
+            continue
+        source = discovery.read_source(path, rel, scanners=scanners, by_name=verdict)
+        counts["parsed by content" if source is not None and not isinstance(source, discovery.Skipped) else "no kind"] += 1
+    return counts
+
+
+def content_vs_name_only(root: Path, repeat: int) -> tuple[float, int, float, int]:
+    """Cold in-process scans (1 process), content-first discovery against discovery as it was
+    before it (a file no scanner takes by name is never opened: the same code with the
+    sniffer switched off), run in turns so that neither gets a warmer machine; the best of
+    ``repeat`` each. Returns ``(content s, files scanned, name-only s, files scanned)``."""
+    from vllm_upgrade_check.sources import discovery, tree
+
+    saved = discovery.never_sniffed, tree.never_sniffed
+    best = {True: (float("inf"), 0), False: (float("inf"), 0)}
+    for _ in range(max(repeat, 2)):
+        for content in (False, True):
+            if not content:
+                discovery.never_sniffed = tree.never_sniffed = lambda name: True  # type: ignore[assignment]
+            try:
+                elapsed, scanned, _findings = inprocess_scan(root, 1, jobs=1)
+            finally:
+                discovery.never_sniffed, tree.never_sniffed = saved
+            best[content] = min(best[content], (elapsed, scanned))
+    return best[True][0], best[True][1], best[False][0], best[False][1]
+
+
 def python_walk(root: Path) -> int:
     """Files ``os.walk`` lists under ``root`` (skipped directories left out, nothing read or
     stat'ed): the least a Python scanner spends finding the files."""
@@ -540,6 +644,12 @@ def main(argv: list[str] | None = None) -> int:
             f"  target-surface checks: {t_surface:.3f} s for {n_facts} facts, "
             f"{100 * t_surface / t_whole:.1f}% of a 1-process in-process scan ({t_whole:.3f} s)"
         )
+        t_content, n_content, t_name_only, n_name_only = content_vs_name_only(root, args.repeat)
+        print(
+            f"  content-first discovery: cold 1-process scan {t_content:.3f} s ({n_content} files read by a scanner) "
+            f"vs name-only discovery {t_name_only:.3f} s ({n_name_only} files): ratio {t_content / t_name_only:.2f}"
+        )
+        print(f"  pre-filter: {prefilter_counts(root)}")
         print(
             f"  CLI peak RSS {max(rss1, rss) / 1024:.1f} MiB cold, {rss_c / 1024:.1f} MiB fresh checkout, "
             f"{rss_w / 1024:.1f} MiB warm"

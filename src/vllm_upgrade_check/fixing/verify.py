@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 from vllm_upgrade_check.fixing.planned import Planned, Signature, signature
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span
+from vllm_upgrade_check.sources.discovery import as_sniffed
 from vllm_upgrade_check.sources.dispatch import scan_source
-from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.base import FileReference, Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.vllm_config import scan_config
 
 
@@ -39,13 +40,14 @@ def read_file(rel: str, text: str, scanners: Sequence[Scanner], referenced: bool
     scanner that accepts it, and with ``referenced`` also as a file another file named (a
     ``--config`` YAML, an ``EnvironmentFile=``)."""
     source = SourceFile(rel, text.replace("\r\n", "\n"))
+    source = as_sniffed(source, scanners) or source
     result = scan_source(source, [s for s in scanners if s.accepts(source)])
     items: list[Fact | Skipped] = [*result.facts, *result.skipped]
     items.extend(f for c in result.conditionals for f in c.facts)
     if referenced:
         items.extend(scan_config(source, referenced=True))
         for scanner in scanners:
-            items.extend(scanner.read_referenced(source))
+            items.extend(i for i in scanner.read_referenced(source) if not isinstance(i, FileReference))
     facts = tuple(dict.fromkeys(i for i in items if isinstance(i, Fact)))
     problems = frozenset(
         re.sub(r"\d+", "N", i.reason) for i in items if isinstance(i, Skipped) and i.configures_vllm

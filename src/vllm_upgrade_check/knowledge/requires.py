@@ -113,3 +113,15 @@ def supported_pythons(version: str) -> tuple[str, ...]:
 def knows(version: str) -> bool:
     """Whether the data holds release ``version``."""
     return version in _data()
+
+
+@lru_cache(maxsize=1)
+def requirement_names() -> frozenset[str]:
+    """Canonical names of every distribution some release in the data requires (base
+    ``Requires-Dist`` lines, extras left out), with ``vllm`` itself."""
+    names = {"vllm"}
+    for version in _data():
+        for requirement in release_requirements(version) or ():
+            if not requirement.extra:
+                names.add(requirement.name)
+    return frozenset(names)

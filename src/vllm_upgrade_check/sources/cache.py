@@ -222,7 +222,7 @@ def encode_result(result: FileResult) -> dict[str, Any]:
     if result.references:
         out["references"] = list(result.references)
     if result.file_references:
-        out["file_references"] = [[r.path, r.scanner] for r in result.file_references]
+        out["file_references"] = [[r.path, r.scanner, r.by] for r in result.file_references]
     if result.lines is not None:
         out["lines"] = result.lines
     if result.hint is not None:
@@ -259,7 +259,7 @@ def decode_result(data: Any) -> FileResult:
         if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], list)):
             raise _bad("a conditional")
     for pair in file_references:
-        if len(_strings(pair, "a file reference")) != 2:
+        if len(_strings(pair, "a file reference")) not in (2, 3):
             raise _bad("a file reference")
     if hint is not None and len(_strings(hint, "the hint")) != 2:
         raise _bad("the hint")
@@ -269,7 +269,7 @@ def decode_result(data: Any) -> FileResult:
         skipped=[Skipped(p, r, c, line) for p, r, c, line in skipped],
         conditionals=[Conditional(key, tuple(_fact_in(row) for row in rows)) for key, rows in conditionals],
         references=_strings(data.get("references", []), "references"),
-        file_references=[FileReference(p, s) for p, s in file_references],
+        file_references=[FileReference(*row) for row in file_references],
         lines=None if lines is None else _strings(lines, "lines"),
         hint=None if hint is None else (hint[0], hint[1]),
     )

@@ -6,10 +6,12 @@ deeper file overrides a shallower one, a later pattern an earlier one), ``--excl
 patterns, symlinks that leave the root or loop back. Unreadable directories are reported,
 never raised.
 
-Reading is decided by name first (:meth:`Scanner.accepts_name`): a file no scanner could
-accept is never opened. A file is read once, as bytes; binary files (a NUL byte in the
-first 8 KiB) and files over the size limit are skipped with the reason when a scanner
-would have read them.
+Reading is decided by name first (:meth:`Scanner.accepts_name`), then by content: a file
+no scanner takes by name is still read, and parsed as the kind its content shows when it
+passes a byte-level pre-filter (:mod:`.sniff`); only files of binary kinds by suffix are
+never opened. A file is read once, as bytes; binary files (a NUL byte in the first 8 KiB)
+and files over the size limit are skipped with the reason when a scanner would have read
+them by name.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import pathspec
 from vllm_upgrade_check.model.facts import Skipped
 from vllm_upgrade_check.parsing.textfiles import decode, has_text_bom
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.sources.sniff import has_distribution_marker, has_marker, never_sniffed, sniff_kind
 
 SKIP_DIRS = frozenset(
     {
@@ -276,26 +279,32 @@ def read_source(
         path: the file.
         relpath: its root-relative POSIX path.
         max_bytes: files larger than this are skipped.
-        scanners: decide by name before reading (``None``: read every file).
+        scanners: decide by name, then by content (``None``: read every file as itself).
         by_name: :func:`wanted` of the name when the caller knows it already.
         overlay: contents to read instead of the disk, by real path (``fix --diff`` rescans
             its edits in memory).
 
+    A file no scanner takes by name is still read (unless its suffix is of a binary kind,
+    :func:`~.sniff.never_sniffed`: binary kinds, documentation, other languages' sources) and, when it passes the byte-level pre-filter
+    (:func:`~.sniff.has_marker`, :func:`~.sniff.has_distribution_marker`), read as the kind
+    its content shows (:func:`~.sniff.sniff_kind`, recorded as :attr:`SourceFile.kind`).
+
     Returns:
         The decoded :class:`SourceFile` (UTF-8, else Latin-1; CRLF made LF); ``None`` when no
-        scanner could want it (binary files included when none would read them by name);
+        scanner wants it (binary files included when none would read them by name);
         :class:`Skipped` with the reason for binary, oversized or unreadable files a scanner
-        would have read.
+        would have read by name.
     """
+    name = relpath.rsplit("/", 1)[-1]
     if by_name is None:
-        by_name = True if scanners is None else wanted(relpath.rsplit("/", 1)[-1], scanners)
-    if by_name is False:
+        by_name = True if scanners is None else wanted(name, scanners)
+    if by_name is False and never_sniffed(name):
         return None
     try:
         pending = overlay.get(os.path.realpath(path)) if overlay else None
         size = os.stat(path).st_size if pending is None else len(pending)
         if size > max_bytes:
-            if by_name is None and not _head_accepted(path, relpath, scanners or ()):
+            if by_name is not True and not _head_accepted(path, relpath, scanners or ()):
                 return None
             return Skipped(relpath, f"larger than the size limit of {max_bytes} bytes ({size} bytes)")
         data = read_bytes(path) if pending is None else pending
@@ -303,13 +312,34 @@ def read_source(
         return Skipped(relpath, f"cannot read: {exc.strerror or exc}", configures_vllm=bool(by_name))
     if b"\x00" in data[:BINARY_PROBE_BYTES] and not has_text_bom(data):
         return Skipped(relpath, "binary file") if by_name else None
+    if by_name is False and scanners is not None and not has_text_bom(data):
+        if not has_marker(data) and not has_distribution_marker(data):
+            return None  # the pre-filter: nothing in it is vLLM's (UTF-16 text is decoded first)
     try:
         source = SourceFile(relpath, _decode(data, path))
     except UnicodeDecodeError as exc:
         return Skipped(relpath, f"not UTF-16 text, although it starts as such: {exc.reason}", configures_vllm=bool(by_name))
-    if by_name is None and scanners is not None and not any(s.accepts(source) for s in scanners):
+    if by_name is True or scanners is None:
+        return source
+    return as_sniffed(source, scanners)
+
+
+def as_sniffed(source: SourceFile, scanners: Sequence[Scanner]) -> SourceFile | None:
+    """``source`` as the scan reads it: as itself when a scanner accepts it, else as the kind
+    its content shows when it passes the pre-filter (:func:`~.sniff.sniff_kind`; the returned
+    file carries the kind), else ``None`` (no scanner reads it). ``fix`` re-reads a fixed text
+    with this, so that it is read as the scan read it."""
+    if any(s.accepts(source) for s in scanners):
+        return source
+    data = source.text.encode("utf-8", "surrogateescape")
+    vllm = has_marker(data)
+    if not vllm and not has_distribution_marker(data):
         return None
-    return source
+    kind = sniff_kind(source.name, source.text, vllm)
+    if kind is None:
+        return None
+    sniffed = SourceFile(source.relpath, source.text, kind)
+    return sniffed if any(s.accepts(sniffed) for s in scanners) else None
 
 
 def _head_accepted(path: str | Path, relpath: str, scanners: Sequence[Scanner]) -> bool:

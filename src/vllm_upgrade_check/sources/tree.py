@@ -13,6 +13,7 @@ from pathlib import Path
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
 from vllm_upgrade_check.model.options import ScanRequest
+from vllm_upgrade_check.parsing.textfiles import has_text_bom
 from vllm_upgrade_check.sources.cache import FileResult, ScanCache, code_salt, file_stamp
 from vllm_upgrade_check.sources.discovery import (
     PassedOver,
@@ -25,7 +26,9 @@ from vllm_upgrade_check.sources.discovery import (
 )
 from vllm_upgrade_check.sources.dispatch import Dispatcher, Outcome, Pending, hinted
 from vllm_upgrade_check.sources.scanners import Scanner, SourceFile, default_scanners
+from vllm_upgrade_check.sources.scanners.base import FileReference
 from vllm_upgrade_check.sources.scanners.vllm_config import referenced_config_paths, scan_config
+from vllm_upgrade_check.sources.sniff import has_marker, is_prose, never_sniffed, never_text
 
 
 def discover(root: Path, exclude: Sequence[str] = ()) -> Iterator[tuple[Path, str]]:
@@ -56,8 +59,8 @@ def scan_files(
     verdicts: dict[str, bool | None] = {}
 
     def keep_name(name: str) -> bool:
-        verdicts[name] = verdict = wanted(name, scanners)
-        return verdict is not False
+        verdicts[name] = wanted(name, scanners)
+        return verdicts[name] is not False or not never_sniffed(name)  # else content decides (:mod:`.sniff`)
 
     for root in request.paths:
         if not root.exists():
@@ -78,7 +81,7 @@ def scan_files(
         passed_over: list[PassedOver] = []
         files, results = _scan_root(root, label, request, scanners, skipped, keep_name, verdicts, passed_over)
         if root.is_file() and not any(result.taken or result.skipped for _rel, result in results):
-            skipped.append(_unread_named_file(root, label or root.name))
+            raise _unread_named_file(root, request.max_file_bytes)
         root_facts: list[Fact] = []
         for rel, result in results:
             skipped.extend(result.skipped)
@@ -90,26 +93,35 @@ def scan_files(
         found = [result for _rel, result in results]
         root_facts.extend(_linked_facts(found))
         others = {labelled(label, root, p.rel): p for p in passed_over}
-        root_facts.extend(_referenced_files(found, files, request, skipped, scanners, others))
+        own = frozenset((f.location.path, f.scanner) for f in root_facts if f.location.path is not None)
+        root_facts.extend(_referenced_files(found, files, request, skipped, scanners, others, own))
         root_facts.extend(_referenced_configs(root_facts, files, request, skipped, label))
         facts.extend(root_facts)
     return facts, skipped, count
 
 
-def _unread_named_file(root: Path, label: str) -> Skipped:
-    """A file the user named that no scanner reads: reported, never dropped in silence; when
-    it mentions vLLM the gate fails closed on it."""
+def _unread_named_file(root: Path, max_bytes: int) -> UsageError:
+    """The error for a file the user named that nothing reads (never dropped in silence):
+    ``PATH: not a file vllm-upgrade-check reads (why)``."""
+    name = root.name
     try:
+        size = root.stat().st_size
         with open(root, "rb") as handle:
-            mentions = b"vllm" in handle.read(1 << 20).lower()
-    except OSError:
-        mentions = False
-    return Skipped(
-        label,
-        "named on the command line, but no scanner reads this kind of file (see the README's list of "
-        "file kinds; a requirements file is read as requirements*.txt or constraints*.txt)",
-        configures_vllm=mentions,
-    )
+            data = handle.read(min(size, max_bytes) + 1)
+    except OSError as exc:
+        why = f"cannot read it: {exc.strerror or exc}"
+    else:
+        if never_text(name) or (b"\x00" in data[:8192] and not has_text_bom(data)):
+            why = "a binary file"
+        elif size > max_bytes:
+            why = f"larger than the size limit of {max_bytes} bytes"
+        elif is_prose(name):
+            why = "documentation is prose, not configuration"
+        elif not has_marker(data):
+            why = "it names neither vLLM nor a distribution vLLM requires, and its name is no file kind the scanners read"
+        else:
+            why = "it mentions vLLM, but as the source of another language or data, which no scanner reads"
+    return UsageError(f"not a file vllm-upgrade-check reads ({why})", str(root))
 
 
 def _scan_root(
@@ -205,29 +217,52 @@ def _referenced_files(
     skipped: list[Skipped],
     scanners: Sequence[Scanner],
     passed_over: Mapping[str, PassedOver] | None = None,
+    own: frozenset[tuple[str, str]] = frozenset(),
 ) -> list[Fact]:
     """Facts of the files :class:`FileReference` items name (matched by the scanner that
-    asked), each read once per scanner; they take the referring file's version hint.
-    ``passed_over`` (report path -> file) holds the files the walk left out by name (a
-    ``.conf`` an ``EnvironmentFile=`` names); those the ignore rules leave out are not read."""
+    asked), each read once per scanner, and of the files those name in turn (a chain of
+    requirements ``-r`` includes; a cycle ends where a file comes round again); they take the
+    referring file's version hint. ``passed_over`` (report path -> file) holds the files the
+    walk left out by name; those the ignore rules leave out are not read. ``own`` holds
+    ``(path, scanner)`` of files that scanner read on their own already (not read twice).
+    A reference that names its referrer (``by``) and matches no file is reported skipped."""
     by_name = {s.name: s for s in scanners}
     done: set[tuple[str, str]] = set()
     out: list[Fact] = []
-    for result in results:
-        for ref in result.file_references:
-            scanner = by_name.get(ref.scanner)
-            if scanner is None:
-                continue
-            candidates: list[tuple[str, str, PassedOver | None]] = [(r, p, None) for r, p in files.items()]
+    queue: list[tuple[FileReference, tuple[str, str] | None]] = [
+        (ref, result.hint) for result in results for ref in result.file_references
+    ]
+    while queue:
+        ref, hint = queue.pop(0)
+        scanner = by_name.get(ref.scanner)
+        if scanner is None:
+            continue
+        if ref.by and ref.path in files:  # named by its path in the tree: no search
+            candidates: list[tuple[str, str, PassedOver | None]] = [(ref.path, files[ref.path], None)]
+        else:
+            candidates = [(r, p, None) for r, p in files.items()]
             candidates += [(r, p.path, p) for r, p in (passed_over or {}).items() if r not in files]
-            for rel, path, aside in candidates:
-                if (rel, scanner.name) in done or not scanner.referenced_file_matches(rel, ref.path):
-                    continue
-                if aside is not None and aside.ignored():  # ignore rules apply once a file is named
-                    continue
-                done.add((rel, scanner.name))
-                found = _read_referenced(path, rel, request, skipped, scanner.read_referenced)
-                out.extend(hinted(found, result.hint) if result.hint else found)
+        matched = False
+        for rel, path, aside in candidates:
+            if not scanner.referenced_file_matches(rel, ref.path):
+                continue
+            if aside is not None and aside.ignored():  # ignore rules apply once a file is named
+                continue
+            matched = True
+            if (rel, scanner.name) in done:
+                continue
+            done.add((rel, scanner.name))
+            if (rel, scanner.name) in own:
+                continue
+            found, further = _read_referenced(path, rel, request, skipped, scanner.read_referenced)
+            out.extend(hinted(found, hint) if hint else found)
+            queue.extend((next_ref, hint) for next_ref in further)
+        if not matched and ref.by:
+            skipped.append(
+                Skipped(
+                    ref.by, f"names {ref.path}, which is not a file of the scanned tree (missing or ignored)"
+                )
+            )
     return out
 
 
@@ -236,20 +271,23 @@ def _read_referenced(
     rel: str,
     request: ScanRequest,
     skipped: list[Skipped],
-    reader: Callable[[SourceFile], Iterable[Fact | Skipped]],
-) -> list[Fact]:
-    """The facts ``reader`` finds in a file another file named (its skipped records go to
-    ``skipped``); none when the file cannot be read."""
+    reader: Callable[[SourceFile], Iterable[Fact | Skipped | FileReference]],
+) -> tuple[list[Fact], list[FileReference]]:
+    """The facts ``reader`` finds in a file another file named, and the files it names in
+    turn (its skipped records go to ``skipped``); none when the file cannot be read."""
     source = read_source(path, rel, request.max_file_bytes, overlay=request.overlay)
     if not isinstance(source, SourceFile):
-        return []
+        return [], []
     found: list[Fact] = []
+    further: list[FileReference] = []
     for item in reader(source):
         if isinstance(item, Skipped):
             skipped.append(item)
+        elif isinstance(item, FileReference):
+            further.append(item)
         else:
             found.append(item)
-    return found
+    return found, further
 
 
 def _referenced_configs(
@@ -269,5 +307,6 @@ def _referenced_configs(
         if rel in done or rel not in files:
             continue
         done.add(rel)
-        out.extend(_read_referenced(files[rel], rel, request, skipped, lambda s: scan_config(s, referenced=True)))
+        found, _further = _read_referenced(files[rel], rel, request, skipped, lambda s: scan_config(s, referenced=True))
+        out.extend(found)
     return out

@@ -14,6 +14,7 @@ def default_scanners() -> list[Scanner]:
     from vllm_upgrade_check.sources.scanners.dockerfile import DockerfileScanner
     from vllm_upgrade_check.sources.scanners.envfiles import SystemdScanner
     from vllm_upgrade_check.sources.scanners.helm import HelmValuesScanner
+    from vllm_upgrade_check.sources.scanners.launchlines import LaunchLineScanner
     from vllm_upgrade_check.sources.scanners.makefile import MakefileScanner
     from vllm_upgrade_check.sources.scanners.manifests import ManifestScanner
     from vllm_upgrade_check.sources.scanners.monitoring import MonitoringScanner
@@ -37,6 +38,7 @@ def default_scanners() -> list[Scanner]:
         SystemdScanner(),
         MonitoringScanner(),
         NvidiaSmiCaptureScanner(),
+        LaunchLineScanner(),
     ]
 
 

@@ -28,15 +28,19 @@ class SourceFile:
     Attributes:
         relpath: POSIX path relative to the scanned root (what reports show).
         text: the decoded text (UTF-8, or Latin-1 when it is not UTF-8).
+        kind: the stand-in name the file is read as when no scanner takes its own name and
+            its content says what it is (:func:`~vllm_upgrade_check.sources.sniff.sniff_kind`:
+            ``requirements.txt`` for ``deps/gpu.txt``); ``""`` when read by its own name.
     """
 
     relpath: str
     text: str
+    kind: str = ""
 
     @cached_property
     def name(self) -> str:
-        """The file's base name."""
-        return self.relpath.rsplit("/", 1)[-1]
+        """The name scanners decide by: :attr:`kind` when set, else the file's base name."""
+        return self.kind or self.relpath.rsplit("/", 1)[-1]
 
     def mentions_vllm(self) -> bool:
         """``True`` when the text mentions vLLM at all (cheap pre-filter, case-insensitive)."""
@@ -76,10 +80,13 @@ class FileReference:
         path: the path as written (``/etc/vllm/vllm.env``); repository files are matched by
             path suffix (see :meth:`Scanner.read_referenced`).
         scanner: :attr:`Scanner.name` of the scanner that reads it.
+        by: the root-relative path of the file that names it, when the scanner gives it
+            (a requirements ``-r`` include: the includer); ``""`` otherwise.
     """
 
     path: str
     scanner: str
+    by: str = ""
 
 
 ScanItem: TypeAlias = "Fact | Skipped | Conditional | Reference | FileReference"
@@ -111,9 +118,9 @@ class Scanner(ABC):
         scanner names as ``wanted``. The default: never."""
         return False
 
-    def read_referenced(self, source: SourceFile) -> Iterator[Fact | Skipped]:
-        """The facts of a file one of this scanner's :class:`FileReference` items named.
-        The default: none."""
+    def read_referenced(self, source: SourceFile) -> Iterator[Fact | Skipped | FileReference]:
+        """The facts of a file one of this scanner's :class:`FileReference` items named, and
+        the files it names in turn (followed once each). The default: none."""
         return iter(())
 
 

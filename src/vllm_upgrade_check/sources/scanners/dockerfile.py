@@ -29,16 +29,13 @@ from vllm_upgrade_check.sources.scanners.images import (
     replaced_server_note,
 )
 from vllm_upgrade_check.sources.scanners.shell import argv_facts, shell_facts
+from vllm_upgrade_check.sources.sniff import is_dockerfile_name
 
 
 def is_dockerfile(name: str) -> bool:
-    """``Dockerfile``, ``Dockerfile.*``, ``*.Dockerfile``, ``*.dockerfile``, ``Containerfile``."""
-    lower = name.lower()
-    return (
-        lower in ("dockerfile", "containerfile")
-        or lower.startswith(("dockerfile.", "containerfile."))
-        or lower.endswith(".dockerfile")
-    )
+    """``Dockerfile``/``Containerfile`` and their variants (``Dockerfile.gpu``, ``Dockerfile-gpu``,
+    ``Containerfile_rocm``, ``serve.Dockerfile``, ``*.containerfile``), any case."""
+    return is_dockerfile_name(name)
 
 
 FROM_VARIABLE = re.compile(r"\$(?:\{(\w+)(?:(:?)([-+])([^}]*))?\}|(\w+))")

@@ -44,9 +44,9 @@ from vllm_upgrade_check.parsing.yamlnodes import (
     value_word,
 )
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, env_fact, normalise_flag
-from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.base import Reference, Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.images import image_fact, image_hint, is_vllm_image
-from vllm_upgrade_check.sources.scanners.manifests import YAML_SUFFIXES, untemplated
+from vllm_upgrade_check.sources.scanners.manifests import HELM_IMAGE_KEY, YAML_SUFFIXES, untemplated
 from vllm_upgrade_check.sources.scanners.templates import has_template_actions, neutralise_templates
 from vllm_upgrade_check.sources.scanners.vllm_config import config_arg_fact, entry_spans
 from vllm_upgrade_check.sources.scanners.yamlenv import env_facts
@@ -96,11 +96,14 @@ def _keyed_arg(
     return config_arg_fact(key, value, path, p.line, p.column, "helm", aliases, name=name, hint=hint, spans=spans)
 
 
-def _image(text: str, mapping: yaml.Node, path: str) -> tuple[list[Fact], tuple[str, str] | None, bool]:
+def _image(
+    text: str, mapping: yaml.Node, path: str, repo_key: str = "repository", tag_key: str = "tag"
+) -> tuple[list[Fact], tuple[str, str] | None, bool]:
     """Image facts of ``repository`` + ``tag`` in ``mapping`` (or its ``image`` mapping); the
     version is bumped in the ``tag:`` beside the repository (an anchor other values share is
-    named and left alone)."""
-    holder = get(mapping, "image")
+    named and left alone). ``repo_key``/``tag_key``: other spellings of the pair (a Kustomize
+    ``images:`` entry's ``name``/``newTag``)."""
+    holder = get(mapping, "image") if repo_key == "repository" else mapping
     if isinstance(holder, yaml.ScalarNode):
         reference = scalar(holder) or ""
         if not is_vllm_image(reference):
@@ -109,11 +112,11 @@ def _image(text: str, mapping: yaml.Node, path: str) -> tuple[list[Fact], tuple[
         return [image_fact(token, path, "helm", syntax="yaml")], image_hint(reference, path, pos(holder).line), True
     if not isinstance(holder, yaml.MappingNode):
         holder = mapping
-    repo_node = get(holder, "repository")
+    repo_node = get(holder, repo_key)
     repo = scalar(repo_node)
     if not isinstance(repo_node, yaml.ScalarNode) or not repo:
         return [], None, False
-    tag_node = get(holder, "tag")
+    tag_node = get(holder, tag_key)
     tag = (scalar(tag_node) or "").strip()  # a `tag: |` block scalar ends in a newline
     reference = f"{repo}:{tag}" if tag else repo
     if not is_vllm_image(reference):
@@ -268,6 +271,26 @@ def _is_image_holder(mapping: yaml.Node) -> bool:
     return {k for k, _kn, _v in mapping_items(mapping)} <= {"repository", "tag", "pullPolicy", "registry"}
 
 
+KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
+"""The names ``kustomize build`` reads a directory's kustomization from."""
+
+
+def kustomize_image_facts(text: str, doc: yaml.Node, path: str) -> Iterator[Fact]:
+    """Image facts of a kustomization's ``images:`` overrides whose image (``newName``, else
+    ``name``) is vLLM's: ``{name: vllm/vllm-openai, newTag: v0.16.0}`` is the version every
+    manifest of that image runs, bumped in ``newTag``; a ``digest:`` pin cannot be bumped."""
+    for entry in items(get(doc, "images")):
+        if not isinstance(entry, yaml.MappingNode):
+            continue
+        repo_key = "newName" if get(entry, "newName") is not None else "name"
+        facts, _hint, vllm = _image(text, entry, path, repo_key=repo_key, tag_key="newTag")
+        if not vllm:
+            continue
+        if get(entry, "digest") is not None:
+            facts = [replace(f, spans=Spans(syntax="yaml", note="pinned by digest; set it by hand")) for f in facts]
+        yield from facts
+
+
 def is_values_file(source: SourceFile) -> bool:
     """``values*.yaml`` files, and any YAML holding a production-stack ``servingEngineSpec``."""
     return source.name.startswith("values") or "servingEngineSpec" in source.text
@@ -282,10 +305,15 @@ class HelmValuesScanner(Scanner):
         return None if name.endswith(YAML_SUFFIXES) else False
 
     def accepts(self, source: SourceFile) -> bool:
+        if source.name in KUSTOMIZATION_NAMES:
+            return True
         return source.name.endswith(YAML_SUFFIXES) and is_values_file(source)
 
-    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped | Reference]:
         if not source.mentions_vllm():
+            return
+        if source.name in KUSTOMIZATION_NAMES:
+            yield from self._kustomization(source)
             return
         text = source.text
         templated = has_template_actions(text)
@@ -299,5 +327,16 @@ class HelmValuesScanner(Scanner):
         for doc in docs:
             if scalar(get(doc, "apiVersion")) is not None and scalar(get(doc, "kind")) is not None:
                 continue
-            facts = values_facts(text, doc, source.relpath)
-            yield from untemplated(facts) if templated else facts
+            facts = list(values_facts(text, doc, source.relpath))
+            yield from untemplated(iter(facts)) if templated else facts
+            if any(f.kind == FactKind.IMAGE for f in facts):  # the chart's templates run it
+                yield Reference(HELM_IMAGE_KEY + source.relpath.rpartition("/")[0])
+
+    def _kustomization(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+        try:
+            docs = documents(source.text)
+        except YamlProblem as exc:
+            yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line)
+            return
+        for doc in docs:
+            yield from kustomize_image_facts(source.text, doc, source.relpath)

@@ -52,6 +52,7 @@ from vllm_upgrade_check.sources.scanners.images import (
 from vllm_upgrade_check.sources.scanners.kserve import predictor_facts
 from vllm_upgrade_check.sources.scanners.shell import _SHELLS, Relocate, argv_facts, shell_facts
 from vllm_upgrade_check.sources.scanners.templates import (
+    PLACEHOLDER,
     has_template_actions,
     is_templated,
     neutralise_templates,
@@ -59,6 +60,13 @@ from vllm_upgrade_check.sources.scanners.templates import (
 from vllm_upgrade_check.sources.scanners.yamlenv import env_facts, key_env_fact
 
 YAML_SUFFIXES = (".yaml", ".yml")
+
+HELM_IMAGE_KEY = "helm-chart-vllm-image:"
+"""Links a chart's templates to its values: facts of a template container whose image is
+``{{ .Values... }}`` count when a values file in the chart directory names a vLLM image."""
+
+CHART_IMAGE = "vllm/vllm-openai"
+"""The image a chart template's container is read as running (its values say it is vLLM's)."""
 
 
 def scalar_relocator(text: str, node: yaml.Node) -> Relocate:
@@ -225,10 +233,12 @@ def container_facts(
     entry_node: yaml.Node | None,
     args_node: yaml.Node | None,
     env: Mapping[str, str | None] | None = None,
+    assume_vllm: bool = False,
 ) -> Iterator[Fact]:
     """Facts of one container (compose service or Kubernetes container). With ``env`` (a
     Kubernetes container's, :func:`container_env`), ``$(VAR)`` in its command and args is
-    expanded first (:func:`k8s_expand`)."""
+    expanded first (:func:`k8s_expand`). ``assume_vllm``: read what it runs as vLLM's image
+    runs it (a chart template's image is the chart values' vLLM image), without an image fact."""
     image = scalar(image_node)
     hint = None
     image_token: Token | None = None
@@ -247,7 +257,8 @@ def container_facts(
         entry = [_expanded(item, env) for item in entry]
         args = [_expanded(item, env) for item in args]
     holder = args_node if args else entry_node
-    facts = list(_run_facts(text, path, scanner, image if image_token else None, image_node, entry, args, holder, hint))
+    run_image = image if image_token else (CHART_IMAGE if assume_vllm else None)
+    facts = list(_run_facts(text, path, scanner, run_image, image_node, entry, args, holder, hint))
     if image_token is not None:
         note = ""
         if entry and not any(f.kind == FactKind.LAUNCH for f in facts):
@@ -361,15 +372,41 @@ def _containers(node: yaml.Node) -> Iterator[yaml.Node]:
             stack.extend(items(current))
 
 
-def kubernetes_facts(text: str, doc: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
-    """Facts of a Kubernetes object: every container's image, command/args and env."""
+def chart_of(relpath: str) -> str | None:
+    """The chart directory of a Helm template (``charts/llm`` for ``charts/llm/templates/x.yaml``,
+    ``""`` for ``templates/x.yaml``), or ``None`` when the file is in no ``templates/`` folder."""
+    parts = relpath.split("/")[:-1]
+    if "templates" not in parts:
+        return None
+    index = len(parts) - 1 - parts[::-1].index("templates")
+    return "/".join(parts[:index])
+
+
+def _values_image(node: yaml.Node | None) -> bool:
+    """Whether a container's ``image`` is nothing but template actions (neutralised), as in
+    ``"{{ .Values.image.repository }}:{{ .Values.image.tag }}"``."""
+    value = scalar(node)
+    return bool(value) and is_templated(value) and not re.sub(rf"[{PLACEHOLDER}:@\s]", "", value or "")
+
+
+def kubernetes_facts(
+    text: str, doc: yaml.Node, path: str, scanner: str, chart_image: list[Fact] | None = None
+) -> Iterator[Fact]:
+    """Facts of a Kubernetes object: every container's image, command/args and env. With
+    ``chart_image`` (a Helm template's), the facts of a container whose image is only
+    template actions go there instead: they count when the chart's values name a vLLM image."""
     facts: list[Fact] = []
     others: list[tuple[Span, str]] = []
     for container in _containers(doc):
         env = container_env(get(container, "env"))
         command, args = get(container, "command"), get(container, "args")
         words = [command, args]
-        found = list(container_facts(text, path, scanner, get(container, "image"), command, args, env))
+        image_node = get(container, "image")
+        if chart_image is not None and _values_image(image_node):
+            chart_image.extend(container_facts(text, path, scanner, image_node, command, args, env, assume_vllm=True))
+            chart_image.extend(env_facts(text, get(container, "env"), path, scanner))
+            continue
+        found = list(container_facts(text, path, scanner, image_node, command, args, env))
         if not any(f.kind == FactKind.LAUNCH for f in found):
             others.extend(_read_by(words, f"container {scalar(get(container, 'name')) or '?'}"))
         facts.extend(found)
@@ -447,7 +484,9 @@ class ManifestScanner(Scanner):
         return name.endswith(YAML_SUFFIXES)
 
     def scan(self, source: SourceFile) -> Iterator[ScanItem]:
-        if "configmap" not in source.text.lower() and not source.mentions_vllm():
+        chart = chart_of(source.relpath)
+        values = chart is not None and ".Values." in source.text
+        if "configmap" not in source.text.lower() and not source.mentions_vllm() and not values:
             return
         text = source.text
         templated = has_template_actions(text)
@@ -465,7 +504,10 @@ class ManifestScanner(Scanner):
             if is_compose(doc):
                 facts.extend(compose_facts(text, doc, source.relpath, "compose"))
             elif is_kubernetes(doc):
-                facts.extend(kubernetes_facts(text, doc, source.relpath, "kubernetes"))
+                chart_image: list[Fact] | None = [] if values and templated else None
+                facts.extend(kubernetes_facts(text, doc, source.relpath, "kubernetes", chart_image))
+                if chart_image:
+                    links.append(Conditional(HELM_IMAGE_KEY + (chart or ""), tuple(untemplated(iter(chart_image)))))
                 facts.extend(predictor_facts(text, doc, source.relpath, "kserve"))
                 for name, node in _config_maps(doc):
                     env = config_map_env_facts(text, node, source.relpath, "kubernetes")

@@ -6,6 +6,7 @@ is its specifier; every requirement string is parsed with :mod:`packaging.requir
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
@@ -17,7 +18,7 @@ from vllm_upgrade_check.model.facts import HASHED, LOCKED, Fact, FactKind, Locat
 from vllm_upgrade_check.parsing.reqtext import specifier_offsets
 from vllm_upgrade_check.parsing.toml import TomlProblem, load_toml
 from vllm_upgrade_check.parsing.words import Token, content_columns, sub_span
-from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Scanner, SourceFile
 
 _REQ_NAME = re.compile(
     r"^(requirements|constraints)[\w.-]*\.(txt|in)$|^[\w.-]*requirements[\w.-]*\.(txt|in)$"
@@ -125,6 +126,28 @@ def requirements_txt_facts(text: str, path: str, scanner: str) -> Iterator[Fact 
             yield fact
 
 
+_INCLUDE = re.compile(r"^\s*(-r|--requirement|-c|--constraint)(?:\s*=\s*|\s+|(?<=-[rc]))(\S+)")
+
+
+def requirement_includes(text: str, path: str) -> Iterator[tuple[int, str, str]]:
+    """``(1-based line, option, root-relative path)`` of each ``-r``/``--requirement``/``-c``/
+    ``--constraint`` line of requirements file ``path``: the named file resolved against the
+    including file's directory, as pip resolves it. URLs, absolute paths, paths holding a
+    ``$`` and paths leaving the root are left out."""
+    base = posixpath.dirname(path)
+    for number, line in enumerate(text.split("\n"), start=1):
+        match = _INCLUDE.match(line)
+        if match is None:
+            continue
+        target = match.group(2).split("#", 1)[0]
+        if not target or "$" in target or "://" in target or target.startswith("/"):
+            continue
+        resolved = posixpath.normpath(posixpath.join(base, target))
+        if resolved.startswith("../") or resolved == "..":
+            continue
+        yield number, match.group(1), resolved
+
+
 def _package_line(text: str, dist: str, file_name: str) -> tuple[int, int]:
     """Where the lock file entry of ``dist`` is (``name = "torch"`` of its ``[[package]]``
     table, or its key in ``Pipfile.lock``), not a dependency list naming it."""
@@ -149,7 +172,11 @@ def _line_of(text: str, needle: str, default: int = 1) -> tuple[int, int]:
 
 def pyproject_facts(text: str, path: str, scanner: str) -> Iterator[Fact | Skipped]:
     """Facts of ``pyproject.toml``: ``[project]`` dependencies and optional dependencies,
-    ``[dependency-groups]``; positions found by locating each string in the text."""
+    ``[dependency-groups]``, uv's ``[tool.uv]`` ``override-dependencies`` (these replace what
+    any package asks for, vLLM included), ``constraint-dependencies`` and
+    ``dev-dependencies``, PDM's ``[tool.pdm] dev-dependencies`` groups, and Poetry's
+    ``[tool.poetry.dependencies]``, ``dev-dependencies`` and ``group.<name>.dependencies``
+    tables (:func:`poetry_facts`); positions found by locating each string in the text."""
     try:
         data = load_toml(text)
     except TomlProblem as exc:
@@ -161,11 +188,98 @@ def pyproject_facts(text: str, path: str, scanner: str) -> Iterator[Fact | Skipp
         groups = table.get(key)
         for group in groups.values() if isinstance(groups, dict) else ():
             strings.extend(_strings(group))
+    tool = _table(data.get("tool"))
+    uv = _table(tool.get("uv"))
+    for key in ("override-dependencies", "constraint-dependencies", "dev-dependencies"):
+        strings.extend(_strings(uv.get(key)))
+    pdm = _table(tool.get("pdm"))
+    pdm_groups = pdm.get("dev-dependencies")
+    for group in pdm_groups.values() if isinstance(pdm_groups, dict) else ():
+        strings.extend(_strings(group))
+    seen: dict[str, int] = {}
     for item in strings:
-        line, column = _line_of(text, item)
-        fact = requirement_fact(item, path, line, column, scanner, syntax="toml")
+        line, column = _nth_line_of(text, f'"{item}"', seen) or _nth_line_of(text, f"'{item}'", seen) or (1, 0)
+        fact = requirement_fact(item, path, line, column + 2, scanner, syntax="toml")  # inside the quote
         if fact is not None:
             yield fact
+    yield from poetry_facts(text, _table(tool.get("poetry")), path, scanner)
+
+
+def _table(value: object) -> dict[str, object]:
+    return value if isinstance(value, dict) else {}
+
+
+def _nth_line_of(text: str, needle: str, seen: dict[str, int]) -> tuple[int, int] | None:
+    """``(line, 0-based column)`` of the next occurrence of ``needle`` not yet handed out
+    (``seen`` counts them), so that one string in two tables gets two positions."""
+    start = seen.get(needle, 0)
+    index = text.find(needle, start)
+    if index < 0:
+        return None
+    seen[needle] = index + len(needle)
+    return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1)
+
+
+_POETRY_VERSION = re.compile(r"^\s*([\^~])?\s*(\d+(?:\.\d+)*)\s*$")
+
+
+def poetry_specifier(constraint: str) -> str | None:
+    """A Poetry version constraint as a PEP 440 specifier: ``^2.9.1`` -> ``>=2.9.1,<3.0.0``
+    (``^0.4`` -> ``>=0.4,<0.5``), ``~2.9.1`` -> ``>=2.9.1,<2.10.0``, ``2.9.1`` -> ``==2.9.1``,
+    ``*`` -> ``""``; PEP 440 text (``>=2,<3``) as written; ``None`` when it is neither."""
+    text = constraint.strip()
+    if text in ("", "*"):
+        return ""
+    match = _POETRY_VERSION.match(text)
+    if match is None:
+        spec = text.replace(" ", "")
+        return spec if re.match(r"^(==|!=|<=|>=|<|>|~=|===)", spec) else None
+    op, version = match.groups()
+    parts = [int(p) for p in version.split(".")]
+    if op is None:
+        return f"=={version}"
+    if op == "~":
+        upper = [parts[0], parts[1] + 1] if len(parts) > 1 else [parts[0] + 1]
+    else:  # caret: the first non-zero part may not change
+        index = next((i for i, p in enumerate(parts) if p != 0), len(parts) - 1)
+        upper = [*parts[:index], parts[index] + 1]
+    while len(upper) < len(parts):
+        upper.append(0)
+    return f">={version},<{'.'.join(str(p) for p in upper)}"
+
+
+def poetry_facts(text: str, poetry: dict[str, object], path: str, scanner: str) -> Iterator[Fact]:
+    """Requirement facts of Poetry's dependency tables (``python`` left out). A table entry
+    (``{version = "^2.9", markers = ...}``) gives its ``version``; a ``git``/``path``/``url``
+    entry has no version. The constraint is read as PEP 440 (:func:`poetry_specifier`); the
+    fact carries no value span (a Poetry constraint is changed by hand)."""
+    tables: list[object] = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
+    groups = poetry.get("group")
+    for group in groups.values() if isinstance(groups, dict) else ():
+        tables.append(group.get("dependencies") if isinstance(group, dict) else None)
+    after: dict[str, int] = {}  # the same name in two tables: the later table's is further down
+    for table in tables:
+        for name, entry in table.items() if isinstance(table, dict) else ():
+            if name.lower() == "python":
+                continue
+            constraint = entry.get("version") if isinstance(entry, dict) else entry
+            if not isinstance(constraint, str):
+                constraint = "*" if isinstance(entry, dict) and not {"git", "path", "url"} & entry.keys() else None
+            if constraint is None:
+                continue
+            spec = poetry_specifier(constraint)
+            if spec is None:
+                continue
+            found = re.compile(rf"(?m)^[ \t]*\"?{re.escape(name)}\"?[ \t]*=").search(text, after.get(name, 0))
+            if found is not None:
+                after[name] = found.end()
+            index = found.start() + len(found.group()) - len(found.group().lstrip()) if found else 0
+            line = text.count("\n", 0, index) + 1 if found else 1
+            column = index - (text.rfind("\n", 0, index) + 1) + 1 if found else 1
+            fact = requirement_fact(f"{name}{spec}", path, line, column, scanner, syntax="toml")
+            if fact is not None:
+                raw = f"{name} = {constraint!r}" if constraint != spec else fact.raw
+                yield replace(fact, raw=raw, spans=Spans(syntax="toml", note="a Poetry constraint: change it by hand"))
 
 
 def _strings(value: object) -> Iterable[str]:
@@ -227,11 +341,22 @@ class RequirementsScanner(Scanner):
             or (name.startswith("pylock.") and name.endswith(".toml"))
         )
 
-    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+    def scan(self, source: SourceFile) -> Iterator[ScanItem]:
         name = source.name
         if name == "pyproject.toml":
             yield from pyproject_facts(source.text, source.relpath, self.name)
         elif name in LOCK_FILES or name.startswith("pylock."):
             yield from lock_facts(source.text, source.relpath, self.name)
         else:
-            yield from requirements_txt_facts(source.text, source.relpath, self.name)
+            yield from self.read_referenced(source)
+
+    def referenced_file_matches(self, relpath: str, wanted: str) -> bool:
+        """An include names its file by root-relative path (:func:`requirement_includes`)."""
+        return relpath == wanted
+
+    def read_referenced(self, source: SourceFile) -> Iterator[Fact | Skipped | FileReference]:
+        """The requirements of a requirements file, and a :class:`FileReference` per
+        ``-r``/``-c`` include in it (followed by the engine, each file once)."""
+        yield from requirements_txt_facts(source.text, source.relpath, self.name)
+        for _line, _option, target in requirement_includes(source.text, source.relpath):
+            yield FileReference(target, self.name, source.relpath)

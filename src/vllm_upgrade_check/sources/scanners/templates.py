@@ -20,11 +20,12 @@ import re
 PLACEHOLDER = "\ue000"
 """A private-use character: valid in a YAML plain scalar, never in real configuration."""
 
-_ACTION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
+_ACTION = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
+"""A Go-template/Helm action ``{{ ... }}``, or a Jinja statement ``{% ... %}`` or comment ``{# ... #}``."""
 
 
 def has_template_actions(text: str) -> bool:
-    """``True`` when ``text`` holds at least one ``{{ ... }}`` action."""
+    """``True`` when ``text`` holds at least one ``{{ ... }}`` action (or Jinja ``{% %}``/``{# #}``)."""
     return _ACTION.search(text) is not None
 
 
