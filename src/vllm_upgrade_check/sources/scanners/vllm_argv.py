@@ -251,7 +251,8 @@ def find_launch(argv: Sequence[Token]) -> Launch | None:
 
     Wrappers (:data:`WRAPPERS`) are looked through; ``NAME=value`` words they set are the
     launch's ``env``. Entry points: ``vllm`` with a :data:`VLLM_SUBCOMMANDS` subcommand,
-    ``python``/``torchrun`` ``-m`` one of :data:`VLLM_MODULES`, ``docker|podman run`` of a vLLM image.
+    ``python``/``torchrun`` ``-m`` one of :data:`VLLM_MODULES` (or running the ``vllm`` console
+    script by its path), ``docker|podman run`` of a vLLM image.
     """
     tokens, env = strip_wrappers(argv)
     launch = _find_entry(tokens)
@@ -276,7 +277,9 @@ def _find_entry(tokens: list[Token]) -> Launch | None:
         i = 1
         while i < len(tokens) and tokens[i].text not in ("-m", "--module"):
             if not tokens[i].text.startswith("-"):
-                return None
+                # `python3 /srv/venv/bin/vllm serve ...`: the interpreter runs the console script
+                script = tokens[i].text.rsplit("/", 1)[-1]
+                return _find_entry(tokens[i:]) if script == "vllm" else None
             i += 2 if tokens[i].text in value_opts else 1
         rest = tokens[i:]
         if len(rest) >= 2 and rest[1].text in VLLM_MODULES:
