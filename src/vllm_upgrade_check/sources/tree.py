@@ -80,16 +80,22 @@ def scan_files(
         if root.is_file() and not any(result.taken or result.skipped for _rel, result in results):
             skipped.append(_unread_named_file(root, label or root.name))
         root_facts: list[Fact] = []
+        others = {labelled(label, root, p.rel): p for p in passed_over}
+        again = _read_again(results, files, request, scanners, others)
         for rel, result in results:
             skipped.extend(result.skipped)
             if result.taken:
                 count += 1
-                root_facts.extend(result.facts)
+                if rel in again:
+                    name, new = again[rel]
+                    root_facts.extend(f for f in result.facts if f.scanner != name)
+                    root_facts.extend(new)
+                else:
+                    root_facts.extend(result.facts)
                 if lines_out is not None:
                     lines_out[rel] = result.lines
         found = [result for _rel, result in results]
         root_facts.extend(_linked_facts(found))
-        others = {labelled(label, root, p.rel): p for p in passed_over}
         root_facts.extend(_referenced_files(found, files, request, skipped, scanners, others))
         root_facts.extend(_referenced_configs(root_facts, files, request, skipped, label))
         facts.extend(root_facts)
@@ -228,6 +234,45 @@ def _referenced_files(
                 done.add((rel, scanner.name))
                 found = _read_referenced(path, rel, request, skipped, scanner.read_referenced)
                 out.extend(hinted(found, result.hint) if result.hint else found)
+    return out
+
+
+def _read_again(
+    results: Sequence[tuple[str, FileResult]],
+    files: dict[str, str],
+    request: ScanRequest,
+    scanners: Sequence[Scanner],
+    passed_over: Mapping[str, PassedOver],
+) -> dict[str, tuple[str, list[Fact]]]:
+    """Report path -> ``(scanner name, facts)`` of the files a scanner reads again knowing the
+    files they name (:meth:`~.scanners.base.Scanner.with_referenced`); these facts replace
+    that scanner's first reading. Read on every run: the named files may change alone. The
+    files they may name are every walked file and those left out by name only (not by the
+    ignore rules)."""
+    by_name = {s.name: s for s in scanners}
+    out: dict[str, tuple[str, list[Fact]]] = {}
+    paths: dict[str, str] = {}
+
+    def read(rel: str) -> SourceFile | None:
+        if rel not in paths:
+            return None
+        source = read_source(paths[rel], rel, request.max_file_bytes, overlay=request.overlay)
+        return source if isinstance(source, SourceFile) else None
+
+    for rel, result in results:
+        for name in dict.fromkeys(ref.scanner for ref in result.file_references):
+            scanner = by_name.get(name)
+            if scanner is None:
+                continue
+            if not paths:
+                paths.update({r: p.path for r, p in passed_over.items() if r not in files and not p.ignored()})
+                paths.update(files)
+            source = read(rel)
+            if source is None:
+                continue
+            found = scanner.with_referenced(source, sorted(paths), read)
+            if found is not None:
+                out[rel] = (name, hinted(found, result.hint) if result.hint else found)
     return out
 
 
