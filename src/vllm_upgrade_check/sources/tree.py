@@ -87,8 +87,10 @@ def scan_files(
             if result.taken:
                 count += 1
                 if rel in again:
+                    # the scanner's first reading (facts of its labels, at this file) is replaced
                     name, new = again[rel]
-                    root_facts.extend(f for f in result.facts if f.scanner != name)
+                    labels = {name} | {f.scanner for f in new}
+                    root_facts.extend(f for f in result.facts if f.scanner not in labels or f.location.path != rel)
                     root_facts.extend(new)
                 else:
                     root_facts.extend(result.facts)
