@@ -88,3 +88,22 @@ def test_a_compose_build_is_followed_to_its_base_image(tmp_path: Path) -> None:
     assert ("VUC0280-001", 8) not in findings and ("VUC0280-001", 11) not in findings
     (launch,) = [f for f in facts if f.kind == FactKind.LAUNCH and f.location.path == "compose.yaml"]
     assert launch.version_hint == "0.26.0" and "engine/Containerfile.rocm:2" in (launch.hint_source or "")
+
+
+def test_words_shared_through_an_anchor_give_one_finding(tmp_path: Path) -> None:
+    """Three services share an anchored command and env block, two releases apart: one
+    finding per position, one fingerprint each, checked from the oldest release."""
+    compose = (
+        "x-env: &env\n"
+        '  VLLM_CPU_SGL_KERNEL: "1"\n'
+        'x-args: &args ["--model", "m", "--calculate-kv-scales"]\n'
+        "services:\n"
+        "  a: {image: 'vllm/vllm-openai:v0.27.1', command: *args, environment: *env}\n"
+        "  b: {image: 'vllm/vllm-openai:v0.26.0', command: *args, environment: {<<: *env, X: '1'}}\n"
+        "  c: {image: 'vllm/vllm-openai:v0.27.0', command: *args, environment: *env}\n"
+    )
+    (tmp_path / "docker-compose.yml").write_text(compose)
+    report = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.28.0"))
+    got = [(f.rule.id, f.location.line, f.from_version) for f in report.findings]
+    assert sorted(got) == [("VUC0280-001", 3, "0.26.0"), ("VUC0280-005", 2, "0.26.0")]
+    assert len({f.fingerprint for f in report.findings}) == len(report.findings)
