@@ -107,3 +107,22 @@ def test_words_shared_through_an_anchor_give_one_finding(tmp_path: Path) -> None
     got = [(f.rule.id, f.location.line, f.from_version) for f in report.findings]
     assert sorted(got) == [("VUC0280-001", 3, "0.26.0"), ("VUC0280-005", 2, "0.26.0")]
     assert len({f.fingerprint for f in report.findings}) == len(report.findings)
+
+
+def test_a_launch_the_file_does_not_say_is_named(tmp_path: Path) -> None:
+    code = (
+        "import subprocess\n"
+        "from helpers import build_cmd, cmd\n"
+        "subprocess.Popen(' '.join(cmd), shell=True)  # vllm serve, built elsewhere\n"
+        "subprocess.run(build_cmd())\n"
+    )
+    _facts, _findings, notes = scan(tmp_path, {"serve.py": code})
+    assert [n.split(" at ")[0] for n in notes if n.startswith("unresolved")] == [
+        "unresolved: ' '.join(cmd)",
+        "unresolved: build_cmd()",
+    ]
+
+
+def test_a_file_that_never_speaks_of_vllm_gets_no_note(tmp_path: Path) -> None:
+    _facts, _findings, notes = scan(tmp_path, {"git.py": "import subprocess\nsubprocess.run(git_cmd())\n"})
+    assert not [n for n in notes if n.startswith("unresolved")]

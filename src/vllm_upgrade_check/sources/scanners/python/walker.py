@@ -242,8 +242,25 @@ class _Module:
             self.facts.extend(facts)
             return
         tokens = ArgvBuilder(self.source, self.keywords, scope, call.lineno).argv(command)
-        if tokens:
-            self.facts.extend(argv_facts(tokens, self.source.path, "python", syntax="python"))
+        found = argv_facts(tokens, self.source.path, "python", syntax="python") if tokens else []
+        self.facts.extend(found)
+        if tokens and not tokens[0].resolved and not any(f.kind == FactKind.LAUNCH for f in found):
+            # a command the file does not say (`" ".join(cmd)` of an unknown list, a
+            # function's result) in a file that speaks of vLLM: named in an unresolved note
+            written = self.source.segment(command)
+            if "vllm" in self.source.src.lower():
+                self.facts.append(
+                    Fact(
+                        FactKind.LAUNCH,
+                        "subprocess",
+                        self.source.loc(command),
+                        raw=written,
+                        value=written,
+                        origin="python",
+                        scanner="python",
+                        resolved=False,
+                    )
+                )
 
     # ---- walk ------------------------------------------------------------------
     def run(self) -> None:
