@@ -126,3 +126,13 @@ def test_a_launch_the_file_does_not_say_is_named(tmp_path: Path) -> None:
 def test_a_file_that_never_speaks_of_vllm_gets_no_note(tmp_path: Path) -> None:
     _facts, _findings, notes = scan(tmp_path, {"git.py": "import subprocess\nsubprocess.run(git_cmd())\n"})
     assert not [n for n in notes if n.startswith("unresolved")]
+
+
+def test_env_names_are_flags_only_where_the_repository_launches_vllm(tmp_path: Path) -> None:
+    env = "MAX_NUM_PARTIAL_PREFILLS=3\nPASS=--calculate-kv-scales --seed 7\n"
+    _facts, findings, _notes = scan(tmp_path, {"worker.env": env})
+    assert findings == []
+    (tmp_path / "serve.sh").write_text("vllm serve m $PASS\n")
+    report = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.28.0", from_version="0.26.0"))
+    got = sorted((f.rule.id, f.location.line, f.severity.value) for f in report.findings)
+    assert got == [("VUC0270-001", 1, "warning"), ("VUC0280-001", 2, "warning")]

@@ -381,8 +381,11 @@ def match_rules(
                 elif not fact_matches(rule.match, fact):
                     continue
                 severity, deprecated_only = applied
-                if fact.kind == FactKind.RESPONSE_FIELD and not fact.resolved and severity == Severity.BLOCKER:
-                    severity = Severity.WARNING  # the file does not say the response is vLLM's
+                capped = fact.kind == FactKind.RESPONSE_FIELD or fact.origin == "env-wrapper"
+                if capped and not fact.resolved and severity == Severity.BLOCKER:
+                    # the file does not say the response is vLLM's, or that a wrapper makes
+                    # this env var a flag (the convention is recognised, not read)
+                    severity = Severity.WARNING
                 available = rule.fix.available_in
                 fix_first = available is not None and start is not None and start >= Version(available)
                 findings.append(

@@ -26,6 +26,7 @@ from vllm_upgrade_check.sources.discovery import (
 from vllm_upgrade_check.sources.dispatch import Dispatcher, Outcome, Pending, hinted
 from vllm_upgrade_check.sources.scanners import Scanner, SourceFile, default_scanners
 from vllm_upgrade_check.sources.scanners.vllm_config import referenced_config_paths, scan_config
+from vllm_upgrade_check.sources.wrappers import wrapper_facts
 
 
 def discover(root: Path, exclude: Sequence[str] = ()) -> Iterator[tuple[Path, str]]:
@@ -100,6 +101,7 @@ def scan_files(
         root_facts.extend(_linked_facts(found))
         root_facts.extend(_referenced_files(found, files, request, skipped, scanners, others))
         root_facts.extend(_referenced_configs(root_facts, files, request, skipped, label))
+        root_facts.extend(wrapper_facts(root_facts))
         facts.extend(root_facts)
     return facts, skipped, count
 
