@@ -104,7 +104,7 @@ def test_words_shared_through_an_anchor_give_one_finding(tmp_path: Path) -> None
     )
     (tmp_path / "docker-compose.yml").write_text(compose)
     report = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.28.0"))
-    got = [(f.rule.id, f.location.line, f.from_version) for f in report.findings]
+    got = [(f.rule.id, f.location.line, f.from_version) for f in report.findings if f.rule.id.startswith("VUC028")]
     assert sorted(got) == [("VUC0280-001", 3, "0.26.0"), ("VUC0280-005", 2, "0.26.0")]
     assert len({f.fingerprint for f in report.findings}) == len(report.findings)
 
