@@ -184,3 +184,58 @@ def test_astral_character_after_brace_does_not_crash_the_parser() -> None:
     assert done.returncode == 0, done.stderr[-500:]
     items = scan("echo '\U0001F600'\nvllm serve m --swap-space 4  # \U0001F680\n")
     assert args_of(items) == [("swap_space", "4", 2, 14)]
+
+
+def test_alternative_is_split_into_the_words_bash_gives() -> None:
+    """``${X:+--lora-modules "notes=$X"}``: two words (the quoted part stays one), each at
+    its own column; a quoted default stays one word; a variable inside is split too."""
+    items = scan(
+        'OPTS="--seed 3 --max-num-seqs 8"\n'
+        'vllm serve m ${X:+--lora-modules "notes=$X"} ${Y:-"--dtype" \'half\'} ${Z:+a\\ b $OPTS}\n'
+    )
+    got = [(n, v, line, c) for n, v, line, c in args_of(items)]
+    assert got[:2] == [("lora_modules", "notes=$X", 2, 19), ("dtype", "half", 2, 51)]
+    assert [(n, v) for n, v, _l, _c in got[2:]] == [("seed", "3"), ("max_num_seqs", "8")]
+
+
+def test_quoted_alternative_is_one_word() -> None:
+    items = scan('vllm serve m "${TP:+--tensor-parallel-size 2}"\n')
+    assert [n for n, _v, _l, _c in args_of(items)] == ["tensor_parallel_size 2"]
+
+
+@pytest.mark.parametrize("ending", ["\\\n", "\\", "\\\n\n  \n"])
+def test_continuation_ending_the_file_is_no_syntax_error(ending: str) -> None:
+    """bash reads a final ``\\`` as the end of the command (``bash -n`` passes)."""
+    from vllm_upgrade_check.model.facts import Skipped
+
+    items = scan("vllm serve m --swap-space 4 " + ending)
+    assert [(n, v) for n, v, _l, _c in args_of(items)] == [("swap_space", "4")]
+    assert not [i for i in items if isinstance(i, Skipped)]
+
+
+def test_continuation_inside_an_open_quote_is_still_an_error() -> None:
+    from vllm_upgrade_check.model.facts import Skipped
+
+    items = scan('vllm serve m --swap-space 4\necho "a \\\n')
+    assert [i for i in items if isinstance(i, Skipped)]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "python3 /srv/py311/bin/vllm serve m --swap-space 4\n",
+        "python3.11 -u ./venv/bin/vllm serve m --swap-space 4\n",
+        "/usr/bin/python -X dev vllm serve m --swap-space 4\n",
+    ],
+)
+def test_interpreter_running_the_console_script_is_a_launch(line: str) -> None:
+    items = scan(line)
+    assert [(n, v) for n, v, _l, _c in args_of(items)] == [("swap_space", "4")]
+    assert [m.name for m in kinds(items, FactKind.MODEL)] == ["m"]
+
+
+@pytest.mark.parametrize(
+    "line", ["python3 tools/vllm.py serve m --swap-space 4\n", "python3 ./vllm-x serve m --swap-space 4\n"]
+)
+def test_interpreter_running_another_script_is_no_launch(line: str) -> None:
+    assert kinds(scan(line), FactKind.LAUNCH) == []

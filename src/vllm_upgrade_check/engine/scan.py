@@ -30,7 +30,7 @@ from vllm_upgrade_check.matching.surface_checks import (
     with_target_severity,
 )
 from vllm_upgrade_check.model.environment import Environment
-from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, Fact, FactKind
+from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, VENDOR_ENTRY, Fact, FactKind
 from vllm_upgrade_check.model.findings import Finding, ReleaseInfo, Replacement, Report, VersionBasis
 from vllm_upgrade_check.model.options import ScanOptions
 from vllm_upgrade_check.model.pack import Applicability, FixAction, MatchKind
@@ -74,6 +74,17 @@ def unresolved_notes(facts: Sequence[Fact]) -> list[str]:
                 f"{UNRESOLVED_NOTE}{fact.value} at {fact.location} ({fact.name}); the flags it holds were not checked"
             )
     return notes
+
+
+def vendor_notes(facts: Sequence[Fact]) -> list[str]:
+    """One note per launch read from a vendor's image whose repository names vLLM (see
+    :func:`~vllm_upgrade_check.sources.scanners.images.vendor_vllm_image`)."""
+    return [
+        f"{fact.name[len(VENDOR_ENTRY) :]} at {fact.location}: an image of an unknown vendor whose name says "
+        "vLLM, run with vLLM's flags; its flags were checked as vLLM's, and which vLLM release it holds is not known"
+        for fact in facts
+        if fact.kind == FactKind.LAUNCH and fact.name.startswith(VENDOR_ENTRY)
+    ]
 
 
 def required_by(target: Version) -> frozenset[str] | None:
@@ -185,6 +196,7 @@ def run_scan(
             f"several vLLM versions in the scanned files: {', '.join(pins)}; each file is checked from its own"
         )
     notes.extend(unresolved_notes(facts))
+    notes.extend(vendor_notes(facts))
     if default.version is not None and default.version >= target:
         notes.append(
             f"the version in use ({default.version}, {default.source}) is not older than the target {target}: "

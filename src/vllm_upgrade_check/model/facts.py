@@ -49,6 +49,10 @@ class FactKind(str, Enum):
 UNRESOLVED_NOTE = "unresolved: "
 """Start of a report note about a launch holding words the repository does not resolve."""
 
+VENDOR_ENTRY = "vendor image "
+"""Start of the entry point of a launch read from a vendor's image whose repository names vLLM
+(``vendor image registry.example.net/ml-platform/vllm-rocm``): its release is unknown."""
+
 LOCKED = "a lock file is written by its tool: make it again once the vLLM requirement is set (uv lock, poetry lock, pdm lock)"
 """``Spans.note`` of a pin read from a lock file: it moves when the lock is made again, not
 by an edit (and is no blocker of the bump)."""

@@ -206,6 +206,10 @@ class _Walker:
             tokens = self.words(list(value_node.named_children), array=True)
             self.vars[name] = before + tokens
             value = " ".join(t.text for t in self.vars[name])
+        elif value_node is not None and (alias := self._whole_variable(value_node)) is not None:
+            # `B=$A`, `B="${A}"`: B holds A's words, placed where A's are written
+            self.vars[name] = before + self.expand_variable(alias, quoted=False)
+            value = " ".join(t.text for t in self.vars[name])
         elif value_node is not None:
             tokens = self.expand(value_node, split=False)
             value = tokens[0].text if tokens else ""
@@ -216,6 +220,19 @@ class _Walker:
             value = ""
             self.vars[name] = before
         self.script.assignments.append(Assignment(name, value, line, col, exported, prefix))
+
+    def _whole_variable(self, node: tree_sitter.Node) -> tree_sitter.Node | None:
+        """The expansion ``node`` consists of (``$A``, ``${A}``, ``"$A"``) when it names a
+        known variable with no operator; ``None`` otherwise."""
+        if node.type == "string" and len(node.named_children) == 1:
+            inner = node.named_children[0]
+            if self.text(node) != f'"{self.text(inner)}"':
+                return None
+            node = inner
+        if node.type not in ("simple_expansion", "expansion") or len(node.named_children) != 1:
+            return None
+        name = self._var_name(node)
+        return node if name is not None and name in self.vars else None
 
     def _split_value(self, node: tree_sitter.Node, value: str, tokens: list[Token]) -> list[Token]:
         """Word-split a scalar variable's value, keeping positions within its text. A word
@@ -311,13 +328,51 @@ class _Walker:
         return tokens
 
     def _alternative(self, node: tree_sitter.Node | None, line: int, col: int, quoted: bool) -> list[Token]:
+        """The words of ``${X:-word}``/``${X:+word}``: quoted, one word; unquoted, split where
+        bash splits it (at blanks outside quotes: ``${X:+--lora-modules "a=$X"}`` gives
+        ``--lora-modules`` and ``a=$X``), each at its own position."""
         if node is None:
             return []
-        text, resolved = self.flatten(node)
         if quoted:
+            text, resolved = self.flatten(node)
             return [Token(text, line, col, resolved, text)]
-        l2, c2 = self.pos(node)
-        return [Token(w, l2, c2, resolved, w) for w in text.split()]
+        pieces = list(node.children) if node.type == "concatenation" else [node]
+        out: list[Token] = []
+        current: list[tuple[str, bool, tuple[int, int]]] = []
+
+        def close() -> None:
+            if current:
+                word = "".join(p[0] for p in current)
+                out.append(Token(word, *current[0][2], all(p[1] for p in current), word))
+                current.clear()
+
+        end = pieces[0].start_byte if pieces else 0
+        for piece in pieces:
+            if self.src[end : piece.start_byte].strip() != self.src[end : piece.start_byte]:
+                close()
+            end = piece.end_byte
+            if piece.type in ("simple_expansion", "expansion"):
+                # unquoted: what the variable holds is split too
+                words = self.expand_variable(piece, quoted=False)
+                for i, token in enumerate(words):
+                    if i:
+                        close()
+                    current.append((token.text, token.resolved, (token.line, token.column)))
+                continue
+            if piece.type != "word":
+                text, resolved = self.flatten(piece)
+                current.append((text, resolved, self.pos(piece)))
+                continue
+            row, column = piece.start_point
+            raw = self.text(piece)
+            for m in re.finditer(r"(?:\\.|[^\s\\])+|\s+", raw, re.DOTALL):
+                if m.group().isspace():
+                    close()
+                    continue
+                at = self.locate(row, column + len(raw[: m.start()].encode("utf-8")))
+                current.append((_unescape_word(m.group()), True, at))
+        close()
+        return out
 
     def flatten(self, node: tree_sitter.Node) -> tuple[str, bool]:
         """The text of a word after quote removal, expansions substituted where known."""
@@ -470,6 +525,16 @@ def _parser_safe(text: str) -> str:
     return _ASTRAL.sub("\ufffd", text)
 
 
+_FINAL_CONTINUATION = re.compile(r"(?<!\\)((?:\\\\)*)\\((?:\n[ \t\r\n]*)?)\Z")
+
+
+def _without_final_continuation(text: str) -> str:
+    """``text`` with a line continuation that ends the text (``--port 8000 \\`` on the last
+    line, which bash reads as the end of the command: ``bash -n`` passes) replaced by a
+    blank, so that tree-sitter does not see a command cut short. Positions are unchanged."""
+    return _FINAL_CONTINUATION.sub(lambda m: m.group(1) + " " + m.group(2), text)
+
+
 def parse_shell(
     text: str,
     locate: Locator | None = None,
@@ -486,7 +551,7 @@ def parse_shell(
     Returns:
         A :class:`ShellScript`; a syntax error marks ``has_error`` but never raises.
     """
-    src = _parser_safe(text).encode("utf-8", "replace")
+    src = _without_final_continuation(_parser_safe(text)).encode("utf-8", "replace")
     tree = _parser().parse(src)
     walker = _Walker(src, locate or _identity_locator(src), variables if variables is not None else {})
     walker.walk(tree.root_node)

@@ -50,6 +50,9 @@ class Token:
         empty: what the list is written as when no element is left (``[]``, indented).
         line_end: the start of the next line, when after it only a comma, blanks and a
             comment stand on its line.
+        path: the file it is written in, when that is another file than the one read (a
+            value from a systemd ``EnvironmentFile=``); ``None``: the file read. Such a word
+            has no ``span`` (a fix of the file read cannot edit it).
     """
 
     text: str
@@ -65,6 +68,7 @@ class Token:
     line_end: Point | None = None
     whole: Span | None = None
     empty: str = ""
+    path: str | None = None
 
     @property
     def start(self) -> Point:
@@ -103,9 +107,10 @@ class Token:
 
 
 def token_location(path: str | None, token: Token) -> Location:
-    """Where ``token`` is written in ``path``, as a fact's location: its text without the
-    quotes around it (:func:`content_columns`), else from its line and column to the end of
-    the word as written."""
+    """Where ``token`` is written in ``path`` (or in its own :attr:`Token.path`), as a fact's
+    location: its text without the quotes around it (:func:`content_columns`), else from its
+    line and column to the end of the word as written."""
+    path = token.path or path
     found = content_columns(token)
     if found is not None:
         line, column, end = found

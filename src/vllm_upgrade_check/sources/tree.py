@@ -29,6 +29,7 @@ from vllm_upgrade_check.sources.scanners import Scanner, SourceFile, default_sca
 from vllm_upgrade_check.sources.scanners.base import FileReference
 from vllm_upgrade_check.sources.scanners.vllm_config import referenced_config_paths, scan_config
 from vllm_upgrade_check.sources.sniff import has_marker, is_prose, never_sniffed, never_text
+from vllm_upgrade_check.sources.wrappers import wrapper_facts
 
 
 def discover(root: Path, exclude: Sequence[str] = ()) -> Iterator[tuple[Path, str]]:
@@ -83,19 +84,28 @@ def scan_files(
         if root.is_file() and not any(result.taken or result.skipped for _rel, result in results):
             raise _unread_named_file(root, request.max_file_bytes)
         root_facts: list[Fact] = []
+        others = {labelled(label, root, p.rel): p for p in passed_over}
+        again = _read_again(results, files, request, scanners, others)
         for rel, result in results:
             skipped.extend(result.skipped)
             if result.taken:
                 count += 1
-                root_facts.extend(result.facts)
+                if rel in again:
+                    # the scanner's first reading (facts of its labels, at this file) is replaced
+                    name, new = again[rel]
+                    labels = {name} | {f.scanner for f in new}
+                    root_facts.extend(f for f in result.facts if f.scanner not in labels or f.location.path != rel)
+                    root_facts.extend(new)
+                else:
+                    root_facts.extend(result.facts)
                 if lines_out is not None:
                     lines_out[rel] = result.lines
         found = [result for _rel, result in results]
         root_facts.extend(_linked_facts(found))
-        others = {labelled(label, root, p.rel): p for p in passed_over}
         own = frozenset((f.location.path, f.scanner) for f in root_facts if f.location.path is not None)
         root_facts.extend(_referenced_files(found, files, request, skipped, scanners, others, own))
         root_facts.extend(_referenced_configs(root_facts, files, request, skipped, label))
+        root_facts.extend(wrapper_facts(root_facts))
         facts.extend(root_facts)
     return facts, skipped, count
 
@@ -263,6 +273,45 @@ def _referenced_files(
                     ref.by, f"names {ref.path}, which is not a file of the scanned tree (missing or ignored)"
                 )
             )
+    return out
+
+
+def _read_again(
+    results: Sequence[tuple[str, FileResult]],
+    files: dict[str, str],
+    request: ScanRequest,
+    scanners: Sequence[Scanner],
+    passed_over: Mapping[str, PassedOver],
+) -> dict[str, tuple[str, list[Fact]]]:
+    """Report path -> ``(scanner name, facts)`` of the files a scanner reads again knowing the
+    files they name (:meth:`~.scanners.base.Scanner.with_referenced`); these facts replace
+    that scanner's first reading. Read on every run: the named files may change alone. The
+    files they may name are every walked file and those left out by name only (not by the
+    ignore rules)."""
+    by_name = {s.name: s for s in scanners}
+    out: dict[str, tuple[str, list[Fact]]] = {}
+    paths: dict[str, str] = {}
+
+    def read(rel: str) -> SourceFile | None:
+        if rel not in paths:
+            return None
+        source = read_source(paths[rel], rel, request.max_file_bytes, overlay=request.overlay)
+        return source if isinstance(source, SourceFile) else None
+
+    for rel, result in results:
+        for name in dict.fromkeys(ref.scanner for ref in result.file_references):
+            scanner = by_name.get(name)
+            if scanner is None:
+                continue
+            if not paths:
+                paths.update({r: p.path for r, p in passed_over.items() if r not in files and not p.ignored()})
+                paths.update(files)
+            source = read(rel)
+            if source is None:
+                continue
+            found = scanner.with_referenced(source, sorted(paths), read)
+            if found is not None:
+                out[rel] = (name, hinted(found, result.hint) if result.hint else found)
     return out
 
 

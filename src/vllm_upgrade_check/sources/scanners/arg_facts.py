@@ -300,7 +300,7 @@ def json_subkey_facts(
             Fact(
                 FactKind.ARG,
                 f"{name}.{key}",
-                Location(path, line, column, line, column + len(key) + 2),
+                Location(token.path or path, line, column, line, column + len(key) + 2),
                 raw=f"{flag}.{key}",
                 value=sub_text,
                 origin=origin,

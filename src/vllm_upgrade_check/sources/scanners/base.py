@@ -13,7 +13,7 @@ matching :class:`Reference` (a ConfigMap and the ``envFrom`` naming it), and a
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import ClassVar, TypeAlias
@@ -122,6 +122,20 @@ class Scanner(ABC):
         """The facts of a file one of this scanner's :class:`FileReference` items named, and
         the files it names in turn (followed once each). The default: none."""
         return iter(())
+
+    def with_referenced(
+        self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
+    ) -> list[Fact] | None:
+        """``source``'s facts read again with what the files its :class:`FileReference`
+        items name say (a systemd unit's ``ExecStart=`` with its ``EnvironmentFile=``
+        values), or ``None`` when the first reading stands (the default).
+
+        Args:
+            source: the file that named the references.
+            files: every repository file's report path.
+            read: reads one of ``files`` (``None`` when it cannot be read).
+        """
+        return None
 
 
 def shared_words(facts: list[Fact], others: Sequence[tuple[Span, str]]) -> list[Fact]:

@@ -18,7 +18,7 @@ from typing import Any
 from dockerfile_parse import DockerfileParser
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span, Spans
-from vllm_upgrade_check.parsing.shell import ShellScript, Token, offset_locator, parse_shell
+from vllm_upgrade_check.parsing.shell import Locator, ShellScript, Token, offset_locator, parse_shell
 from vllm_upgrade_check.parsing.words import link, sub_span, unlink_at_comments
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, env_fact
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
@@ -254,7 +254,7 @@ class DockerfileScanner(Scanner):
         hint: tuple[str, str] | None = None
         run = _Stage()  # the entry point and command of the stage being read
         stages: dict[str, _Stage] = {}  # stages by name, for FROM <stage>
-        variables: dict[str, list[Token]] = {}
+        scope = _Scope()  # the ARG and ENV values in force, as Docker scopes them
         global_args = _defaults(structure, "ARG", before_from=True)
         text = source.text
         vllm_lines = _vllm_from_lines(structure, parents, global_args)
@@ -271,6 +271,7 @@ class DockerfileScanner(Scanner):
             if instruction == "FROM":
                 yield from run.launches(path, self.name)
                 stage += 1
+                scope.args = {}
                 # FROM [--platform=...] image [AS name]: the image is the first word not a flag.
                 from_words = [w for w in item["value"].split() if not w.startswith("--")]
                 if not from_words:  # a bare FROM: nothing to read, never a crash
@@ -280,13 +281,15 @@ class DockerfileScanner(Scanner):
                 named = from_words[2].lower() if len(from_words) >= 3 and from_words[1].lower() == "as" else None
                 parent = stages.get(written.lower())
                 if parent is not None:
-                    # FROM an earlier stage: its image, entry point and command carry over.
+                    # FROM an earlier stage: its image, ENV, entry point and command carry over.
                     run = parent.child()
+                    scope.env = run.env
                     base_is_vllm, hint = parent.vllm_image, parent.hint
                     if named:
                         stages[named] = run
                     continue
                 run = _Stage()
+                scope.env = run.env  # the base image's own ENV is not known here
                 if named:
                     stages[named] = run
                 reference = parents[stage] if stage < len(parents) else written
@@ -309,11 +312,12 @@ class DockerfileScanner(Scanner):
                 continue
             if instruction in ("ARG", "ENV"):
                 # Their values are the variables later RUN and CMD lines expand.
-                parse_shell(body, locate, variables)
+                scope.define(instruction, body, locate, before_from=stage < 0)
                 if instruction == "ENV":
                     yield from self._env(body, path, line, body_offset)
                 continue
             if instruction == "RUN":
+                variables = scope.build()
                 facts, script = shell_facts(body, path, self.name, locate, variables, hint)
                 yield from _with_pin_spans(text, body, facts, variables, vllm_lines)
                 yield from _partly_read(script, body, path, instruction)
@@ -325,7 +329,8 @@ class DockerfileScanner(Scanner):
             if words is not None:
                 run.set(instruction, _exec_tokens(content, words, line, lines))
             else:
-                facts, script = shell_facts(body, path, self.name, locate, variables, hint)
+                # The shell runs when the container starts: only ENV values are set then.
+                facts, script = shell_facts(body, path, self.name, locate, dict(scope.env), hint)
                 yield from facts
                 yield from _partly_read(script, body, path, instruction)
                 run.set(instruction, None, launched=any(f.kind == FactKind.LAUNCH for f in facts))
@@ -366,6 +371,37 @@ def _vllm_from_lines(
     return frozenset(lines)
 
 
+class _Scope:
+    """The ``ARG`` and ``ENV`` values in force at one instruction, scoped as Docker scopes
+    them: an ``ARG`` before the first ``FROM`` is seen inside a stage only where the stage
+    declares it again (``ARG NAME``); a stage's ``ARG``s end with it; ``ENV`` values carry to
+    a stage ``FROM`` that one; where both name a variable, ``ENV`` wins. ``RUN`` sees both;
+    a shell-form ``CMD``/``ENTRYPOINT`` runs when the container starts and sees ``ENV`` only."""
+
+    def __init__(self) -> None:
+        self.globals: dict[str, list[Token]] = {}
+        self.args: dict[str, list[Token]] = {}
+        self.env: dict[str, list[Token]] = {}
+
+    def build(self) -> dict[str, list[Token]]:
+        """The values a build step (``RUN``, an ``ENV``/``ARG`` value) expands (a copy)."""
+        return {**self.args, **self.env}
+
+    def define(self, instruction: str, body: str, locate: Locator, before_from: bool) -> None:
+        """Record one ``ARG`` or ``ENV`` instruction (``body``: its text after the keyword)."""
+        values = self.build()
+        script = parse_shell(body, locate, values)
+        named = {a.name for a in script.assignments}
+        if instruction == "ENV":
+            self.env.update({n: values[n] for n in named if n in values})
+            return
+        target = self.globals if before_from else self.args
+        target.update({n: values[n] for n in named if n in values})
+        for word in body.split():  # `ARG NAME`: the global default, if there is one
+            if "=" not in word and not before_from and word in self.globals:
+                self.args[word] = self.globals[word]
+
+
 class _Stage:
     """The entry point and command of one Dockerfile stage, read as Docker runs them: the
     container runs ``ENTRYPOINT`` + ``CMD`` (exec forms; the last of each counts), a
@@ -383,12 +419,14 @@ class _Stage:
         self.own_cmd = False
         self.entry_launches = True  # the entry point runs vLLM (the image's own one does)
         self.image: Fact | None = None  # the stage's vLLM base image, told with its launches
+        self.env: dict[str, list[Token]] = {}  # the stage's ENV values (a later stage FROM it has them)
 
     def child(self) -> _Stage:
         """The state a stage ``FROM`` this one starts with."""
         out = _Stage()
         out.vllm_image, out.hint = self.vllm_image, self.hint
         out.entry, out.entry_shell, out.cmd = self.entry, self.entry_shell, self.cmd
+        out.env = dict(self.env)
         return out
 
     def set(self, instruction: str, words: list[Token] | None, launched: bool = False) -> None:

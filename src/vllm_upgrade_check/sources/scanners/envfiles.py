@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 
 from dotenv.parser import parse_stream
 
-from vllm_upgrade_check.model.facts import Fact, Skipped
+from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
 from vllm_upgrade_check.parsing.shell import Token
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact
 from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Scanner, SourceFile
@@ -27,7 +28,6 @@ from vllm_upgrade_check.sources.scanners.dockerfile import is_dockerfile
 from vllm_upgrade_check.sources.scanners.shell import shell_facts
 
 _EXEC_KEYS = ("ExecStart", "ExecStartPre")
-_WORD = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'|\S+')
 _MAX_ENV_FILE_CHARS = 256 * 1024
 
 
@@ -80,14 +80,74 @@ def _unit_lines(text: str) -> Iterator[tuple[int, str, int, str, list[str]]]:
         yield number - len(more), key.strip(), column + lead, value.strip(), more
 
 
-def _environment_words(value: str, line: int, column: int) -> Iterator[tuple[str, str, int]]:
-    for match in _WORD.finditer(value):
-        word = match.group(0)
-        quoted = word[:1] in "\"'"
-        body = word[1:-1] if quoted else word
-        if "=" in body:
-            name, _, val = body.partition("=")
-            yield name, val, column + match.start() + (1 if quoted else 0)
+def _unit_words(value: str) -> Iterator[tuple[str, int, int]]:
+    """``(word, start, end)`` of each word of a unit file value, quotes removed as systemd
+    removes them (anywhere in a word: ``NAME="a b"`` is one word ``NAME=a b``); ``start`` and
+    ``end`` index ``value``."""
+    i, n = 0, len(value)
+    while i < n:
+        if value[i].isspace():
+            i += 1
+            continue
+        start, out, quote = i, [], ""
+        while i < n and (quote or not value[i].isspace()):
+            char = value[i]
+            if char == "\\" and i + 1 < n and quote != "'":
+                i += 1
+                out.append(value[i])
+            elif quote and char == quote:
+                quote = ""
+            elif not quote and char in "\"'":
+                quote = char
+            else:
+                out.append(char)
+            i += 1
+        yield "".join(out), start, i
+
+
+def _environment_words(value: str, line: int, column: int) -> Iterator[tuple[str, str, int, int]]:
+    """``(name, value, column of the name, column of the value)`` of each ``Environment=``
+    assignment."""
+    for word, start, end in _unit_words(value):
+        if "=" not in word:
+            continue
+        name, _, val = word.partition("=")
+        written = value[start:end]
+        at = written.find("=") + 1
+        if written[at : at + 1] in ("\"", "'"):
+            at += 1
+        yield name, val, column + start + (1 if written[:1] in "\"'" else 0), column + start + at
+
+
+def value_tokens(value: str, line: int, column: int, path: str | None = None) -> list[Token]:
+    """A variable's value as systemd splits an unbraced ``$VAR`` (at whitespace), each word
+    at its column when the value is written as it reads from ``column`` on (``path``: the
+    file it is written in, when not the unit)."""
+    words = [(m.group(), column + m.start()) for m in re.finditer(r"\S+", value)]
+    return [Token(w, line, c, True, w, path=path) for w, c in words] or [Token(value, line, column, True, value, path=path)]
+
+
+def _braced_as_one_word(text: str, known: set[str]) -> str:
+    """``text`` with each ``${NAME}`` of a known variable outside quotes written ``"$NAME"``
+    (the same length): systemd expands it to one word, never split."""
+    out, quote, i = [], "", 0
+    while i < len(text):
+        char = text[i]
+        if char == "\\":
+            out.append(text[i : i + 2])
+            i += 2
+            continue
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif (m := re.match(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", text[i:])) and m.group(1) in known:
+            out.append(f'"${m.group(1)}"')
+            i += m.end()
+            continue
+        out.append(char)
+        i += 1
+    return "".join(out)
 
 
 class SystemdScanner(Scanner):
@@ -117,21 +177,40 @@ class SystemdScanner(Scanner):
         if len(source.text) <= _MAX_ENV_FILE_CHARS:
             yield from dotenv_facts(source.text, source.relpath)
 
-    def _unit(self, source: SourceFile) -> Iterator[ScanItem]:
+    def with_referenced(
+        self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
+    ) -> list[Fact] | None:
+        """A unit read again with the values of the files its ``EnvironmentFile=`` lines
+        name (see :func:`environment_file`); ``None`` for a unit that names none."""
+        if not source.name.endswith(".service"):
+            return None
+        named = [v for _l, key, _c, v, _m in _unit_lines(source.text) if key == "EnvironmentFile"]
+        if not named:
+            return None
+        found = {value: environment_file(value, files, read) for value in named}
+        return [f for f in self._unit(source, found) if isinstance(f, Fact)]
+
+    def _unit(
+        self, source: SourceFile, env_files: dict[str, tuple[dict[str, list[Token]], str]] | None = None
+    ) -> Iterator[ScanItem]:
         path = source.relpath
         variables: dict[str, list[Token]] = {}
+        from_files: dict[str, list[Token]] = {}
+        problems: list[str] = []
         exec_lines: dict[int, str] = {}
         for line, key, column, value, more in _unit_lines(source.text):
             if key == "Environment":
-                for name, val, col in _environment_words(value, line, column):
+                for name, val, col, start in _environment_words(value, line, column):
                     # systemd splits an unbraced $VAR at whitespace into several words
                     # (systemd.service(5), "Command lines"): ExecStart=vllm serve $EXTRA.
-                    start = col + len(name) + 1
-                    words = [(m.group(), start + m.start()) for m in re.finditer(r"\S+", val)]
-                    variables[name] = [Token(w, line, c, True, w) for w, c in words] or [Token(val, line, start, True, val)]
+                    variables[name] = value_tokens(val, line, start)
                     yield env_fact(name, val, path, line, col, self.name)
             elif key == "EnvironmentFile":
                 yield FileReference(value.lstrip("-").strip(), self.name)
+                if env_files is not None and value in env_files:
+                    values, problem = env_files[value]
+                    from_files.update(values)  # a later file wins
+                    problems.extend([problem] if problem else [])
             elif key in _EXEC_KEYS:
                 stripped = value.lstrip("-@:+!")
                 exec_lines[line] = " " * (column + len(value) - len(stripped) - 1) + stripped
@@ -139,11 +218,61 @@ class SystemdScanner(Scanner):
                     exec_lines[line + offset] = text
         if not exec_lines:
             return
+        variables.update(from_files)  # EnvironmentFile= values win over Environment= ones
         # One shell text with every ExecStart value at its own line and column.
         lines = source.text.split("\n")
-        shell_lines = [exec_lines.get(n, "") for n in range(1, len(lines) + 1)]
+        shell_lines = [_braced_as_one_word(exec_lines.get(n, ""), set(variables)) for n in range(1, len(lines) + 1)]
         facts, _ = shell_facts("\n".join(shell_lines), path, self.name, variables=variables)
-        yield from facts
+        for fact in facts:
+            if fact.kind == FactKind.LAUNCH and not fact.resolved and fact.value and problems:
+                fact = replace(fact, value=f"{fact.value} ({'; '.join(problems)})")
+            yield fact
+
+
+def environment_file(
+    wanted: str, files: Sequence[str], read: Callable[[str], SourceFile | None]
+) -> tuple[dict[str, list[Token]], str]:
+    """The variables of the repository file an ``EnvironmentFile=`` value names, and what
+    kept it from being read (``""`` when nothing did).
+
+    The file is the one whose path ends in most of ``wanted``'s trailing components
+    (``/opt/judge/serve-flags.env`` is ``deploy/judge/serve-flags.env``, else any file named
+    ``serve-flags.env``); when several match equally none is used, and the problem names
+    them. Values are split as an unbraced ``$VAR`` is, each word at its place in that file.
+    """
+    optional = wanted.startswith("-")
+    want = [p for p in wanted.lstrip("-").strip().split("/") if p]
+    if not want or any(c in "".join(want) for c in "$%"):
+        return {}, f"EnvironmentFile={wanted.lstrip('-')} names a path the repository cannot say"
+
+    def common(rel: str) -> int:
+        parts, n = rel.split("/"), 0
+        while n < min(len(parts), len(want)) and parts[-1 - n] == want[-1 - n]:
+            n += 1
+        return n
+
+    scores = {rel: common(rel) for rel in files}
+    best = max(scores.values(), default=0)
+    found = sorted(rel for rel, score in scores.items() if score == best and best > 0)
+    shown = "/" + "/".join(want)
+    if not found:
+        return {}, "" if optional else f"EnvironmentFile={shown} is not in the repository"
+    if len(found) > 1:
+        return {}, f"EnvironmentFile={shown} matches {len(found)} files ({', '.join(found)}); none was used"
+    source = read(found[0])
+    if source is None or len(source.text) > _MAX_ENV_FILE_CHARS:
+        return {}, f"EnvironmentFile={shown} ({found[0]}) could not be read"
+    values: dict[str, list[Token]] = {}
+    for binding in parse_stream(io.StringIO(source.text)):
+        if binding.key is None or binding.value is None or binding.error:
+            continue
+        original = binding.original.string
+        at = original.find("=", original.find(binding.key) + len(binding.key)) + 1
+        at += 1 if original[at : at + 1] in ("\"", "'") else 0
+        exact = original[at : at + len(binding.value)] == binding.value
+        column = at + 1 if exact else max(original.find(binding.key), 0) + 1
+        values[binding.key] = value_tokens(binding.value, binding.original.line, column, found[0])
+    return values, ""
 
 
 def _suffix_match(relpath: str, wanted: str) -> bool:

@@ -20,10 +20,13 @@ VLLM_IMAGES = frozenset(
         "rocm/vllm",
         "rocm/vllm-dev",
         "intel/vllm",
+        "q9t5s3a7/vllm-cpu-release-repo",
+        "q9t5s3a7/vllm-arm64-cpu-release-repo",
     }
 )
-"""Image repositories whose entry point is vLLM's OpenAI-compatible server."""
-
+"""Image repositories whose entry point is vLLM's OpenAI-compatible server: those vLLM's
+docs list (Docker Hub's ``vllm/vllm-openai`` and its ROCm and TPU images; the CPU images on
+``public.ecr.aws/q9t5s3a7``, x86-64 and arm64) and the hardware vendors' own."""
 
 def split_image(reference: str) -> tuple[str, str | None]:
     """Split ``registry/repo:tag@digest`` into (repository without registry, tag or ``None``).
@@ -50,6 +53,18 @@ def is_vllm_image(reference: str) -> bool:
     """``True`` for a vLLM server image (see :data:`VLLM_IMAGES`), whatever the registry."""
     repo, _tag = split_image(reference)
     return repo in VLLM_IMAGES or any(repo.endswith("/" + image) for image in VLLM_IMAGES)
+
+def vendor_vllm_image(reference: str, args: list[str]) -> str | None:
+    """The repository of an image that is no known vLLM image but whose repository's name says
+    vLLM (``registry.example.net/ml-platform/vllm-rocm``) and whose container args start as
+    vLLM's server's do (``--model``, ``--model=...`` or ``serve``): read as a vLLM launch whose
+    release is unknown. ``None`` otherwise."""
+    repo, _tag = split_image(reference)
+    if is_vllm_image(reference) or "vllm" not in repo.rsplit("/", 1)[-1].lower() or not args:
+        return None
+    first = args[0]
+    return repo if first in ("--model", "serve") or first.startswith("--model=") else None
+
 
 DIGEST_NOTE = "the image is pinned by digest; update the digest by hand"
 """Why the tag of an image pinned by ``@sha256:...`` is not bumped."""

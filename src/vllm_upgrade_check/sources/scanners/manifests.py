@@ -10,13 +10,13 @@ two list items. ``sh -c 'TEXT'`` arguments are parsed as shell.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import yaml
 
 from vllm_upgrade_check.knowledge.versions import tag_version_span
-from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span
+from vllm_upgrade_check.model.facts import VENDOR_ENTRY, Fact, FactKind, Skipped, Span
 from vllm_upgrade_check.parsing.shell import Token, parse_shell
 from vllm_upgrade_check.parsing.textpos import line_index
 from vllm_upgrade_check.parsing.words import sub_span
@@ -36,18 +36,21 @@ from vllm_upgrade_check.parsing.yamlnodes import (
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts
 from vllm_upgrade_check.sources.scanners.base import (
     Conditional,
+    FileReference,
     Reference,
     ScanItem,
     Scanner,
     SourceFile,
     shared_words,
 )
+from vllm_upgrade_check.sources.scanners.compose_build import Built, build_files, built_bases
 from vllm_upgrade_check.sources.scanners.images import (
     image_fact,
     image_hint,
     is_vllm_image,
     replaced_server_note,
     split_image,
+    vendor_vllm_image,
 )
 from vllm_upgrade_check.sources.scanners.kserve import predictor_facts
 from vllm_upgrade_check.sources.scanners.shell import _SHELLS, Relocate, argv_facts, shell_facts
@@ -234,11 +237,15 @@ def container_facts(
     args_node: yaml.Node | None,
     env: Mapping[str, str | None] | None = None,
     assume_vllm: bool = False,
+    built: tuple[str, str, int] | None = None,
 ) -> Iterator[Fact]:
     """Facts of one container (compose service or Kubernetes container). With ``env`` (a
     Kubernetes container's, :func:`container_env`), ``$(VAR)`` in its command and args is
     expanded first (:func:`k8s_expand`). ``assume_vllm``: read what it runs as vLLM's image
-    runs it (a chart template's image is the chart values' vLLM image), without an image fact."""
+    runs it (a chart template's image is the chart values' vLLM image), without an image fact.
+    ``built``: the base image of the Dockerfile a compose service is built from, with where it
+    is written (see :mod:`.compose_build`); when it is a vLLM image the container runs vLLM's
+    server, checked from that image's release."""
     image = scalar(image_node)
     hint = None
     image_token: Token | None = None
@@ -251,13 +258,25 @@ def container_facts(
         if is_vllm_image(image):
             image_token = token
             hint = image_hint(image, path, token.line)
+    vllm_image = image if image_token else None
+    if vllm_image is None and built is not None and is_vllm_image(built[0]):
+        vllm_image, hint = built[0], image_hint(built[0], built[1], built[2])
     entry = _argv(text, entry_node)
     args = _argv(text, args_node)
     if env is not None:
         entry = [_expanded(item, env) for item in entry]
         args = [_expanded(item, env) for item in args]
     holder = args_node if args else entry_node
-    run_image = image if image_token else (CHART_IMAGE if assume_vllm else None)
+    vendor = vendor_vllm_image(image, [i.token.text for i in args]) if image and not entry else None
+    if vendor is not None:
+        # a vendor's build of vLLM: its args are vLLM's flags, its vLLM release unknown
+        words = args[1:] if args[0].token.text == "serve" else args
+        tokens = [i.token for i in words]
+        syntax = "yaml" if isinstance(args_node, yaml.SequenceNode) else "shell"
+        start = args[0].token
+        yield from arg_facts(tokens, path, scanner, entry=VENDOR_ENTRY + vendor, start=start, syntax=syntax)
+        return
+    run_image = vllm_image or (CHART_IMAGE if assume_vllm else None)
     facts = list(_run_facts(text, path, scanner, run_image, image_node, entry, args, holder, hint))
     if image_token is not None:
         note = ""
@@ -318,14 +337,16 @@ def _run_facts(
         )
 
 
-def compose_facts(text: str, doc: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
-    """Facts of a docker-compose document (``services.*``)."""
+def compose_facts(text: str, doc: yaml.Node, path: str, scanner: str, built: Built | None = None) -> Iterator[Fact]:
+    """Facts of a docker-compose document (``services.*``; ``built``: the base images of the
+    services built from a Dockerfile, see :func:`.compose_build.built_bases`)."""
     facts: list[Fact] = []
     others: list[tuple[Span, str]] = []
     for name, _key, service in mapping_items(get(doc, "services")):
         entry, command = get(service, "entrypoint"), get(service, "command")
         words = [entry, command]
-        found = list(container_facts(text, path, scanner, get(service, "image"), entry, command))
+        base = (built or {}).get(str(name))
+        found = list(container_facts(text, path, scanner, get(service, "image"), entry, command, built=base))
         if not any(f.kind == FactKind.LAUNCH for f in found):
             others.extend(_read_by(words, f"service {name}"))
         facts.extend(found)
@@ -484,9 +505,20 @@ class ManifestScanner(Scanner):
         return name.endswith(YAML_SUFFIXES)
 
     def scan(self, source: SourceFile) -> Iterator[ScanItem]:
+        yield from self._read(source, None)
+
+    def with_referenced(
+        self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
+    ) -> list[Fact] | None:
+        """A compose file read again with the base images of its services' Dockerfiles."""
+        return [item for item in self._read(source, read) if isinstance(item, Fact)]
+
+    def _read(self, source: SourceFile, read: Callable[[str], SourceFile | None] | None) -> Iterator[ScanItem]:
+        lower = source.text.lower()
+        builds = "services" in lower and "build" in lower
         chart = chart_of(source.relpath)
         values = chart is not None and ".Values." in source.text
-        if "configmap" not in source.text.lower() and not source.mentions_vllm() and not values:
+        if "configmap" not in lower and not source.mentions_vllm() and not builds and not values:
             return
         text = source.text
         templated = has_template_actions(text)
@@ -499,10 +531,12 @@ class ManifestScanner(Scanner):
                 yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line)
             return
         facts: list[Fact] = []
-        links: list[Conditional | Reference] = []
+        links: list[Conditional | Reference | FileReference] = []
         for doc in docs:
             if is_compose(doc):
-                facts.extend(compose_facts(text, doc, source.relpath, "compose"))
+                built = built_bases(doc, source.relpath, read) if read is not None else None
+                facts.extend(compose_facts(text, doc, source.relpath, "compose", built))
+                links.extend(FileReference(rel, self.name) for _s, rel, _t in build_files(doc, source.relpath))
             elif is_kubernetes(doc):
                 chart_image: list[Fact] | None = [] if values and templated else None
                 facts.extend(kubernetes_facts(text, doc, source.relpath, "kubernetes", chart_image))

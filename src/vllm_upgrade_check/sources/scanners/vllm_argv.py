@@ -24,10 +24,16 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from vllm_upgrade_check.model.facts import Fact
+from vllm_upgrade_check.model.facts import VENDOR_ENTRY, Fact
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, env_fact
-from vllm_upgrade_check.sources.scanners.images import image_fact, image_hint, is_vllm_image, split_image
+from vllm_upgrade_check.sources.scanners.images import (
+    image_fact,
+    image_hint,
+    is_vllm_image,
+    split_image,
+    vendor_vllm_image,
+)
 
 VLLM_MODULES = frozenset(
     {
@@ -251,7 +257,8 @@ def find_launch(argv: Sequence[Token]) -> Launch | None:
 
     Wrappers (:data:`WRAPPERS`) are looked through; ``NAME=value`` words they set are the
     launch's ``env``. Entry points: ``vllm`` with a :data:`VLLM_SUBCOMMANDS` subcommand,
-    ``python``/``torchrun`` ``-m`` one of :data:`VLLM_MODULES`, ``docker|podman run`` of a vLLM image.
+    ``python``/``torchrun`` ``-m`` one of :data:`VLLM_MODULES` (or running the ``vllm`` console
+    script by its path), ``docker|podman run`` of a vLLM image.
     """
     tokens, env = strip_wrappers(argv)
     launch = _find_entry(tokens)
@@ -276,7 +283,9 @@ def _find_entry(tokens: list[Token]) -> Launch | None:
         i = 1
         while i < len(tokens) and tokens[i].text not in ("-m", "--module"):
             if not tokens[i].text.startswith("-"):
-                return None
+                # `python3 /srv/venv/bin/vllm serve ...`: the interpreter runs the console script
+                script = tokens[i].text.rsplit("/", 1)[-1]
+                return _find_entry(tokens[i:]) if script == "vllm" else None
             i += 2 if tokens[i].text in value_opts else 1
         rest = tokens[i:]
         if len(rest) >= 2 and rest[1].text in VLLM_MODULES:
@@ -329,7 +338,14 @@ def _docker_run(tokens: list[Token]) -> Launch | None:
     if read is None:
         return None
     i, env, entrypoint = read
-    if i >= len(tokens) or not is_vllm_image(tokens[i].text):
+    if i >= len(tokens):
+        return None
+    vendor = vendor_vllm_image(tokens[i].text, [t.text for t in tokens[i + 1 :]])
+    if vendor is not None and entrypoint is None:
+        # a vendor's build of vLLM run with vLLM's flags: no image of ours to bump
+        args = tokens[i + 2 :] if tokens[i + 1].text == "serve" else tokens[i + 1 :]
+        return Launch(VENDOR_ENTRY + vendor, tuple(args), tokens[i], env=tuple(env))
+    if not is_vllm_image(tokens[i].text):
         return None
     image = tokens[i]
     if entrypoint is not None:

@@ -7,6 +7,7 @@ is written (:class:`ArgvBuilder`).
 from __future__ import annotations
 
 import ast
+import re
 import shlex
 from dataclasses import replace
 
@@ -72,6 +73,17 @@ class ArgvBuilder:
                 col = index - (text.rfind("\n", 0, index) + 1) + 1
                 out.append(move(Token(word, row + 1, col, True, word)))
             return out
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "join"
+            and (const_text(node.func.value) or "x").isspace()
+            and len(node.args) == 1
+        ):
+            # `" ".join(cmd)` run by a shell: cmd's words, unless one would split or expand
+            joined = self.argv(node.args[0], env, depth + 1)
+            plain = re.compile(r"[^\s$`\\\"'*?;&|<>()]*")
+            return [w if plain.fullmatch(w.text) else replace(w, resolved=False) for w in joined]
         if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
             return self.comprehension(node, env, depth)
         if isinstance(node, ast.Name) and node.id not in env:

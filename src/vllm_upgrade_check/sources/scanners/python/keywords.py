@@ -55,7 +55,9 @@ class KeywordReader:
         self.remember_cuts(nodes, [self.source.span(n) for n in nodes])
 
     def dict_entries(self, node: ast.AST, scope: Scope, before: int, depth: int = 0) -> list[Entry] | None:
-        """Keys of a dict expression, or ``None`` when it cannot be resolved from the file."""
+        """Keys of a dict expression, or ``None`` when it cannot be resolved from the file. A
+        dict partly read (``{**BASE, **extra}``, ``d.update(overrides)``, a key computed at run
+        time) gives the keys it certainly holds and one unresolved entry per part not read."""
         if depth > 5:
             return None
         if isinstance(node, ast.Dict):
@@ -66,13 +68,12 @@ class KeywordReader:
             for key, value in pairs:
                 if key is None:
                     inner = self.dict_entries(value, scope, before, depth + 1)
-                    if inner is None:
-                        return None
-                    out.extend(inner)
+                    out.extend(inner if inner is not None else [self._unread("**", value)])
                     continue
                 name = const_text(key)
                 if name is None:
-                    return None
+                    out.append(self._unread("", key))
+                    continue
                 out.append(Entry(name, self.source.value_text(value), key, value_node=value))
             return out
         if isinstance(node, ast.Call) and dotted_name(node.func) == "dict" and not node.args:
@@ -142,9 +143,7 @@ class KeywordReader:
                 more: list[Entry] = []
                 for arg in stmt.args:
                     inner = self.dict_entries(arg, scope, stmt.lineno, depth + 1)
-                    if inner is None:
-                        return None
-                    more.extend(inner)
+                    more.extend(inner if inner is not None else [self._unread(f"{name}.update(", arg, ")")])
                 kw = self.keyword_entries(stmt.keywords, scope, stmt.lineno, depth + 1)
                 if kw is None:
                     return None
@@ -154,6 +153,13 @@ class KeywordReader:
             elif method in ("pop", "setdefault", "clear", "popitem"):
                 return None
         return entries
+
+    def _unread(self, before: str, node: ast.AST, after: str = "") -> Entry:
+        """The unresolved entry of a part of a dict that the file does not say."""
+        text = self.source.segment(node)
+        if before == "**" and not isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+            text = f"({text})"
+        return Entry(before + text + after, None, node, resolved=False)
 
     def keyword_entries(
         self, keywords: list[ast.keyword], scope: Scope, before: int, depth: int = 0

@@ -12,6 +12,7 @@ import ast
 from dataclasses import replace
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Span, Spans
+from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact, with_model_settings
 from vllm_upgrade_check.sources.scanners.base import SourceFile, shared_words
 from vllm_upgrade_check.sources.scanners.python.argv import ArgvBuilder
@@ -23,9 +24,19 @@ from vllm_upgrade_check.sources.scanners.python.names import (
     SUBPROCESS_CALLS,
     const_text,
 )
+from vllm_upgrade_check.sources.scanners.python.platforms import (
+    MODAL_INSTALLS,
+    RAY_CONFIGS,
+    chain_root,
+    dict_value,
+    engine_kwargs_call,
+    imported_from,
+    keyword,
+)
 from vllm_upgrade_check.sources.scanners.python.responses import ResponseReader
 from vllm_upgrade_check.sources.scanners.python.scope import Scope
 from vllm_upgrade_check.sources.scanners.python.source import PythonSource
+from vllm_upgrade_check.sources.scanners.requirements import pip_install_facts
 from vllm_upgrade_check.sources.scanners.shell import argv_facts, is_env_name, shell_facts
 
 
@@ -46,6 +57,8 @@ class _Module:
         self.keywords = KeywordReader(self.source)
         self.responses: ResponseReader  # set by run once the imports are read
         self.facts: list[Fact] = []
+        self.ray: dict[str, str] = {}  # names bound from ray and modal (see .platforms)
+        self.modal: dict[str, str] = {}
 
     def _add(self, fact: Fact | None) -> None:
         if fact is not None:
@@ -242,8 +255,25 @@ class _Module:
             self.facts.extend(facts)
             return
         tokens = ArgvBuilder(self.source, self.keywords, scope, call.lineno).argv(command)
-        if tokens:
-            self.facts.extend(argv_facts(tokens, self.source.path, "python", syntax="python"))
+        found = argv_facts(tokens, self.source.path, "python", syntax="python") if tokens else []
+        self.facts.extend(found)
+        if tokens and not tokens[0].resolved and not any(f.kind == FactKind.LAUNCH for f in found):
+            # a command the file does not say (`" ".join(cmd)` of an unknown list, a
+            # function's result) in a file that speaks of vLLM: named in an unresolved note
+            written = self.source.segment(command)
+            if "vllm" in self.source.src.lower():
+                self.facts.append(
+                    Fact(
+                        FactKind.LAUNCH,
+                        "subprocess",
+                        self.source.loc(command),
+                        raw=written,
+                        value=written,
+                        origin="python",
+                        scanner="python",
+                        resolved=False,
+                    )
+                )
 
     # ---- walk ------------------------------------------------------------------
     def run(self) -> None:
@@ -262,6 +292,7 @@ class _Module:
                     self.import_facts(node)
         imports_vllm = bool(self.source.aliases) or any(f.kind == FactKind.IMPORT for f in self.facts)
         self.responses = ResponseReader(self.source, imports_vllm)
+        self.ray, self.modal = imported_from(self.source.tree, "ray"), imported_from(self.source.tree, "modal")
         self.walk_scope(module, inner)
         self.facts = shared_words(self.facts, list(self.keywords.other_readers()))
 
@@ -287,8 +318,41 @@ class _Module:
                 if key in RESPONSE_FIELDS:
                     self._add(self.responses.response_field(node, key, node.slice))
 
+    def platform_call(self, call: ast.Call, scope: Scope) -> None:
+        """Ray Serve LLM's ``LLMConfig`` and a Modal image's installs and env (:mod:`.platforms`)."""
+        func = call.func
+        root = chain_root(func)
+        if isinstance(func, ast.Attribute):
+            name = func.attr
+        else:
+            name = self.ray.get(root or "", "") if isinstance(func, ast.Name) else ""
+        if name in RAY_CONFIGS and root in self.ray:
+            engine = engine_kwargs_call(call)
+            if engine is not None:
+                self.engine_call(engine, name, scope)
+            env = dict_value(keyword(call, "runtime_env"), "env_vars")
+            for key, value in zip(getattr(env, "keys", []), getattr(env, "values", []), strict=False):
+                if key is not None:
+                    self.env_from(key, value)
+        elif root in self.modal and isinstance(func, ast.Attribute):
+            if name in MODAL_INSTALLS:
+                words = [Token("pip", 0, 0), Token("install", 0, 0)]
+                for arg in call.args:
+                    text = const_text(arg)
+                    if text is not None:
+                        loc = self.source.loc(arg)
+                        at = self.source.string_span(arg)
+                        words.append(Token(text, loc.line or 0, (loc.column or 0) + (1 if at else 0), True, text, span=at))
+                self.facts.extend(pip_install_facts(words, self.source.path, "python"))
+            elif name == "env" and call.args and isinstance(call.args[0], ast.Dict):
+                for key, value in zip(call.args[0].keys, call.args[0].values, strict=False):
+                    if key is not None:
+                        self.env_from(key, value)
+
     def visit_call(self, call: ast.Call, scope: Scope) -> None:
         """Read ``call`` by what it calls."""
+        if self.ray or self.modal:
+            self.platform_call(call, scope)
         qualified = self.source.qualified(call.func)
         if qualified is None:
             if isinstance(call.func, ast.Attribute):
