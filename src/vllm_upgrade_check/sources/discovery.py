@@ -18,9 +18,8 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-import pathspec
-
 from vllm_upgrade_check.model.facts import Skipped
+from vllm_upgrade_check.parsing.globs import GitIgnoreRules
 from vllm_upgrade_check.parsing.textfiles import decode, has_text_bom
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 
@@ -68,8 +67,12 @@ read_bytes: Reader = _read_bytes
 class _Ignores:
     """The ``.gitignore`` files in force in one directory: ``(base, spec)`` root first."""
 
-    def __init__(self, specs: tuple[tuple[str, pathspec.PathSpec], ...]) -> None:
+    def __init__(
+        self, specs: tuple[tuple[str, GitIgnoreRules], ...], root: str = "", notes: list[Skipped] | None = None
+    ) -> None:
         self.specs = specs
+        self.root = root
+        self.notes = notes
 
     def ignored(self, rel: str) -> bool:
         """Whether ``rel`` (root-relative POSIX path, a trailing ``/`` for directories) is ignored."""
@@ -81,17 +84,31 @@ class _Ignores:
                 sub = rel[len(base) + 1 :]
             else:
                 sub = rel
-            check = spec.check_file(sub)
-            if check.include is not None:
-                result = bool(check.include)
+            verdict = spec.check(sub)
+            if verdict is not None:
+                result = verdict
         return result
 
     def entering(self, directory: str, rel_dir: str) -> _Ignores:
         """The rules in force inside ``directory`` (whose root-relative path is ``rel_dir``)."""
-        spec = _load_gitignore(os.path.join(directory, ".gitignore"))
+        base = "" if rel_dir == "." else rel_dir
+        label = f"{base}/.gitignore" if base else ".gitignore"
+        path = os.path.join(directory, ".gitignore")
+        if os.path.islink(path):
+            real = os.path.realpath(path)
+            if not self.root or not real.startswith(self.root.rstrip(os.sep) + os.sep):
+                self._note(label, "a symlink leading outside the scanned root: not read (its patterns do not apply)")
+                return self
+        spec = _load_gitignore(path)
         if spec is None:
             return self
-        return _Ignores((*self.specs, ("" if rel_dir == "." else rel_dir, spec)))
+        for number, line, reason in spec.rejected:
+            self._note(label, f"pattern {line[:80]!r} left out: {reason}", number)
+        return _Ignores((*self.specs, (base, spec)), self.root, self.notes)
+
+    def _note(self, path: str, reason: str, line: int | None = None) -> None:
+        if self.notes is not None:
+            self.notes.append(Skipped(path, reason, line=line))
 
 
 class PassedOver:
@@ -106,21 +123,42 @@ class PassedOver:
 
     __slots__ = ("path", "rel", "_ignores", "_excluded")
 
-    def __init__(self, path: str, rel: str, ignores: _Ignores, excluded: pathspec.PathSpec | None) -> None:
+    def __init__(self, path: str, rel: str, ignores: _Ignores, excluded: GitIgnoreRules | None) -> None:
         self.path, self.rel, self._ignores, self._excluded = path, rel, ignores, excluded
 
     def ignored(self) -> bool:
         """Whether a ``.gitignore`` or an ``--exclude`` pattern leaves the file out."""
-        return self._ignores.ignored(self.rel) or (self._excluded is not None and self._excluded.match_file(self.rel))
+        return self._ignores.ignored(self.rel) or (self._excluded is not None and self._excluded.matches(self.rel))
 
 
-def _load_gitignore(path: str) -> pathspec.PathSpec | None:
+def _load_gitignore(path: str) -> GitIgnoreRules | None:
+    """The patterns of a ``.gitignore`` (its first MiB); ``None`` when it is not a readable
+    regular file (a FIFO named ``.gitignore`` is never opened)."""
     try:
+        if not os.path.isfile(path):
+            return None
         with open(path, "rb") as handle:
             lines = handle.read(1024 * 1024).decode("utf-8", errors="replace").splitlines()
-        return pathspec.GitIgnoreSpec.from_lines(lines)
-    except (OSError, ValueError):
+    except OSError:
         return None
+    return GitIgnoreRules(lines)
+
+
+def exclude_rules(exclude: Sequence[str]) -> GitIgnoreRules | None:
+    """The ``--exclude`` patterns compiled (``None`` when there are none).
+
+    Raises:
+        UsageError: a pattern that is invalid or too complex to match in linear time.
+    """
+    if not exclude:
+        return None
+    rules = GitIgnoreRules(exclude)
+    if rules.rejected:
+        from vllm_upgrade_check.errors import UsageError
+
+        _number, line, reason = rules.rejected[0]
+        raise UsageError(f"--exclude {line[:80]!r}: {reason}")
+    return rules
 
 
 def covered_roots(roots: Sequence[Path]) -> dict[int, int]:
@@ -184,9 +222,10 @@ def walk(
     if not root.is_dir():
         yield str(root), root.name
         return
-    excluded = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+    excluded = exclude_rules(exclude)
     seen: set[tuple[int, int]] = set()
-    stack: list[tuple[str, str, _Ignores]] = [(str(root), ".", _Ignores(()))]
+    top = _Ignores((), os.path.realpath(root), skipped)
+    stack: list[tuple[str, str, _Ignores]] = [(str(root), ".", top)]
     while stack:  # depth first, in name order, without nested generators
         directory, rel_dir, ignores = stack.pop()
         try:
@@ -224,7 +263,7 @@ def walk(
             if is_dir:
                 if name in SKIP_DIRS:
                     continue
-                if ignores.ignored(rel + "/") or (excluded is not None and excluded.match_file(rel + "/")):
+                if ignores.ignored(rel + "/") or (excluded is not None and excluded.matches(rel + "/")):
                     continue
                 subdirs.append((entry.path, rel, ignores))
             elif is_file:
@@ -232,7 +271,7 @@ def walk(
                     if passed_over is not None:
                         passed_over.append(PassedOver(entry.path, rel, ignores, excluded))
                     continue
-                if ignores.ignored(rel) or (excluded is not None and excluded.match_file(rel)):
+                if ignores.ignored(rel) or (excluded is not None and excluded.matches(rel)):
                     continue
                 yield entry.path, rel
         stack.extend(reversed(subdirs))
