@@ -79,16 +79,13 @@ def owned_words(args: Sequence[Token], start: int, takes: str | None) -> list[To
     every word up to the next flag for ``"+"``/``"*"``, at most N for a number."""
     if takes == "0":
         return []
+    limit = None if takes in ("+", "*") else int(takes) if takes is not None and takes.isdigit() else 1
     values: list[Token] = []
-    for token in args[start:]:
-        if not _is_value(token):
+    for index in range(start, len(args)):  # no slice of the rest: a long argv stays linear
+        if limit is not None and len(values) >= limit or not _is_value(args[index]):
             break
-        values.append(token)
-    if takes in ("+", "*"):
-        return values
-    if takes is not None and takes.isdigit():
-        return values[: int(takes)]
-    return values[:1]
+        values.append(args[index])
+    return values
 
 
 def arg_spans(token: Token, flag: str, inline: bool, owned: Sequence[Token], syntax: str, sure: bool) -> Spans:
