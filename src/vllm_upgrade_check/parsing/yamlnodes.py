@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from vllm_upgrade_check.model.facts import Span
-from vllm_upgrade_check.parsing.textpos import INDENT, line_index, own_lines
+from vllm_upgrade_check.parsing.textpos import INDENT, ByteColumns, line_index, own_lines
 from vllm_upgrade_check.parsing.words import Token, cut, link, unlink_at_comments
 
 MAX_NODES = 200_000
@@ -376,12 +376,14 @@ def scalar_locator(text: str, node: yaml.ScalarNode) -> Callable[[int, int], tup
     for row in rows[:-1]:
         row_starts.append(row_starts[-1] + len(row) + 1)
     index = line_index(text)
+    columns: dict[int, ByteColumns] = {}
 
     def locate(row: int, byte_col: int) -> tuple[int, int]:
         if row >= len(rows):
             return index.line_col(offsets[-1])
-        line = rows[row]
-        chars = byte_col if line.isascii() else len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+        if row not in columns:
+            columns[row] = ByteColumns(rows[row])
+        chars = columns[row].chars(byte_col)
         at = min(row_starts[row] + chars, len(offsets) - 1)
         return index.line_col(offsets[at])
 
