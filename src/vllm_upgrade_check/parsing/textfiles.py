@@ -91,3 +91,38 @@ def write_atomic(path: Path, data: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+MAX_NAMED_FILE_BYTES = 64 * 1024 * 1024
+"""Largest input file the user names (a baseline, rule pack, freeze file, configuration,
+fleet report) that is read (bytes, 64 MiB): a bigger one is refused, not read into memory."""
+
+
+def read_named_file(path: Path, limit: int = MAX_NAMED_FILE_BYTES) -> bytes:
+    """The bytes of an input file the user named, refusing anything but a regular file: a
+    FIFO would block the run, a device (``/dev/zero``) never end.
+
+    Raises:
+        OSError: unreadable, not a regular file, or larger than ``limit`` bytes (its
+            ``strerror`` says which).
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO does not block the open
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(0, "not a regular file (a FIFO, device or socket is never read)", str(path))
+        if info.st_size > limit:
+            raise OSError(0, f"larger than {limit} bytes ({info.st_size} bytes)", str(path))
+        chunks = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        if left <= 0:
+            raise OSError(0, f"larger than {limit} bytes", str(path))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

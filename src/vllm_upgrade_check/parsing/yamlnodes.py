@@ -120,8 +120,8 @@ def mapping_items(
     seen: set[str] = set()
     done: set[int] = set()
     pending: list[tuple[yaml.Node, int]] = [(node, 0)]  # (mapping, merge depth)
-    while pending:  # breadth by source order: the first source that has a key wins
-        current, depth = pending.pop(0)
+    while pending:  # depth first, in source order: the first source that has a key wins
+        current, depth = pending.pop()
         if not isinstance(current, yaml.MappingNode) or id(current) in done:
             continue
         done.add(id(current))
@@ -138,7 +138,7 @@ def mapping_items(
             if depth == 0 or key not in seen:  # a repeated explicit key is the caller's to report
                 seen.add(key)
                 yield key, key_node, value_node
-        pending[0:0] = [(source, depth + 1) for source in merged]
+        pending.extend((source, depth + 1) for source in reversed(merged))
 
 
 def _spend(budget: list[int], node: yaml.Node) -> None:

@@ -238,7 +238,10 @@ def walk(
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
             if skipped is not None:
-                skipped.append(Skipped(rel_dir, f"cannot list directory: {exc.strerror or exc}"))
+                # What it holds is unknown: it may hold the only launch, so the gate fails closed.
+                skipped.append(
+                    Skipped(rel_dir, f"cannot list directory: {exc.strerror or exc}", configures_vllm=True)
+                )
             continue
         names = {e.name for e in entries}
         if "pyvenv.cfg" in names and rel_dir != ".":
@@ -336,7 +339,11 @@ def read_source(
         if size > max_bytes:
             if by_name is None and not _head_accepted(path, relpath, scanners or ()):
                 return None
-            return Skipped(relpath, f"larger than the size limit of {max_bytes} bytes ({size} bytes)")
+            return Skipped(
+                relpath,
+                f"larger than the size limit of {max_bytes} bytes ({size} bytes)",
+                configures_vllm=_mentions_vllm(path) if pending is None else b"vllm" in pending.lower(),
+            )
         data = read_bytes(path) if pending is None else pending
     except OSError as exc:
         return Skipped(relpath, f"cannot read: {exc.strerror or exc}", configures_vllm=bool(by_name))
@@ -349,6 +356,21 @@ def read_source(
     if by_name is None and scanners is not None and not any(s.accepts(source) for s in scanners):
         return None
     return source
+
+
+def _mentions_vllm(path: str | Path) -> bool:
+    """Whether a file says ``vllm`` anywhere (any case), read in chunks of 1 MiB (bounded
+    memory, linear time); ``True`` when it cannot be read (fail closed)."""
+    tail = b""
+    try:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                if b"vllm" in (tail + chunk).lower():
+                    return True
+                tail = chunk[-3:]
+    except OSError:
+        return True
+    return False
 
 
 def _head_accepted(path: str | Path, relpath: str, scanners: Sequence[Scanner]) -> bool:
