@@ -7,6 +7,8 @@ import warnings
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pathspec._backends.re2.gitignore import Re2GiBackend
 
 from scaling import LINEAR, time_ratio
@@ -97,3 +99,27 @@ def test_gitignore_symlink_inside_root_is_obeyed(tmp_path: Path) -> None:
     (tmp_path / "run.sh").write_text("vllm serve m\n")
     (tmp_path / ".gitignore").symlink_to("ignores")
     assert [rel for _p, rel in walk(tmp_path)] == ["ignores"]
+
+
+_PATTERN = st.text(alphabet=st.sampled_from("ab*?/!.[]-"), min_size=1, max_size=8)
+_PATH = st.lists(st.text(alphabet=st.sampled_from("ab.-"), min_size=1, max_size=4), min_size=1, max_size=3)
+
+
+@settings(max_examples=400, deadline=None)
+@given(patterns=st.lists(_PATTERN, min_size=1, max_size=5), parts=_PATH, directory=st.booleans())
+def test_same_verdicts_as_the_backtracking_reference(patterns: list[str], parts: list[str], directory: bool) -> None:
+    """On small inputs (where backtracking is cheap) the automaton decides as pathspec's
+    reference backend does: the speed-up changes no verdict."""
+    import re
+
+    import pathspec
+
+    rel = "/".join(parts) + ("/" if directory else "")
+    try:
+        reference = pathspec.GitIgnoreSpec.from_lines(patterns, backend="simple")
+        include = reference.check_file(rel).include
+    except (ValueError, re.error):
+        return  # a pattern the reference cannot compile: no verdict to compare with
+    rules = GitIgnoreRules(patterns)
+    assert not rules.rejected
+    assert rules.check(rel) == (None if include is None else bool(include))

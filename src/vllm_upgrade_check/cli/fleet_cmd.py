@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 
@@ -74,7 +74,7 @@ def _check_report(doc: dict[str, Any], path: Path, line: int) -> None:
         UsageError: naming ``path``, the report's first ``line`` and the field.
     """
 
-    def fail(field: str, kind: str) -> None:
+    def fail(field: str, kind: str) -> NoReturn:
         raise UsageError(f"env report field {field!r} must be {kind}", str(path), line)
 
     for key in ("host", "environment"):
