@@ -31,3 +31,15 @@ def test_benchmark_quick_mode_prints_every_figure() -> None:
     ):
         assert label in out, label
     assert "files scanned 0" not in out
+
+
+def test_robustness_benchmark_quick_mode_prints_every_shape() -> None:
+    run = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "bench_robust.py"), "--quick", "--repeat", "1"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr
+    rows = [line for line in run.stdout.splitlines()[1:] if line.strip()]
+    assert len(rows) == 9 * 3 and all(f"{s}x" in run.stdout for s in (1, 4, 16))

@@ -98,7 +98,15 @@ def test_oversized_and_binary_files_are_reported_when_a_scanner_would_read_them(
         "big/compose.yaml": "larger than the size limit of 1000 bytes (5007 bytes)",
         "bin/Dockerfile": "binary file",
     }
-    assert not any(s.configures_vllm for s in skipped)
+    # an oversized file that mentions vLLM may be its only launch: the gate fails closed on it
+    assert {s.path: s.configures_vllm for s in skipped} == {"big/compose.yaml": True, "bin/Dockerfile": False}
+    write(tmp_path, "big/compose.yaml", "x" * 5000 + "\n# VLLM\n" + "x" * (3 << 20))
+    write(tmp_path, "big/other.yaml", "y" * 5000)
+    _facts, skipped, _count = scan(tmp_path, max_file_bytes=1000)
+    assert {s.path: s.configures_vllm for s in skipped if s.path.startswith("big/")} == {
+        "big/compose.yaml": True,
+        "big/other.yaml": False,
+    }
 
 
 def test_symlink_loop_and_link_out_of_root(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ input (one line on stderr naming file and line, no traceback).
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -59,6 +60,10 @@ def _reject_empty(args: list[str]) -> None:
             raise VucError(f"argument {index + 1}{after} is empty: an empty string names no file or value")
 
 
+_FULL = frozenset({errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG})
+"""Write errors that mean the output's device is full (or failing), not a bug."""
+
+
 def main() -> None:
     """Entry point of the ``vllm-upgrade-check`` console script.
 
@@ -79,6 +84,7 @@ def main() -> None:
     try:
         _reject_empty(sys.argv[1:])
         code = app(standalone_mode=False)
+        sys.stdout.flush()  # here, so that a full device is an error of this run, said once
         sys.exit(code if isinstance(code, int) else 0)
     except usage_error as exc:
         # One line, as for every other bad input (typer would draw a three-line box).
@@ -94,13 +100,23 @@ def main() -> None:
     except VucError as exc:
         print(f"vllm-upgrade-check: error: {exc}", file=sys.stderr)
         sys.exit(2)
+    except RecursionError:
+        print("vllm-upgrade-check: error: an input is nested too deeply to read", file=sys.stderr)
+        sys.exit(2)
+    except MemoryError:
+        print("vllm-upgrade-check: error: out of memory reading an input (a file too large?)", file=sys.stderr)
+        sys.exit(2)
     except KeyboardInterrupt:
         # Exit at once: the interpreter's exit hooks would wait on (or write to) the pipes of
         # worker processes that were just stopped.
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(130)
-    except Exception:
+    except Exception as exc:
+        if isinstance(exc, OSError) and exc.errno in _FULL:
+            # stdout or an output file on a full device: one line (stderr may still be writable)
+            print(f"vllm-upgrade-check: error: cannot write output: {exc.strerror or exc}", file=sys.stderr)
+            os._exit(2)  # the interpreter's final flush of stdout would fail again
         import traceback
 
         traceback.print_exc()

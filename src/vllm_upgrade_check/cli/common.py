@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -47,6 +48,15 @@ def exit_code(report: Report, fail_on: FailOn, strict_skips: bool = True) -> int
     return replace(report, gate=gate(fail_on, strict_skips)).exit_code
 
 
+def current_umask() -> int:
+    """The process's umask (read by setting it and setting it back)."""
+    import os
+
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_output(text: str, output: Path | None) -> None:
     """Write ``text`` to ``output`` (atomically) or to standard output."""
     if output is None:
@@ -64,6 +74,12 @@ def write_output(text: str, output: Path | None) -> None:
         # A file name that is not UTF-8 (a lone surrogate in the text) is written as U+FFFD.
         with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as handle:
             handle.write(text)
+        # mkstemp makes the file 0600: a report or baseline is created as any file the user
+        # makes (0666 less the umask), and one replaced keeps the mode it had.
+        try:
+            os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
+        except FileNotFoundError:
+            os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, target)
     except OSError as exc:
         if tmp is not None and os.path.exists(tmp):

@@ -10,7 +10,9 @@ glob and ``expires`` date). Command-line options win over the file.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +24,7 @@ from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.knowledge.versions import parse_version
 from vllm_upgrade_check.model.options import Ignore
 from vllm_upgrade_check.model.validation import first_problem, format_path
+from vllm_upgrade_check.parsing.textfiles import read_named_file
 from vllm_upgrade_check.parsing.toml import TomlProblem, load_toml
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -110,6 +113,20 @@ class Config:
     ignores: tuple[Ignore, ...] = field(default_factory=tuple)
 
 
+def _inside(path: Path, place: Path) -> bool:
+    """Whether ``path`` (a configuration file found in ``place``) is no symlink leading out of
+    ``place``: such a file, which anyone who can commit a link could point anywhere, is not
+    read; a note on stderr says so."""
+    real, base = os.path.realpath(path), os.path.realpath(place)
+    if not os.path.islink(path) or real.startswith(base.rstrip(os.sep) + os.sep):
+        return True
+    print(
+        f"vllm-upgrade-check: note: {path} is a symlink leading outside {place}: not read as configuration",
+        file=sys.stderr,
+    )
+    return False
+
+
 def find_config(paths: Sequence[Path], cwd: Path | None = None) -> Path | None:
     """The configuration file for a run: in the first scanned root (a file's directory), else
     in ``cwd``; ``.vllm-upgrade-check.toml`` before a ``pyproject.toml`` that has the table."""
@@ -119,10 +136,10 @@ def find_config(paths: Sequence[Path], cwd: Path | None = None) -> Path | None:
     places.append(cwd or Path.cwd())
     for place in places:
         own = place / CONFIG_FILE
-        if own.is_file():
+        if own.is_file() and _inside(own, place):
             return own
         pyproject = place / "pyproject.toml"
-        if pyproject.is_file():
+        if pyproject.is_file() and _inside(pyproject, place):
             try:
                 data = load_toml(pyproject.read_text(encoding="utf-8"))
             except (OSError, TomlProblem, UnicodeDecodeError):
@@ -160,7 +177,7 @@ def load_config(path: Path) -> Config:
     """
     shown = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_named_file(path).decode("utf-8")
         data = load_toml(text)
     except OSError as exc:
         raise UsageError(f"cannot read configuration: {exc.strerror or exc}", shown) from None

@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 
 from vllm_upgrade_check.cli.apps import app
 from vllm_upgrade_check.cli.common import write_output
 from vllm_upgrade_check.errors import UsageError
+from vllm_upgrade_check.parsing.textfiles import read_named_file
 
 fleet_app = typer.Typer(help="Merge env reports of many hosts.", no_args_is_help=True)
 app.add_typer(fleet_app, name="fleet")
@@ -34,7 +35,7 @@ def read_env_reports(path: Path) -> list[dict[str, Any]]:
         UsageError: unreadable file, or no report in it (naming the file).
     """
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_named_file(path).decode("utf-8", errors="replace")
     except OSError as exc:
         raise UsageError(f"cannot read: {exc.strerror or exc}", str(path)) from None
     decoder = json.JSONDecoder()
@@ -49,7 +50,10 @@ def read_env_reports(path: Path) -> list[dict[str, Any]]:
                 obj, end = decoder.raw_decode(text, offset)
             except ValueError:
                 obj, end = None, offset + len(line)
+            except RecursionError:
+                raise UsageError("a JSON value nested too deeply to be an env report", str(path), index + 1) from None
             if isinstance(obj, dict) and "findings" in obj:
+                _check_report(obj, path, index + 1)
                 found.append(obj)
                 consumed = text[offset:end]
                 skip = consumed.count("\n")
@@ -88,6 +92,42 @@ def unique_hosts(
         seen[name] = file
         kept.append((file, doc))
     return kept, warnings
+
+
+def _check_report(doc: dict[str, Any], path: Path, line: int) -> None:
+    """Refuse an env report whose fields have the wrong types (one line naming the field).
+
+    Raises:
+        UsageError: naming ``path``, the report's first ``line`` and the field.
+    """
+
+    def fail(field: str, kind: str) -> NoReturn:
+        raise UsageError(f"env report field {field!r} must be {kind}", str(path), line)
+
+    for key in ("host", "environment"):
+        if doc.get(key) is not None and not isinstance(doc[key], dict):
+            fail(key, "an object")
+    host = doc.get("host") or {}
+    for key in ("name", "nvidia_driver", "rocm"):
+        if host.get(key) is not None and not isinstance(host[key], str):
+            fail(f"host.{key}", "a string")
+    gpus = host.get("gpus")
+    if gpus is not None and not (isinstance(gpus, list) and all(isinstance(g, dict) for g in gpus)):
+        fail("host.gpus", "a list of objects")
+    if any(not isinstance(g.get("name", "?"), str) for g in gpus or []):
+        fail("host.gpus[].name", "a string")
+    torch = (doc.get("environment") or {}).get("torch")
+    if torch is not None and not isinstance(torch, dict):
+        fail("environment.torch", "an object")
+    for key in ("to_version", "from_version"):
+        if doc.get(key) is not None and not isinstance(doc[key], str):
+            fail(key, "a string")
+    findings = doc.get("findings")
+    if not isinstance(findings, list) or not all(isinstance(f, dict) for f in findings):
+        fail("findings", "a list of objects")
+    for finding in findings:
+        if not isinstance(finding.get("rule_id"), str) or not isinstance(finding.get("message", ""), str):
+            fail("findings[].rule_id", "a string (and message a string)")
 
 
 def merge_reports(reports: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:

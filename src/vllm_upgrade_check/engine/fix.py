@@ -272,7 +272,7 @@ class _Run:
             if self.overlay is not None:
                 self.overlay[os.path.realpath(source.path)] = data
             else:
-                write_atomic(source.path, data)
+                write_atomic(source.path, data, expected=source.encode(source.text))
             self.wrote[rel] = data
         except StaleEditError as exc:
             self.result.errors.append(exc)

@@ -240,7 +240,7 @@ def apply_edits(
             if overlay is not None:
                 overlay[os.path.realpath(real)] = data
             else:
-                write_atomic(real, data)
+                write_atomic(real, data, expected=source.encode(source.text))
         except OutsideRoots as exc:
             errors.append(VucError(str(exc), rel))
             continue

@@ -45,6 +45,7 @@ class KnownArgs:
     missing: dict[str, tuple[tuple[Version, Version], ...]] = field(default_factory=dict)
     env_vars: dict[str, tuple[Version, Version, tuple[tuple[Version, Version], ...]]] = field(default_factory=dict)
     choices: dict[str, tuple[tuple[Version, Version, tuple[str, ...] | None], ...]] = field(default_factory=dict)
+    _memo: dict[object, object] = field(default_factory=dict, compare=False, repr=False, hash=False)
 
     def choices_at(self, flag: str, version: Version) -> tuple[str, ...] | None:
         """The values release ``version``'s parser accepts for CLI ``flag`` (``--kv-cache-dtype``)
@@ -131,11 +132,42 @@ class KnownArgs:
     def closest(self, flag: str, at: Version | None = None) -> str | None:
         """The known CLI flag closest to ``flag`` (``--max-num-seq`` -> ``--max-num-seqs``);
         with ``at``, only among the flags release ``at`` defines (a suggestion the target
-        rejects helps no one)."""
+        rejects helps no one).
+
+        Closeness is :func:`difflib.get_close_matches` with cutoff 0.6. Its ratio
+        ``2 * matches / (len(a) + len(b))`` cannot reach 0.6 when one length is under 3/7 of
+        the other, so only flags of a length in that window are compared (indexed by length
+        once per release), a flag longer than 7/3 of the longest known one is compared with
+        none, and each answer is kept: the cost of one call is bounded whatever ``flag`` is.
+        """
         wanted = "--" + flag.lstrip("-").split("=", 1)[0].split(".", 1)[0].replace("_", "-")
-        pool = [f for f in self.flags if at is None or self.defines(f, at)]
-        matches = difflib.get_close_matches(wanted, pool, n=1, cutoff=0.6)
-        return matches[0] if matches else None
+        key = ("closest", wanted, at)
+        if key in self._memo:
+            return self._memo[key]  # type: ignore[return-value]
+        by_length = self._by_length(at)
+        low, high = (3 * len(wanted) + 6) // 7, (7 * len(wanted)) // 3
+        pool = [f for length in range(low, min(high, max(by_length, default=0)) + 1) for f in by_length.get(length, ())]
+        matches = difflib.get_close_matches(wanted, pool, n=1, cutoff=0.6) if pool else []
+        answer = matches[0] if matches else None
+        if len(self._memo) < MEMO_ENTRIES:
+            self._memo[key] = answer
+        return answer
+
+    def _by_length(self, at: Version | None) -> dict[int, list[str]]:
+        """The CLI flags release ``at`` defines (every release's without ``at``), by length."""
+        key = ("by_length", at)
+        cached = self._memo.get(key)
+        if cached is None:
+            index: dict[int, list[str]] = {}
+            for f in self.flags:
+                if at is None or self.defines(f, at):
+                    index.setdefault(len(f), []).append(f)
+            cached = self._memo[key] = index
+        return cached  # type: ignore[return-value]
+
+
+MEMO_ENTRIES = 65_536
+"""Most suggestions :meth:`KnownArgs.closest` keeps (each distinct flag asked about once)."""
 
 
 @lru_cache(maxsize=256)

@@ -23,6 +23,7 @@ from vllm_upgrade_check.errors import RulePackError
 from vllm_upgrade_check.knowledge import packbundle
 from vllm_upgrade_check.model.pack import Pack, Rule
 from vllm_upgrade_check.model.validation import problems
+from vllm_upgrade_check.parsing.textfiles import read_named_file
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, compose_documents, to_python
 
 
@@ -137,9 +138,11 @@ def load_pack_file(
     """
     name = display or str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RulePackError(f"cannot read rule pack: {exc}", name) from None
+        text = read_named_file(path).decode("utf-8")
+    except OSError as exc:
+        raise RulePackError(f"cannot read rule pack: {exc.strerror or exc}", name) from None
+    except UnicodeDecodeError as exc:
+        raise RulePackError(f"cannot read rule pack: not UTF-8 text: {exc.reason} at byte {exc.start}", name) from None
     if trusted:
         parsed = packbundle.parsed_pack(bundle, path.name, text) if bundle else None
         pack = _load_trusted(text, name, parsed)
@@ -166,6 +169,8 @@ def _pack_files(path: Path) -> list[Path]:
         return sorted(p for p in path.iterdir() if is_pack_name(p.name))
     if path.is_file():
         return [path]
+    if path.exists():
+        raise RulePackError("not a regular file or directory (a FIFO, device or socket is never read)", str(path))
     raise RulePackError("no such rule pack file or directory", str(path))
 
 

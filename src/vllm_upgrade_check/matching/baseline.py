@@ -24,6 +24,7 @@ from typing import Any
 
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.model.findings import Finding, Report
+from vllm_upgrade_check.parsing.textfiles import read_named_file
 
 SCHEMA_VERSION = 1
 
@@ -59,11 +60,15 @@ def load_baseline(path: Path) -> Counter[str]:
         UsageError: unreadable file, invalid JSON or not a baseline document (naming the file).
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_named_file(path).decode("utf-8"))
     except OSError as exc:
         raise UsageError(f"cannot read baseline: {exc.strerror or exc}", str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"baseline is not UTF-8 text: {exc.reason} at byte {exc.start}", str(path)) from None
     except json.JSONDecodeError as exc:
         raise UsageError(f"baseline is not valid JSON: {exc.msg}", str(path), exc.lineno) from None
+    except RecursionError:
+        raise UsageError("baseline is nested too deeply to be a baseline file", str(path)) from None
     if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
         raise UsageError(f"not a baseline file (schema_version {SCHEMA_VERSION} expected)", str(path))
     findings = data.get("findings")

@@ -35,6 +35,10 @@ UNKNOWN_FLAG_ID = "VUC000-001"
 
 _ORIGINS = frozenset({"cli", "config"})
 
+MAX_UNKNOWN_PER_LAUNCH = 20
+"""Unknown flags reported one by one per launch (or per config file); the rest of that launch's
+give one finding that counts them, so a line of a million made-up flags costs one finding more."""
+
 
 def unknown_flag_rule(fact: Fact, known: KnownArgs, target: Version | None = None) -> Rule:
     """The synthetic rule for one unknown flag, naming the closest flag ``target`` defines
@@ -101,15 +105,50 @@ def unknown_flag_findings(
     if not known.covers(versions.target):
         return []
     findings = []
+    rules: dict[tuple[str, str], Rule] = {}  # one rule object per flag as written
+    ruled: dict[tuple[str, tuple[str, ...]], bool] = {}  # names a loaded rule matches
+    per_launch: dict[tuple[str | None, str | None], list[Fact]] = {}
     for fact in facts:
         if fact.kind != FactKind.ARG or fact.origin not in _ORIGINS or not fact.resolved:
             continue
         if fact.origin == "cli" and not fact.raw.startswith("--"):
             continue
-        if known.is_known(fact.name) or any(fact.answers_to(n) for n in rule_names):
+        if known.is_known(fact.name):
             continue
-        findings.append(built_in_finding(unknown_flag_rule(fact, known, versions.target), fact, versions))
+        if (answered := ruled.get((fact.name, fact.aliases))) is None:
+            answered = ruled[(fact.name, fact.aliases)] = any(fact.answers_to(n) for n in rule_names)
+        if answered:
+            continue
+        launch = per_launch.setdefault((fact.location.path, fact.group), [])
+        launch.append(fact)
+        if len(launch) > MAX_UNKNOWN_PER_LAUNCH:
+            continue
+        key = (fact.raw or fact.name, fact.name)
+        if key not in rules:
+            rules[key] = unknown_flag_rule(fact, known, versions.target)
+        findings.append(built_in_finding(rules[key], fact, versions))
+    for launch in per_launch.values():
+        if len(launch) > MAX_UNKNOWN_PER_LAUNCH:
+            findings.append(_unknown_flags_summary(launch[MAX_UNKNOWN_PER_LAUNCH:], known, versions))
     return findings
+
+
+def _unknown_flags_summary(rest: list[Fact], known: KnownArgs, versions: VersionContext) -> Finding:
+    """One finding, on the first of ``rest``, for the unknown flags of a launch past the cap."""
+    first = rest[0]
+    rule = unknown_flag_rule(first, known, versions.target)
+    message = (
+        f"{first.raw or first.name} and {len(rest) - 1} more flag(s) of this launch are not flags of any "
+        f"vLLM release (after {MAX_UNKNOWN_PER_LAUNCH} reported one by one)"
+    )
+    summary = rule.model_copy(
+        update={
+            "message": message,
+            "fix": Fix(summary="Remove the flags, or check their spelling.", action=FixAction.NONE,
+                       applicability=Applicability.DISPLAY_ONLY),
+        }
+    )
+    return built_in_finding(summary, first, versions)
 
 
 def built_in_finding(rule: Rule, fact: Fact, versions: VersionContext) -> Finding:

@@ -19,17 +19,17 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
-import pathspec
-
 from vllm_upgrade_check.model.findings import Finding
 from vllm_upgrade_check.model.options import Filters, Ignore
+from vllm_upgrade_check.parsing.globs import GitIgnoreRules
 from vllm_upgrade_check.sources.inline import inline_ids
 
 
 @lru_cache(maxsize=256)
-def _glob(pattern: str) -> pathspec.GitIgnoreSpec:
-    """The compiled gitignore-style glob ``pattern`` (each compiled once per run)."""
-    return pathspec.GitIgnoreSpec.from_lines([pattern])
+def _glob(pattern: str) -> GitIgnoreRules:
+    """The compiled gitignore-style glob ``pattern`` (each compiled once per run; matched in
+    linear time, see :mod:`vllm_upgrade_check.parsing.globs`)."""
+    return GitIgnoreRules([pattern])
 
 
 def covers(ignore: Ignore, finding: Finding) -> bool:
@@ -39,7 +39,7 @@ def covers(ignore: Ignore, finding: Finding) -> bool:
     if ignore.path is None:
         return True
     rel = finding.location.path
-    return rel is not None and _glob(ignore.path).match_file(rel)
+    return rel is not None and _glob(ignore.path).matches(rel)
 
 
 def _lines(path: str, lines_of: dict[str, list[str] | None], roots: Sequence[Path]) -> list[str] | None:

@@ -19,6 +19,7 @@ import tree_sitter
 import tree_sitter_bash
 
 from vllm_upgrade_check.model.facts import Span
+from vllm_upgrade_check.parsing.textpos import ByteColumns
 from vllm_upgrade_check.parsing.words import Token, link
 
 __all__ = ["Assignment", "Command", "Locator", "ShellScript", "Token", "offset_locator", "parse_shell"]
@@ -76,18 +77,18 @@ def _parser() -> tree_sitter.Parser:
 
 
 def _char_columns(lines: list[bytes]) -> Callable[[int, int], int]:
-    """``chars(row, byte column)``: characters before the byte column on that row. ASCII rows
-    (checked once each) answer at once, so a megabyte-long line costs no more per token than
-    a short one; other rows decode the prefix."""
-    ascii_rows: dict[int, bool] = {}
+    """``chars(row, byte column)``: characters before the byte column on that row, from a
+    :class:`~.textpos.ByteColumns` made once per row: a megabyte-long line, ASCII or not,
+    costs no more per token than a short one."""
+    rows: dict[int, ByteColumns] = {}
 
     def chars(row: int, col: int) -> int:
         if row >= len(lines):
             return 0
-        plain = ascii_rows.get(row)
-        if plain is None:
-            plain = ascii_rows[row] = lines[row].isascii()
-        return col if plain else len(lines[row][:col].decode("utf-8", "replace"))
+        columns = rows.get(row)
+        if columns is None:
+            columns = rows[row] = ByteColumns(lines[row])
+        return columns.chars(col)
 
     return chars
 
@@ -115,12 +116,23 @@ def offset_locator(text: str, line: int, column: int, continuation_column: int =
     return locate
 
 
+_BLANKS = re.compile(rb"[ \t\r\x0b\x0c]*")
+"""What :meth:`bytes.strip` removes within one line."""
+
+
+def _blanks_end(line: bytes, start: int) -> int:
+    """Where the blanks of ``line`` from ``start`` on end."""
+    match = _BLANKS.match(line, start)
+    return match.end() if match else start
+
+
 class _Walker:
     def __init__(self, src: bytes, locate: Locator, variables: dict[str, list[Token]]) -> None:
         self.src = src
         self.locate = locate
         self.vars = variables
         self.script = ShellScript()
+        self._lines: list[bytes] | None = None
 
     def text(self, node: tree_sitter.Node) -> str:
         return self.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
@@ -177,14 +189,16 @@ class _Walker:
         blanks stand before it there, the start of the next line when only blanks and a
         comment stand after it."""
         (row, col), (end_row, end_col) = node.start_point, node.end_point
-        lines = self.src.split(b"\n")
+        if self._lines is None:
+            self._lines = self.src.split(b"\n")  # once: an array of many elements stays linear
+        lines = self._lines
         if row != end_row or row + 1 >= len(lines):
             return None, None
         line = lines[row]
-        rest = line[end_col:].strip()
+        after = _blanks_end(line, end_col)  # only the blanks, not the rest of a long line
         return (
-            self.locate(row, 0) if not line[:col].strip() else None,
-            self.locate(row + 1, 0) if not rest or rest.startswith(b"#") else None,
+            self.locate(row, 0) if _blanks_end(line, 0) >= col else None,
+            self.locate(row + 1, 0) if after == len(line) or line.startswith(b"#", after) else None,
         )
 
     # -- assignments ---------------------------------------------------------------

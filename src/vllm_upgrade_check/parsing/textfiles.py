@@ -9,12 +9,18 @@ its directory.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory lock
+    fcntl = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -74,20 +80,118 @@ def read_text(path: Path, overlay: Mapping[str, bytes] | None = None) -> FileTex
     return decode(path, path.read_bytes() if pending is None else pending)
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` by ``data`` through a temporary file in the same directory, keeping its mode.
+class ChangedOnDisk(OSError):
+    """The file is not as it was read (changed, replaced or moved by another writer), or is one
+    that ``fix`` does not replace (hard-linked, read-only, owner not keepable): not written."""
+
+
+def write_atomic(path: Path, data: bytes, expected: bytes | None = None) -> None:
+    """Replace ``path`` by ``data`` through a temporary file in the same directory, keeping its
+    mode, owner and group.
+
+    With ``expected`` (the bytes the new content was made from), the file is locked
+    (``fcntl.flock``, advisory: two ``fix`` runs do not interleave) and checked right before
+    the rename: same inode, size and modification time as when locked, and content whose
+    SHA-256 is that of ``expected``. A file with more than one hard link (replacing it would
+    split the links) or without its owner's write permission (``0444``) is not written.
 
     Raises:
+        ChangedOnDisk: the file changed, is hard-linked or read-only, or its owner/group
+            cannot be kept (the message says which); nothing was written.
         OSError: the directory is not writable.
     """
-    mode = stat.S_IMODE(path.stat().st_mode)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd = os.open(path, os.O_RDONLY)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        if expected is not None and fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # waits for another fix run on this file
+        info = os.fstat(fd)
+        if info.st_nlink > 1:
+            raise ChangedOnDisk(0, f"has {info.st_nlink} hard links: replacing it would split them; not written", str(path))
+        if not info.st_mode & stat.S_IWUSR:
+            raise ChangedOnDisk(0, f"read-only (mode {stat.S_IMODE(info.st_mode):04o}): not rewritten", str(path))
+        if expected is not None:
+            if _identity(os.stat(path)) != _identity(info) or _digest_fd(fd) != hashlib.sha256(expected).digest():
+                raise ChangedOnDisk(0, "changed by another writer since it was read; not written (run fix again)", str(path))
+        tmp_fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(tmp_fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(tmp, stat.S_IMODE(info.st_mode))
+            if hasattr(os, "chown"):
+                _keep_owner(tmp, info, path)
+            if expected is not None and _identity(os.stat(path)) != _identity(info):
+                raise ChangedOnDisk(0, "changed by another writer while it was being fixed; not written (run fix again)", str(path))
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _identity(info: os.stat_result) -> tuple[int, int, int, int]:
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def _digest_fd(fd: int) -> bytes:
+    digest = hashlib.sha256()
+    os.lseek(fd, 0, os.SEEK_SET)
+    while chunk := os.read(fd, 1 << 20):
+        digest.update(chunk)
+    return digest.digest()
+
+
+def _keep_owner(tmp: str, info: os.stat_result, path: Path) -> None:
+    """Give ``tmp`` the owner and group of the file it replaces."""
+    made = os.stat(tmp)
+    if (made.st_uid, made.st_gid) == (info.st_uid, info.st_gid):
+        return
+    try:
+        os.chown(tmp, info.st_uid, info.st_gid)
+    except PermissionError:
+        try:
+            os.chown(tmp, -1, info.st_gid)  # a user may give a file to a group they are in
+        except PermissionError:
+            pass
+        if os.stat(tmp).st_gid != info.st_gid or made.st_uid != info.st_uid:
+            raise ChangedOnDisk(
+                0, f"owned by uid {info.st_uid} gid {info.st_gid}, which this user cannot keep: not rewritten", str(path)
+            ) from None
+
+
+MAX_NAMED_FILE_BYTES = 64 * 1024 * 1024
+"""Largest input file the user names (a baseline, rule pack, freeze file, configuration,
+fleet report) that is read (bytes, 64 MiB): a bigger one is refused, not read into memory."""
+
+
+def read_named_file(path: Path, limit: int = MAX_NAMED_FILE_BYTES) -> bytes:
+    """The bytes of an input file the user named, refusing anything but a regular file: a
+    FIFO would block the run, a device (``/dev/zero``) never end.
+
+    Raises:
+        OSError: unreadable, not a regular file, or larger than ``limit`` bytes (its
+            ``strerror`` says which).
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO does not block the open
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(0, "not a regular file (a FIFO, device or socket is never read)", str(path))
+        if info.st_size > limit:
+            raise OSError(0, f"larger than {limit} bytes ({info.st_size} bytes)", str(path))
+        chunks = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        if left <= 0:
+            raise OSError(0, f"larger than {limit} bytes", str(path))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

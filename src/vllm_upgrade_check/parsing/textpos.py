@@ -84,3 +84,44 @@ def own_lines(
     if end_line < len(lines):
         return Span(line, 1, end_line + 1, 1)
     return Span(line, 1, end_line, len(lines[end_line - 1]) + 1)
+
+
+_MULTIBYTE = re.compile(rb"[\xc0-\xff][\x80-\xbf]*")
+
+
+class ByteColumns:
+    """Characters before a UTF-8 byte column of one line (what tree-sitter and :mod:`ast`
+    give), in logarithmic time: decoding the prefix for every token made a long line with one
+    non-ASCII character quadratic.
+
+    Args:
+        line: the line as UTF-8 bytes (or text, encoded once here).
+    """
+
+    __slots__ = ("_starts", "_ends", "_extra")
+
+    def __init__(self, line: bytes | str) -> None:
+        data = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        self._extra: list[int] = []  # bytes beyond one per character, up to and including each
+        if data.isascii():
+            return
+        total = 0
+        for match in _MULTIBYTE.finditer(data):
+            start, end = match.span()
+            total += end - start - 1
+            self._starts.append(start)
+            self._ends.append(end)
+            self._extra.append(total)
+
+    def chars(self, byte_col: int) -> int:
+        """The number of characters before ``byte_col`` (a character cut by it counts once,
+        as :meth:`bytes.decode` with ``"replace"`` counts it)."""
+        i = bisect_right(self._starts, byte_col - 1)  # multibyte characters starting before it
+        if i == 0:
+            return byte_col
+        if self._ends[i - 1] <= byte_col:
+            return byte_col - self._extra[i - 1]
+        before = self._extra[i - 2] if i > 1 else 0
+        return byte_col - before - (byte_col - self._starts[i - 1] - 1)

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from vllm_upgrade_check.model.facts import Span
-from vllm_upgrade_check.parsing.textpos import INDENT, line_index, own_lines
+from vllm_upgrade_check.parsing.textpos import INDENT, ByteColumns, line_index, own_lines
 from vllm_upgrade_check.parsing.words import Token, cut, link, unlink_at_comments
 
 MAX_NODES = 200_000
@@ -98,38 +98,54 @@ def scalar(node: yaml.Node | None) -> str | None:
     return None
 
 
-MAX_MERGE_DEPTH = 32
-"""Merge keys (``<<``) followed at most this deep (a merge of itself cannot loop)."""
-
-
 def mapping_items(
-    node: yaml.Node | None, _depth: int = 0, _active: frozenset[int] = frozenset()
+    node: yaml.Node | None, budget: list[int] | None = None
 ) -> Iterator[tuple[str, yaml.Node, yaml.Node]]:
     """Yield ``(key text, key node, value node)`` of a mapping, merge keys (``<<``) expanded.
 
-    Non-scalar keys are skipped. Keys from an explicit entry win over merged ones. Merges
-    are followed at most :data:`MAX_MERGE_DEPTH` deep and never into a mapping already
-    being expanded (``&a {<<: *a}``).
+    Non-scalar keys are skipped. Keys from an explicit entry win over merged ones, and an
+    earlier merge source over a later one. Each mapping is expanded at most once per call: a
+    merge diamond (``aN: &aN {<<: [*aN-1, *aN-1]}``) costs the number of distinct mappings,
+    not 2^N, and a mapping merging itself (``&a {<<: *a}``) cannot loop.
+
+    Args:
+        budget: if given, ``[nodes left, bound]`` (shared with :func:`to_python`): every
+            entry of every mapping expanded takes one.
+
+    Raises:
+        YamlProblem: ``budget`` runs out.
     """
-    if not isinstance(node, yaml.MappingNode) or _depth > MAX_MERGE_DEPTH or id(node) in _active:
+    if not isinstance(node, yaml.MappingNode):
         return
-    _active = _active | {id(node)}
     seen: set[str] = set()
-    merged: list[yaml.Node] = []
-    for key_node, value_node in node.value:
-        key = scalar(key_node)
-        if key is None:
+    done: set[int] = set()
+    pending: list[tuple[yaml.Node, int]] = [(node, 0)]  # (mapping, merge depth)
+    while pending:  # depth first, in source order: the first source that has a key wins
+        current, depth = pending.pop()
+        if not isinstance(current, yaml.MappingNode) or id(current) in done:
             continue
-        if key == "<<" and key_node.tag == "tag:yaml.org,2002:merge":
-            merged.extend(value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node])
-            continue
-        seen.add(key)
-        yield key, key_node, value_node
-    for source in merged:
-        for key, key_node, value_node in mapping_items(source, _depth + 1, _active):
-            if key not in seen:
+        done.add(id(current))
+        merged: list[yaml.Node] = []
+        for key_node, value_node in current.value:
+            if budget is not None:
+                _spend(budget, key_node)
+            key = scalar(key_node)
+            if key is None:
+                continue
+            if key == "<<" and key_node.tag == "tag:yaml.org,2002:merge":
+                merged.extend(value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node])
+                continue
+            if depth == 0 or key not in seen:  # a repeated explicit key is the caller's to report
                 seen.add(key)
                 yield key, key_node, value_node
+        pending.extend((source, depth + 1) for source in reversed(merged))
+
+
+def _spend(budget: list[int], node: yaml.Node) -> None:
+    budget[0] -= 1
+    if budget[0] < 0:
+        limit = budget[1] if len(budget) > 1 else MAX_NODES
+        raise YamlProblem(f"more than {limit} nodes once aliases and merge keys are expanded", pos(node).line)
 
 
 def get(node: yaml.Node | None, key: str) -> yaml.Node | None:
@@ -167,7 +183,7 @@ def to_python(
             interpreter, or more than ``max_nodes`` nodes.
     """
     loader = yaml.SafeLoader("")
-    budget = [max_nodes]
+    budget = [max_nodes, max_nodes]
 
     def construct(n: yaml.Node) -> Any:
         try:
@@ -178,9 +194,7 @@ def to_python(
             raise YamlProblem(f"cannot read value: {reason}", pos(n).line) from None
 
     def walk(n: yaml.Node, path: tuple[Any, ...]) -> Any:
-        budget[0] -= 1
-        if budget[0] < 0:
-            raise YamlProblem(f"more than {max_nodes} nodes (alias expansion?)", pos(n).line)
+        _spend(budget, n)
         if positions is not None:
             positions.setdefault(path, pos(n).line)
         if isinstance(n, yaml.ScalarNode):
@@ -205,7 +219,7 @@ def to_python(
                     if key in explicit:
                         raise YamlProblem(f"duplicate key {key!r}", pos(key_node).line)
                     explicit.add(key)
-            for key, _key_node, value_node in mapping_items(n):
+            for key, _key_node, value_node in mapping_items(n, budget):
                 out[key] = walk(value_node, (*path, key))
             return out
         return None  # pragma: no cover
@@ -362,12 +376,14 @@ def scalar_locator(text: str, node: yaml.ScalarNode) -> Callable[[int, int], tup
     for row in rows[:-1]:
         row_starts.append(row_starts[-1] + len(row) + 1)
     index = line_index(text)
+    columns: dict[int, ByteColumns] = {}
 
     def locate(row: int, byte_col: int) -> tuple[int, int]:
         if row >= len(rows):
             return index.line_col(offsets[-1])
-        line = rows[row]
-        chars = byte_col if line.isascii() else len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+        if row not in columns:
+            columns[row] = ByteColumns(rows[row])
+        chars = columns[row].chars(byte_col)
         at = min(row_starts[row] + chars, len(offsets) - 1)
         return index.line_col(offsets[at])
 

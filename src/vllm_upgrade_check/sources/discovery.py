@@ -20,9 +20,8 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-import pathspec
-
 from vllm_upgrade_check.model.facts import Skipped
+from vllm_upgrade_check.parsing.globs import GitIgnoreRules
 from vllm_upgrade_check.parsing.textfiles import decode, has_text_bom
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.sources.sniff import has_distribution_marker, has_marker, never_sniffed, sniff_kind
@@ -71,8 +70,12 @@ read_bytes: Reader = _read_bytes
 class _Ignores:
     """The ``.gitignore`` files in force in one directory: ``(base, spec)`` root first."""
 
-    def __init__(self, specs: tuple[tuple[str, pathspec.PathSpec], ...]) -> None:
+    def __init__(
+        self, specs: tuple[tuple[str, GitIgnoreRules], ...], root: str = "", notes: list[Skipped] | None = None
+    ) -> None:
         self.specs = specs
+        self.root = root
+        self.notes = notes
 
     def ignored(self, rel: str) -> bool:
         """Whether ``rel`` (root-relative POSIX path, a trailing ``/`` for directories) is ignored."""
@@ -84,17 +87,31 @@ class _Ignores:
                 sub = rel[len(base) + 1 :]
             else:
                 sub = rel
-            check = spec.check_file(sub)
-            if check.include is not None:
-                result = bool(check.include)
+            verdict = spec.check(sub)
+            if verdict is not None:
+                result = verdict
         return result
 
     def entering(self, directory: str, rel_dir: str) -> _Ignores:
         """The rules in force inside ``directory`` (whose root-relative path is ``rel_dir``)."""
-        spec = _load_gitignore(os.path.join(directory, ".gitignore"))
+        base = "" if rel_dir == "." else rel_dir
+        label = f"{base}/.gitignore" if base else ".gitignore"
+        path = os.path.join(directory, ".gitignore")
+        if os.path.islink(path):
+            real = os.path.realpath(path)
+            if not self.root or not real.startswith(self.root.rstrip(os.sep) + os.sep):
+                self._note(label, "a symlink leading outside the scanned root: not read (its patterns do not apply)")
+                return self
+        spec = _load_gitignore(path)
         if spec is None:
             return self
-        return _Ignores((*self.specs, ("" if rel_dir == "." else rel_dir, spec)))
+        for number, line, reason in spec.rejected:
+            self._note(label, f"pattern {line[:80]!r} left out: {reason}", number)
+        return _Ignores((*self.specs, (base, spec)), self.root, self.notes)
+
+    def _note(self, path: str, reason: str, line: int | None = None) -> None:
+        if self.notes is not None:
+            self.notes.append(Skipped(path, reason, line=line))
 
 
 class PassedOver:
@@ -109,21 +126,42 @@ class PassedOver:
 
     __slots__ = ("path", "rel", "_ignores", "_excluded")
 
-    def __init__(self, path: str, rel: str, ignores: _Ignores, excluded: pathspec.PathSpec | None) -> None:
+    def __init__(self, path: str, rel: str, ignores: _Ignores, excluded: GitIgnoreRules | None) -> None:
         self.path, self.rel, self._ignores, self._excluded = path, rel, ignores, excluded
 
     def ignored(self) -> bool:
         """Whether a ``.gitignore`` or an ``--exclude`` pattern leaves the file out."""
-        return self._ignores.ignored(self.rel) or (self._excluded is not None and self._excluded.match_file(self.rel))
+        return self._ignores.ignored(self.rel) or (self._excluded is not None and self._excluded.matches(self.rel))
 
 
-def _load_gitignore(path: str) -> pathspec.PathSpec | None:
+def _load_gitignore(path: str) -> GitIgnoreRules | None:
+    """The patterns of a ``.gitignore`` (its first MiB); ``None`` when it is not a readable
+    regular file (a FIFO named ``.gitignore`` is never opened)."""
     try:
+        if not os.path.isfile(path):
+            return None
         with open(path, "rb") as handle:
             lines = handle.read(1024 * 1024).decode("utf-8", errors="replace").splitlines()
-        return pathspec.GitIgnoreSpec.from_lines(lines)
-    except (OSError, ValueError):
+    except OSError:
         return None
+    return GitIgnoreRules(lines)
+
+
+def exclude_rules(exclude: Sequence[str]) -> GitIgnoreRules | None:
+    """The ``--exclude`` patterns compiled (``None`` when there are none).
+
+    Raises:
+        UsageError: a pattern that is invalid or too complex to match in linear time.
+    """
+    if not exclude:
+        return None
+    rules = GitIgnoreRules(exclude)
+    if rules.rejected:
+        from vllm_upgrade_check.errors import UsageError
+
+        _number, line, reason = rules.rejected[0]
+        raise UsageError(f"--exclude {line[:80]!r}: {reason}")
+    return rules
 
 
 def covered_roots(roots: Sequence[Path]) -> dict[int, int]:
@@ -187,9 +225,10 @@ def walk(
     if not root.is_dir():
         yield str(root), root.name
         return
-    excluded = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+    excluded = exclude_rules(exclude)
     seen: set[tuple[int, int]] = set()
-    stack: list[tuple[str, str, _Ignores]] = [(str(root), ".", _Ignores(()))]
+    top = _Ignores((), os.path.realpath(root), skipped)
+    stack: list[tuple[str, str, _Ignores]] = [(str(root), ".", top)]
     while stack:  # depth first, in name order, without nested generators
         directory, rel_dir, ignores = stack.pop()
         try:
@@ -202,7 +241,10 @@ def walk(
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
             if skipped is not None:
-                skipped.append(Skipped(rel_dir, f"cannot list directory: {exc.strerror or exc}"))
+                # What it holds is unknown: it may hold the only launch, so the gate fails closed.
+                skipped.append(
+                    Skipped(rel_dir, f"cannot list directory: {exc.strerror or exc}", configures_vllm=True)
+                )
             continue
         names = {e.name for e in entries}
         if "pyvenv.cfg" in names and rel_dir != ".":
@@ -227,7 +269,7 @@ def walk(
             if is_dir:
                 if name in SKIP_DIRS:
                     continue
-                if ignores.ignored(rel + "/") or (excluded is not None and excluded.match_file(rel + "/")):
+                if ignores.ignored(rel + "/") or (excluded is not None and excluded.matches(rel + "/")):
                     continue
                 subdirs.append((entry.path, rel, ignores))
             elif is_file:
@@ -235,7 +277,7 @@ def walk(
                     if passed_over is not None:
                         passed_over.append(PassedOver(entry.path, rel, ignores, excluded))
                     continue
-                if ignores.ignored(rel) or (excluded is not None and excluded.match_file(rel)):
+                if ignores.ignored(rel) or (excluded is not None and excluded.matches(rel)):
                     continue
                 yield entry.path, rel
         stack.extend(reversed(subdirs))
@@ -306,7 +348,11 @@ def read_source(
         if size > max_bytes:
             if by_name is not True and not _head_accepted(path, relpath, scanners or ()):
                 return None
-            return Skipped(relpath, f"larger than the size limit of {max_bytes} bytes ({size} bytes)")
+            return Skipped(
+                relpath,
+                f"larger than the size limit of {max_bytes} bytes ({size} bytes)",
+                configures_vllm=_mentions_vllm(path) if pending is None else b"vllm" in pending.lower(),
+            )
         data = read_bytes(path) if pending is None else pending
     except OSError as exc:
         return Skipped(relpath, f"cannot read: {exc.strerror or exc}", configures_vllm=bool(by_name))
@@ -340,6 +386,21 @@ def as_sniffed(source: SourceFile, scanners: Sequence[Scanner]) -> SourceFile | 
         return None
     sniffed = SourceFile(source.relpath, source.text, kind)
     return sniffed if any(s.accepts(sniffed) for s in scanners) else None
+
+
+def _mentions_vllm(path: str | Path) -> bool:
+    """Whether a file says ``vllm`` anywhere (any case), read in chunks of 1 MiB (bounded
+    memory, linear time); ``True`` when it cannot be read (fail closed)."""
+    tail = b""
+    try:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                if b"vllm" in (tail + chunk).lower():
+                    return True
+                tail = chunk[-3:]
+    except OSError:
+        return True
+    return False
 
 
 def _head_accepted(path: str | Path, relpath: str, scanners: Sequence[Scanner]) -> bool:

@@ -40,6 +40,7 @@ from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.model.environment import Environment, TorchBuild
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location
 from vllm_upgrade_check.parsing.elf import cuda_major_of, file_needed
+from vllm_upgrade_check.parsing.textfiles import read_named_file
 
 ENVIRONMENT = Location(None)
 
@@ -245,9 +246,11 @@ def read_freeze_file(path: Path) -> Environment:
         UsageError: unreadable file, or a line that is no requirement (names file and line).
     """
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read freeze file: {exc}", str(path)) from None
+        text = read_named_file(path).decode("utf-8-sig")
+    except OSError as exc:
+        raise UsageError(f"cannot read freeze file: {exc.strerror or exc}", str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"cannot read freeze file: not UTF-8 text: {exc.reason} at byte {exc.start}", str(path)) from None
     found: dict[str, str] = {}
     unversioned: list[str] = []
     for number, raw in enumerate(text.splitlines(), start=1):

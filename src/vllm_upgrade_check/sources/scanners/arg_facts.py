@@ -79,16 +79,13 @@ def owned_words(args: Sequence[Token], start: int, takes: str | None) -> list[To
     every word up to the next flag for ``"+"``/``"*"``, at most N for a number."""
     if takes == "0":
         return []
+    limit = None if takes in ("+", "*") else int(takes) if takes is not None and takes.isdigit() else 1
     values: list[Token] = []
-    for token in args[start:]:
-        if not _is_value(token):
+    for index in range(start, len(args)):  # no slice of the rest: a long argv stays linear
+        if limit is not None and len(values) >= limit or not _is_value(args[index]):
             break
-        values.append(token)
-    if takes in ("+", "*"):
-        return values
-    if takes is not None and takes.isdigit():
-        return values[: int(takes)]
-    return values[:1]
+        values.append(args[index])
+    return values
 
 
 def arg_spans(token: Token, flag: str, inline: bool, owned: Sequence[Token], syntax: str, sure: bool) -> Spans:
@@ -259,6 +256,10 @@ def arg_facts(
         )
 
 
+_MAX_KEY_MISSES = 8
+"""Keys of a ``--*-config`` JSON not found as written before the search for positions stops."""
+
+
 def json_subkey_facts(
     name: str,
     flag: str,
@@ -280,19 +281,30 @@ def json_subkey_facts(
         return []
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return []
     if not isinstance(data, dict):
         return []
     written = token.written or token.text
     facts = []
+    # Keys are looked for in the order they are written, each from where the one before was
+    # found, with the rows counted as the search goes: many keys cost one pass over the text.
+    # A key not written as such (escaped) keeps the word's position; after a few of those the
+    # search stops, so that they cannot make it quadratic either.
+    cursor = rows = misses = 0
+    last_newline = -1
     for key, sub in data.items():
         line, column = token.line, token.column
-        index = written.find(f'"{key}"')
-        if index >= 0:
-            rows = written.count("\n", 0, index)
+        index = written.find(f'"{key}"', cursor) if misses < _MAX_KEY_MISSES else -1
+        if index < 0:
+            misses += 1
+        else:
+            rows += written.count("\n", cursor, index)
+            newline = written.rfind("\n", cursor, index)
+            last_newline = newline if newline >= 0 else last_newline
+            cursor = index + len(key) + 2
             if rows:
-                line, column = token.line + rows, index - written.rfind("\n", 0, index)
+                line, column = token.line + rows, index - last_newline
             else:
                 column = token.column + index
         sub_text = sub if isinstance(sub, str) else json.dumps(sub)

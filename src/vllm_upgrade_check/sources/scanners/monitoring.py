@@ -28,11 +28,12 @@ import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import yaml
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
-from vllm_upgrade_check.parsing.textpos import line_index
+from vllm_upgrade_check.parsing.textpos import ByteColumns, line_index
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, items, mapping_items, scalar
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.manifests import YAML_SUFFIXES
@@ -315,8 +316,13 @@ def python_string_facts(text: str, path: str) -> Iterator[Fact]:
         yield from _facts_in_span(text, start, end, node.value, path, "python-metrics", set())
 
 
+@lru_cache(maxsize=64)
+def _columns(line: str) -> ByteColumns:
+    return ByteColumns(line)
+
+
 def _char_col(line: str, byte_col: int) -> int:
-    return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+    return _columns(line).chars(byte_col)
 
 
 class MonitoringScanner(Scanner):

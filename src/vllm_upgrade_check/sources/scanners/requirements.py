@@ -101,8 +101,10 @@ def pip_install_facts(argv: Sequence[Token], path: str | None, scanner: str) -> 
 
 
 def requirements_txt_facts(text: str, path: str, scanner: str) -> Iterator[Fact | Skipped]:
-    """Facts of a pip requirements file: one per requirement line (continuations joined)."""
+    """Facts of a pip requirements file: one per requirement line (continuations joined); a
+    :class:`Skipped` per line that is neither a requirement nor a path, URL or archive."""
     lines = text.splitlines()
+    mentions = "vllm" in text.lower()
     i = 0
     while i < len(lines):
         start = i
@@ -124,6 +126,23 @@ def requirements_txt_facts(text: str, path: str, scanner: str) -> Iterator[Fact 
             fact = replace(fact, spans=None)  # continued over lines: not where one span says
         if fact is not None:
             yield fact
+        elif not _pip_only(body):
+            # pip would refuse the line (or read it as something else): say so; in a file
+            # that mentions vLLM the gate fails closed, since the line may be its pin.
+            yield Skipped(
+                path,
+                f"not a requirement (nor a path, URL or archive pip reads): {body[:80]!r}",
+                configures_vllm=mentions,
+                line=start + 1,
+            )
+
+
+_PIP_ONLY = re.compile(r"^(\.|/|~|\$\{|[A-Za-z][A-Za-z0-9+.-]*://|git\+)|\.(whl|zip|tar\.gz|tar\.bz2|tgz)$|^[^\s;]*[/\\]")
+"""Lines pip reads that are no PEP 508 requirement: a path, a URL, an archive, ``${VAR}``."""
+
+
+def _pip_only(body: str) -> bool:
+    return _PIP_ONLY.search(body) is not None
 
 
 _INCLUDE = re.compile(r"^\s*(-r|--requirement|-c|--constraint)(?:\s*=\s*|\s+|(?<=-[rc]))(\S+)")

@@ -11,7 +11,7 @@ import re
 from dataclasses import replace
 
 from vllm_upgrade_check.model.facts import Location, Span
-from vllm_upgrade_check.parsing.textpos import own_lines
+from vllm_upgrade_check.parsing.textpos import ByteColumns, own_lines
 from vllm_upgrade_check.parsing.words import Token, link, unlink_at_comments
 from vllm_upgrade_check.sources.scanners.base import SourceFile
 from vllm_upgrade_check.sources.scanners.python.names import const_text, dotted_name
@@ -33,6 +33,7 @@ class PythonSource:
         self.src = source.text
         self.lines = source.text.split("\n")
         self._ff_lines: list[str] | None = None
+        self._columns: dict[int, ByteColumns] = {}  # by line: a long line is indexed once
         self.path = source.relpath
         self.tree = tree
         self.aliases: dict[str, str] = {}
@@ -42,10 +43,10 @@ class PythonSource:
         :mod:`ast` gives) on 1-based line ``lineno``."""
         if not 1 <= lineno <= len(self.lines):
             return byte_col
-        line = self.lines[lineno - 1]
-        if line.isascii():
-            return byte_col
-        return len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+        columns = self._columns.get(lineno)
+        if columns is None:
+            columns = self._columns[lineno] = ByteColumns(self.lines[lineno - 1])
+        return columns.chars(byte_col)
 
     def span(self, node: ast.AST) -> Span | None:
         """Where ``node`` is written (characters, 1-based, end exclusive), if :mod:`ast` says."""

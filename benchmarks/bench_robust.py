@@ -1,0 +1,155 @@
+"""Benchmark the pathological input shapes of a hostile repository at 1x, 4x and 16x.
+
+Each shape is a small file (or tree) that used to make the scan's cost grow faster than its
+size: a ``.gitignore`` or ``--exclude`` pattern that backtracks, a YAML merge-key diamond, a
+launch line of made-up flags, a long line with one non-ASCII character, a ``--*-config`` JSON
+with many keys, a shell array of many elements, and a tree of small files under a hostile
+``.gitignore`` (against the same tree under a plain one).
+
+For each shape and scale the scan runs in this process (``engine.run_scan``, no cache, one
+process) and the table gives the input size, the time (best of ``--repeat``), the peak memory
+Python allocated (``tracemalloc``), and the ratio of each to the 1x run: linear growth reads
+about 4 and 16, quadratic 16 and 256. Nothing is asserted: this prints.
+
+Usage::
+
+    python benchmarks/bench_robust.py            # every shape, base sizes as below
+    python benchmarks/bench_robust.py --quick    # smaller bases (a check that it still runs)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from vllm_upgrade_check.engine import run_scan  # noqa: E402
+from vllm_upgrade_check.model.options import ScanOptions  # noqa: E402
+
+Builder = Callable[[Path, int], tuple[list[str], int]]
+"""Writes one shape of scale ``n`` under a directory; returns the ``--exclude`` patterns and
+the bytes written."""
+
+
+def _write(root: Path, rel: str, text: str) -> int:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return len(text.encode("utf-8"))
+
+
+def gitignore(root: Path, n: int) -> tuple[list[str], int]:
+    size = _write(root, ".gitignore", "*a*a*a*a*a*a*b\n")
+    for i in range(n):
+        size += _write(root, f"{'a' * 200}{i}.sh", "vllm serve m --max-num-seqs 8\n")
+    return [], size
+
+
+def exclude(root: Path, n: int) -> tuple[list[str], int]:
+    size = 0
+    for i in range(n):
+        size += _write(root, f"d/{'a' * 200}{i}.sh", "vllm serve m --max-num-seqs 8\n")
+    return ["*a*a*a*a*a*a*a*b"], size
+
+
+def merge_diamond(root: Path, n: int) -> tuple[list[str], int]:
+    lines = ["x-a0: &a0 {image: 'vllm/vllm-openai:v0.27.0', k: v}"]
+    lines += [f"x-a{i}: &a{i} {{<<: [*a{i - 1}, *a{i - 1}], k{i}: {i}}}" for i in range(1, n + 1)]
+    text = "\n".join(lines) + f"\nservices:\n  llm:\n    <<: *a{n}\n    command: [--max-num-seqs, '8']\n"
+    return [], _write(root, "docker-compose.yaml", text)
+
+
+def unknown_flags(root: Path, n: int) -> tuple[list[str], int]:
+    return [], _write(root, "run.sh", "vllm serve m " + " ".join(f"--x{i % 7}" for i in range(n)) + "\n")
+
+
+def non_ascii_line(root: Path, n: int) -> tuple[list[str], int]:
+    return [], _write(root, "run.sh", "vllm serve é " + " ".join(f"--max-num-seqs {i}" for i in range(n)) + "\n")
+
+
+def config_json(root: Path, n: int) -> tuple[list[str], int]:
+    value = json.dumps({f"k{i}": i for i in range(n)})
+    return [], _write(root, "run.sh", f"vllm serve m --compilation-config '{value}'\n")
+
+
+def shell_array(root: Path, n: int) -> tuple[list[str], int]:
+    body = "\n".join(f"  --max-num-seqs {i}  # é" for i in range(n))
+    return [], _write(root, "run.sh", f"ARGS=(\n{body}\n)\nvllm serve m \"${{ARGS[@]}}\"\n")
+
+
+def tree_plain(root: Path, n: int) -> tuple[list[str], int]:
+    size = _write(root, ".gitignore", "*.log\nbuild/\n")
+    for i in range(n):
+        size += _write(root, f"d{i % 50}/{'a' * 60}{i}.sh", "vllm serve m\n")
+    return [], size
+
+
+def tree_hostile(root: Path, n: int) -> tuple[list[str], int]:
+    size = _write(root, ".gitignore", "*a*a*a*a*a*a*a*b\n" * 20 + "*.log\n")
+    for i in range(n):
+        size += _write(root, f"d{i % 50}/{'a' * 60}{i}.sh", "vllm serve m\n")
+    return [], size
+
+
+SHAPES: dict[str, tuple[Builder, int]] = {
+    ".gitignore *a*a*a*a*a*a*b, files": (gitignore, 50),
+    "--exclude *a*a*a*a*a*a*a*b, files": (exclude, 50),
+    "YAML merge diamond, levels": (merge_diamond, 100),
+    "unknown flags on one line": (unknown_flags, 5_000),
+    "non-ASCII long line, flags": (non_ascii_line, 5_000),
+    "--compilation-config JSON keys": (config_json, 5_000),
+    "shell array elements": (shell_array, 2_000),
+    "tree, plain .gitignore, files": (tree_plain, 625),
+    "tree, hostile .gitignore, files": (tree_hostile, 625),
+}
+
+
+def measure(build: Builder, n: int, repeat: int) -> tuple[int, float, int]:
+    """``(bytes written, best seconds, peak bytes allocated)`` of a scan of the shape at ``n``."""
+    root = Path(tempfile.mkdtemp(prefix="bench-robust-"))
+    try:
+        patterns, size = build(root, n)
+        options = ScanOptions.of(paths=[root], exclude=patterns, jobs=1, cache_dir=None)
+        best = float("inf")
+        for _ in range(repeat):
+            start = time.perf_counter()
+            run_scan(options)
+            best = min(best, time.perf_counter() - start)
+        tracemalloc.start()
+        run_scan(options)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return size, best, peak
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="bases divided by 10")
+    parser.add_argument("--repeat", type=int, default=2)
+    args = parser.parse_args()
+    run_scan(ScanOptions.of(paths=[Path(__file__).parent], jobs=1, cache_dir=None))  # imports, packs
+    print(f"{'shape':36} {'scale':>5} {'n':>7} {'bytes':>9} {'seconds':>8} {'x t':>6} {'peak MiB':>9} {'x mem':>6}")
+    for name, (build, base) in SHAPES.items():
+        base = max(2, base // 10) if args.quick else base
+        first: tuple[float, int] | None = None
+        for scale in (1, 4, 16):
+            size, seconds, peak = measure(build, base * scale, args.repeat)
+            first = first or (seconds, peak)
+            print(
+                f"{name:36} {scale:>4}x {base * scale:>7} {size:>9} {seconds:>8.3f} "
+                f"{seconds / max(first[0], 1e-9):>6.1f} {peak / 2**20:>9.1f} {peak / max(first[1], 1):>6.1f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
