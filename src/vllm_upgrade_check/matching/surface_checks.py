@@ -101,7 +101,7 @@ def _flag_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejection 
         fact.raw.split("=", 1)[0] or flag,
         "flag",
         detail,
-        _closest("flags", flag, target),
+        None,  # a flag of another release, not a typo: no "did you mean"
         ref,
         DATA_FILE,
     )
