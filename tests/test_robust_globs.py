@@ -118,8 +118,13 @@ def test_same_verdicts_as_the_backtracking_reference(patterns: list[str], parts:
     try:
         reference = pathspec.GitIgnoreSpec.from_lines(patterns, backend="simple")
         include = reference.check_file(rel).include
+        other = pathspec.GitIgnoreSpec.from_lines(patterns, backend="re2").check_file(rel).include
     except (ValueError, re.error):
         return  # a pattern the reference cannot compile: no verdict to compare with
+    if other != include:
+        # pathspec's own backends disagree (['!*', '?'] on the directory 'a/'): no one
+        # verdict to compare with
+        return
     rules = GitIgnoreRules(patterns)
     assert not rules.rejected
     assert rules.check(rel) == (None if include is None else bool(include))
