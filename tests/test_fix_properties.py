@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from packaging.version import Version
 
 from vllm_upgrade_check.engine import run_scan
-from vllm_upgrade_check.engine.fix import diff_paths, fix_paths
+from vllm_upgrade_check.engine.diff import diff_paths
+from vllm_upgrade_check.engine.fix import fix_paths
 from vllm_upgrade_check.knowledge.known_args import known_args
 from vllm_upgrade_check.knowledge.registry import load_registry
 from vllm_upgrade_check.model.facts import Fact, FactKind

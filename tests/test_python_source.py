@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from conftest import args_of, kinds, scan_text
 from vllm_upgrade_check.model.facts import FactKind, Skipped
 from vllm_upgrade_check.sources.scanners.python.scanner import PythonSourceScanner
@@ -108,3 +110,33 @@ def test_the_response_fields_read_are_those_the_bundled_rules_name_and_rename_to
             if rule.fix.action == FixAction.RENAME and rule.fix.replacement:
                 named.add(rule.fix.replacement)
     assert named and named <= RESPONSE_FIELDS
+
+
+def test_a_pack_rule_on_another_response_field_fires_and_its_fix_reads_back(tmp_path: Path) -> None:
+    """The response fields the Python scanner reports are those the loaded packs name (and
+    rename to), not a fixed list."""
+    from vllm_upgrade_check.engine import run_scan
+    from vllm_upgrade_check.engine.fix import fix_paths
+    from vllm_upgrade_check.model.options import ScanOptions
+
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "org.yaml").write_text(
+        "release: 0.28.0\nrules:\n- id: ORG0280-001\n  name: removed-usage-stats\n  severity: blocker\n"
+        "  match: {kind: response_field, name: usage_stats}\n  message: usage_stats is gone.\n"
+        "  fix: {summary: Read usage., action: rename, replacement: usage, applicability: unsafe}\n"
+        "  docs: {why: a test}\n  evidence: [{kind: unverified, reason: a test pack}]\n"
+    )
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "client.py").write_text(
+        'from openai import OpenAI\nclient = OpenAI(base_url="http://localhost:8000/v1")\n'
+        'r = client.chat.completions.create(model="m", messages=[])\nprint(r.usage_stats)\n'
+    )
+    options = ScanOptions.of(paths=[app], to_version="0.28.0", rule_paths=[rules])
+    report = run_scan(options)
+    assert [(f.rule.id, f.location.line) for f in report.findings] == [("ORG0280-001", 4)]
+    without = run_scan(ScanOptions.of(paths=[app], to_version="0.28.0"))
+    assert without.findings == ()  # no pack names it: no fact, no finding
+    result = fix_paths(options, unsafe=True)
+    assert not result.not_written and (app / "client.py").read_text().endswith("print(r.usage)\n")

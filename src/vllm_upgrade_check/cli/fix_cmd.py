@@ -37,7 +37,8 @@ def fix(
     read, 2 on a usage error or a file changed while it was being fixed.
     """
 
-    from vllm_upgrade_check.engine.fix import diff_paths, fix_paths
+    from vllm_upgrade_check.engine.diff import diff_paths
+    from vllm_upgrade_check.engine.fix import fix_paths
     from vllm_upgrade_check.fixing import UPGRADE_ID
     from vllm_upgrade_check.model.pack import Severity
 

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
+from vllm_upgrade_check.engine.scan import response_vocabulary
 from vllm_upgrade_check.errors import VucError
-from vllm_upgrade_check.fixing.edits import LineMap, apply_to_text, diff_bytes, edits_of
+from vllm_upgrade_check.fixing.edits import LineMap, apply_to_text, edits_of
 from vllm_upgrade_check.fixing.interface import (
     UPGRADE_ID,
     CannotFix,
@@ -34,6 +35,7 @@ from vllm_upgrade_check.fixing.interface import (
 )
 from vllm_upgrade_check.fixing.planned import Planned, plan_finding, plan_moves, signature, version_change
 from vllm_upgrade_check.fixing.verify import FileReading, check, read_file
+from vllm_upgrade_check.knowledge.registry import load_registry
 from vllm_upgrade_check.knowledge.versions import version_from_tag
 from vllm_upgrade_check.matching.advisories import VERSION_ADVISORY_IDS
 from vllm_upgrade_check.model.facts import COMPILED, Fact, FactKind
@@ -93,7 +95,8 @@ class _Run:
         self.overlay = overlay
         self.roots = list(options.paths)
         scanners = options.request.scanners
-        self.scanners: Sequence[Scanner] = scanners if scanners is not None else default_scanners()
+        vocabulary = response_vocabulary(list(load_registry(options.rule_paths).rules()))
+        self.scanners: Sequence[Scanner] = scanners if scanners is not None else default_scanners(vocabulary)
         self.result = FixResult()
         self.refused: dict[tuple[str, str, tuple[str, ...], str], str] = {}
         self.lines: dict[str, LineMap] = {}
@@ -576,24 +579,3 @@ def _bump_phase(
         unfixed.append(Unfixed(finding, why if not run.result.held_by else "held back while blockers remain"))
     run.result.relock = sorted(relock | {f.location.path or "" for f in locked})
     return unfixed
-
-
-def diff_paths(
-    options: ScanOptions, unsafe: bool = False, bump: bool = True, hold_at: Severity = Severity.BLOCKER
-) -> tuple[bytes, FixResult]:
-    """What :func:`fix_paths` would write, as a unified diff of the files' bytes (``a/PATH`` /
-    ``b/PATH``, see :func:`~vllm_upgrade_check.fixing.edits.diff_bytes`), and its result; the
-    same passes run on an in-memory overlay, so nothing is written.
-
-    Raises:
-        UsageError, RulePackError: as :func:`~vllm_upgrade_check.engine.run_scan`.
-    """
-    overlay: dict[str, bytes] = {}
-    result = fix_paths(options, unsafe=unsafe, bump=bump, overlay=overlay, hold_at=hold_at)
-    roots = list(options.paths)
-    files = []
-    for rel in sorted({e.path for e in result.applied}):
-        real = resolve_in_roots(roots, rel)
-        before = real.read_bytes()
-        files.append((rel, before, overlay.get(os.path.realpath(real), before)))
-    return diff_bytes(files), result

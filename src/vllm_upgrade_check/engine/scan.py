@@ -33,7 +33,7 @@ from vllm_upgrade_check.model.environment import Environment
 from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, VENDOR_ENTRY, Fact, FactKind
 from vllm_upgrade_check.model.findings import Finding, ReleaseInfo, Replacement, Report, VersionBasis
 from vllm_upgrade_check.model.options import ScanOptions
-from vllm_upgrade_check.model.pack import Applicability, FixAction, MatchKind
+from vllm_upgrade_check.model.pack import Applicability, FixAction, MatchKind, Rule
 from vllm_upgrade_check.parsing.textfiles import read_text
 from vllm_upgrade_check.sources.discovery import OutsideRoots, resolve_in_roots
 from vllm_upgrade_check.sources.dispatch import pinned_version
@@ -137,8 +137,9 @@ def run_scan(
     if option is not None and option > target:
         raise UsageError(f"--from {window.from_version} is newer than the target {target}: a downgrade is not checked")
     lines_of: dict[str, list[str] | None] = {}
-    facts, skipped, count = scan_files(request, lines_of)
     rules = list(registry.rules())
+    request = replace(request, response_fields=response_vocabulary(rules))
+    facts, skipped, count = scan_files(request, lines_of)
     captured = any(f.kind == FactKind.PLATFORM for f in facts)  # an nvidia-smi capture in the repo
     if request.environment is not None or request.host is not None or captured:
         from vllm_upgrade_check.knowledge.envrules import derived_rules, without_replaced_requirers
@@ -223,6 +224,18 @@ def run_scan(
         scanned=tuple(lines_of),
         rules=tuple((pack.release, rule) for pack, rule in rules),
     )
+
+
+def response_vocabulary(rules: Sequence[tuple[object, Rule]]) -> frozenset[str]:
+    """The response fields the loaded packs' ``response_field`` rules name, and the fields
+    their renames lead to (a fixed client still reads as one)."""
+    out: set[str] = set()
+    for _pack, rule in rules:
+        if rule.match.kind == MatchKind.RESPONSE_FIELD:
+            out.add(rule.match.name)
+            if rule.fix.action == FixAction.RENAME and rule.fix.replacement:
+                out.add(rule.fix.replacement)
+    return frozenset(out)
 
 
 def release_info(registry: Registry, releases: Sequence[str]) -> tuple[ReleaseInfo, ...]:

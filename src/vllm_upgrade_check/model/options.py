@@ -40,6 +40,9 @@ class ScanRequest:
             cache is then off).
         cache_dir: where per-file results are cached; ``None``: no cache.
         jobs: worker processes that parse files (``None`` or ``0``: automatic; ``1``: none).
+        response_fields: the response fields whose reads by client code are facts, beyond
+            the built-in ones: what the loaded packs' ``response_field`` rules name and
+            rename to (``None``: only the built-in ones).
     """
 
     paths: Sequence[Path] = ()
@@ -52,6 +55,7 @@ class ScanRequest:
     overlay: Mapping[str, bytes] | None = None
     cache_dir: Path | None = None
     jobs: int | None = None
+    response_fields: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ def scan_files(
     facts: list[Fact] = []
     skipped: list[Skipped] = []
     count = 0
-    scanners = request.scanners if request.scanners is not None else default_scanners()
+    scanners = request.scanners if request.scanners is not None else default_scanners(request.response_fields)
     verdicts: dict[str, bool | None] = {}
 
     def keep_name(name: str) -> bool:
@@ -200,7 +200,8 @@ def _open_cache(request: ScanRequest, root: Path, scanners: Sequence[Scanner], l
     if request.cache_dir is None or request.scanners is not None or request.overlay:
         return None
     names = ",".join(s.name for s in scanners)
-    return ScanCache(request.cache_dir, root, f"{code_salt()}|{request.max_file_bytes}|{names}", label)
+    fields = ",".join(sorted(request.response_fields or ()))  # the Python scanner's vocabulary
+    return ScanCache(request.cache_dir, root, f"{code_salt()}|{request.max_file_bytes}|{names}|{fields}", label)
 
 
 def _linked_facts(results: Sequence[FileResult]) -> list[Fact]:

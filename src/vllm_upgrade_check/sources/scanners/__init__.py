@@ -9,8 +9,9 @@ from __future__ import annotations
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 
 
-def default_scanners() -> list[Scanner]:
-    """A fresh instance of every built-in file scanner."""
+def default_scanners(response_fields: frozenset[str] | None = None) -> list[Scanner]:
+    """A fresh instance of every built-in file scanner; ``response_fields``: the response
+    fields the Python scanner reports reads of, beyond its built-in ones."""
     from vllm_upgrade_check.sources.scanners.dockerfile import DockerfileScanner
     from vllm_upgrade_check.sources.scanners.envfiles import SystemdScanner
     from vllm_upgrade_check.sources.scanners.helm import HelmValuesScanner
@@ -30,7 +31,7 @@ def default_scanners() -> list[Scanner]:
         DockerfileScanner(),
         ManifestScanner(),
         RequirementsScanner(),
-        PythonSourceScanner(),
+        PythonSourceScanner(response_fields),
         VllmConfigScanner(),
         HelmValuesScanner(),
         ServingConfigScanner(),

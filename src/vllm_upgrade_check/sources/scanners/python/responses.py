@@ -1,7 +1,7 @@
 """Client code reading a server's responses: which server a file's OpenAI-compatible clients
 talk to (:data:`CLIENT_CALLS`, :data:`HOSTED_APIS`), and the ``response_field`` facts for
 ``x.reasoning_content``, ``x["reasoning_content"]``, ``x.get("reasoning_content")`` and
-``getattr(x, "reasoning_content")`` (the names in :data:`.names.RESPONSE_FIELDS`).
+``getattr(x, "reasoning_content")`` (the names in :data:`.names.RESPONSE_FIELDS` and those the loaded packs name).
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ class ResponseReader:
     """Reads of response fields in one file, as facts; ``imports_vllm``: whether the file
     imports vLLM (then its responses are a vLLM server's unless a client says otherwise)."""
 
-    def __init__(self, source: PythonSource, imports_vllm: bool) -> None:
+    def __init__(self, source: PythonSource, imports_vllm: bool, fields: frozenset[str] = RESPONSE_FIELDS) -> None:
         self.source = source
+        self.fields = fields
         self.imports_vllm = imports_vllm
         self._client: str | None = None
 
@@ -118,6 +119,6 @@ class ResponseReader:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr == "get" and call.args:
             key = const_text(call.args[0])
-            if key in RESPONSE_FIELDS:
+            if key in self.fields:
                 return self.response_field(call, key, call.args[0])
         return None

@@ -18,6 +18,10 @@ class PythonSourceScanner(Scanner):
 
     name = "python"
 
+    def __init__(self, response_fields: frozenset[str] | None = None) -> None:
+        """``response_fields``: response fields to report reads of, beyond :data:`RESPONSE_FIELDS`."""
+        self.fields = RESPONSE_FIELDS | (response_fields or frozenset())
+
     def accepts_name(self, name: str) -> bool | None:
         """``*.py`` names."""
         return name.endswith(".py")
@@ -30,7 +34,7 @@ class PythonSourceScanner(Scanner):
         """The facts of ``source``: all of them when it mentions vLLM, else only its reads of
         response fields; a syntax error skips the file."""
         vllm = source.mentions_vllm()
-        client = any(field in source.text for field in RESPONSE_FIELDS)
+        client = any(field in source.text for field in self.fields)
         if not vllm and not client:
             return
         try:
@@ -44,6 +48,6 @@ class PythonSourceScanner(Scanner):
                 line=line,
             )
             return
-        for fact in file_facts(source, tree):
+        for fact in file_facts(source, tree, self.fields):
             if vllm or fact.kind == FactKind.RESPONSE_FIELD:
                 yield fact

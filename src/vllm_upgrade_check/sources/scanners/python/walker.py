@@ -40,10 +40,11 @@ from vllm_upgrade_check.sources.scanners.requirements import pip_install_facts
 from vllm_upgrade_check.sources.scanners.shell import argv_facts, is_env_name, shell_facts
 
 
-def file_facts(source: SourceFile, tree: ast.Module) -> list[Fact]:
+def file_facts(source: SourceFile, tree: ast.Module, fields: frozenset[str] = RESPONSE_FIELDS) -> list[Fact]:
     """The facts of one Python file, ``tree`` being its parsed text (every one, also those
-    a file that does not mention vLLM has no use for: the scanner picks)."""
-    module = _Module(source, tree)
+    a file that does not mention vLLM has no use for: the scanner picks); ``fields``: the
+    response fields whose reads are facts."""
+    module = _Module(source, tree, fields)
     module.run()
     return module.facts
 
@@ -52,8 +53,9 @@ class _Module:
     """State for one file: the source (with its vLLM import aliases), the readers of its
     keywords and response reads, the facts collected."""
 
-    def __init__(self, source: SourceFile, tree: ast.Module) -> None:
+    def __init__(self, source: SourceFile, tree: ast.Module, fields: frozenset[str] = RESPONSE_FIELDS) -> None:
         self.source = PythonSource(source, tree)
+        self.fields = fields
         self.keywords = KeywordReader(self.source)
         self.responses: ResponseReader  # set by run once the imports are read
         self.facts: list[Fact] = []
@@ -291,7 +293,7 @@ class _Module:
                 elif isinstance(node, (ast.Import, ast.ImportFrom)):
                     self.import_facts(node)
         imports_vllm = bool(self.source.aliases) or any(f.kind == FactKind.IMPORT for f in self.facts)
-        self.responses = ResponseReader(self.source, imports_vllm)
+        self.responses = ResponseReader(self.source, imports_vllm, self.fields)
         self.ray, self.modal = imported_from(self.source.tree, "ray"), imported_from(self.source.tree, "modal")
         self.walk_scope(module, inner)
         self.facts = shared_words(self.facts, list(self.keywords.other_readers()))
@@ -308,14 +310,14 @@ class _Module:
                 self.env_assign(node)
             elif isinstance(node, ast.Call):
                 self.visit_call(node, scope)
-            elif isinstance(node, ast.Attribute) and node.attr in RESPONSE_FIELDS:
+            elif isinstance(node, ast.Attribute) and node.attr in self.fields:
                 if isinstance(node.ctx, ast.Load):
                     self._add(self.responses.response_field(node, node.attr))
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 self.envs_attribute(node)
             elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
                 key = const_text(node.slice)
-                if key in RESPONSE_FIELDS:
+                if key in self.fields:
                     self._add(self.responses.response_field(node, key, node.slice))
 
     def platform_call(self, call: ast.Call, scope: Scope) -> None:
@@ -369,5 +371,5 @@ class _Module:
             self._add(self.responses.response_getter(call))
         elif qualified == "getattr" and len(call.args) >= 2:
             key = const_text(call.args[1])
-            if key in RESPONSE_FIELDS:
+            if key in self.fields:
                 self._add(self.responses.response_field(call, key, call.args[1]))
