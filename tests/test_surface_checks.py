@@ -43,7 +43,8 @@ def test_engine_args_is_a_blocker_where_llm_drops_the_keyword_with_a_warning(tmp
     at_24 = _scan(tmp_path, "0.24.0", "0.24.0")
     assert at_24[(2, "VUC000-004")] == "blocker" and at_24[(3, "VUC000-004")] == "warning", at_24
     at_28 = _scan(tmp_path, "0.28.0", "0.28.0")
-    assert at_28[(2, "VUC000-004")] == "blocker" and at_28[(3, "VUC000-004")] == "blocker", at_28
+    # the 0.26.0 rule says how it went (LLM stopped dropping it): a blocker on both lines
+    assert at_28 == {(2, "VUC0260-009"): "blocker", (3, "VUC0260-009"): "blocker"}, at_28
     assert _scan(tmp_path, "0.17.1", "0.17.0") == {}  # both still took it
 
 
@@ -209,3 +210,23 @@ def test_fix_settles_the_version_advisories_by_its_bump(tmp_path: Path) -> None:
     assert not result.unfixed and not result.held_by
     after = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.28.0"), registry=REGISTRY)
     assert after.findings == ()
+
+
+def test_what_a_new_user_met(tmp_path: Path) -> None:
+    """Typo env vars, unknown vllm.envs names, --help, private fields, ~= ranges."""
+    (tmp_path / "run.sh").write_text(
+        "export VLLM_LOGGING_LEVL=DEBUG\nexport VLLM_MODEL_DIR=/models\nexport Q_SCALE_CONSTANT=100\n"
+        "vllm serve m --help\n"
+    )
+    (tmp_path / "app.py").write_text(
+        "import vllm.envs as envs\nfrom vllm import EngineArgs\n"
+        "e = EngineArgs(model='m', _api_process_count=1)\nprint(envs.VLLM_NOT_A_THING, envs.VLLM_LOGGING_LEVEL)\n"
+    )
+    (tmp_path / "requirements.txt").write_text("vllm~=0.10.0\n")
+    got = _scan(tmp_path, "0.28.0", "0.26.0")
+    assert got == {
+        (1, "VUC000-008"): "warning",  # run.sh: a typo of VLLM_LOGGING_LEVEL
+        (3, "VUC0280-007"): "warning",  # an info rule, raised: 0.28.0 no longer reads it
+        (4, "VUC000-006"): "blocker",  # app.py: envs.VLLM_NOT_A_THING
+        (1, "VUC000-013"): "blocker",  # requirements.txt
+    }, got

@@ -2,7 +2,7 @@
 
 These findings say nothing breaks; they point at the lines an upgrade changes:
 
-- ``VUC000-010`` (info): a vLLM image tag or an ``==``/``~=`` vLLM pin older than the target:
+- ``VUC000-010`` (info): a vLLM image tag or an ``==`` vLLM pin older than the target:
   the line to move (``fix`` moves it once no blocker is left), with the line where the
   version is written when that is elsewhere (an ``ARG`` default, a Helm ``tag:``);
 - ``VUC000-011`` (info): a vLLM image with a floating tag (``:latest``, ``:nightly``, none),
@@ -10,7 +10,7 @@ These findings say nothing breaks; they point at the lines an upgrade changes:
 - ``VUC000-012`` (info): ``python -m vllm.entrypoints.openai.api_server``, which vLLM
   deprecates in favour of ``vllm serve`` from 0.29.0 (its ``__main__`` warns);
 - ``VUC000-013`` (blocker): a vLLM requirement whose range excludes the target
-  (``vllm>=0.10,<0.11``): the target cannot be installed from that file.
+  (``vllm>=0.10,<0.11``, ``vllm~=0.10.0``): the target cannot be installed from that file.
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ def _requirement_advisory(fact: Fact, target: Version) -> Rule | None:
     if spec is None or not str(spec) or spec.contains(target, prereleases=True):
         return None
     match = DependencyMatch.model_construct(kind=MatchKind.DEPENDENCY, name="vllm")
-    if all(clause.operator in ("==", "===", "~=") for clause in spec):
+    if all(clause.operator in ("==", "===") for clause in spec):
         if any(_newer(clause.version, target) for clause in spec):
             return None  # pinned past the target: a downgrade is no upgrade to advise on
         return _rule(

@@ -113,6 +113,8 @@ def unknown_flag_findings(
             continue
         if fact.origin == "cli" and not fact.raw.startswith("--"):
             continue
+        if fact.name == "help":
+            continue  # argparse adds --help to every parser
         if known.is_known(fact.name):
             continue
         if (answered := ruled.get((fact.name, fact.aliases))) is None:

@@ -116,6 +116,8 @@ def _engine_rejection(fact: Fact, target: Version, call: str) -> Rejection | Non
     if not engine.covers(target):
         return None
     name = fact.name.split(".", 1)[0]
+    if name.startswith("_"):
+        return None  # a private dataclass field (``_api_process_count``): the surface leaves them out
     if engine.has(name, target):
         return None
     if call == "LLM":
@@ -198,6 +200,17 @@ def _import_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejectio
             modules.ref(submodule),
             modules.data_file,
         )
+    if module == "vllm.envs" and name.startswith("VLLM_") and name not in known.env_vars and known.covers(target):
+        return Rejection(
+            IMPORT_ID,
+            Severity.BLOCKER,
+            f"vllm.envs.{name}",
+            "attribute of vllm.envs",
+            "no vLLM release defines it; vllm.envs raises AttributeError for it",
+            _closest_env(name, target, known),
+            "vllm/envs.py",
+            DATA_FILE,
+        )
     if module == "vllm.envs" and name in known.env_vars and known.covers(target):
         first, last, gaps = known.env_vars[name]
         if name in _env_gone(known, target) or first > target:
@@ -252,6 +265,24 @@ def _metric_rejection(fact: Fact, target: Version) -> Rejection | None:
 
 
 _ENV_GONE: dict[Version, frozenset[str]] = {}
+_ENV_AT: dict[Version, list[str]] = {}
+
+
+def _closest_env(name: str, target: Version, known: KnownArgs) -> str | None:
+    """The env var release ``target`` reads closest to ``name`` (a typo), or ``None``."""
+    import difflib
+
+    names = _ENV_AT.get(target)
+    if names is None:
+        gone = _env_gone(known, target)
+        names = _ENV_AT[target] = sorted(
+            n for n, (first, _last, _gaps) in known.env_vars.items() if first <= target and n not in gone
+        )
+    key = ("env_vars", name, target)
+    if key not in _CLOSEST:
+        found = difflib.get_close_matches(name, names, n=1, cutoff=0.85)
+        _CLOSEST[key] = found[0] if found else None
+    return _CLOSEST[key]
 
 
 def _env_gone(known: KnownArgs, target: Version) -> frozenset[str]:
@@ -263,6 +294,23 @@ def _env_gone(known: KnownArgs, target: Version) -> frozenset[str]:
 
 
 def _env_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejection | None:
+    if fact.name not in known.env_vars and fact.name.startswith("VLLM_") and known.covers(target):
+        # vllm/envs.py's validate_environ logs "Unknown vLLM environment variable detected"
+        # for any VLLM_ name it does not register; a team's own VLLM_ variable is common,
+        # so only a near miss of one the target reads (a typo) is reported
+        near = _closest_env(fact.name, target, known)
+        if near is None:
+            return None
+        return Rejection(
+            ENV_VAR_ID,
+            Severity.WARNING,
+            fact.name,
+            "env var",
+            f"no vLLM release reads it; vLLM {target} logs it as an unknown vLLM environment variable",
+            near,
+            "vllm/envs.py",
+            DATA_FILE,
+        )
     if fact.name not in known.env_vars or fact.name not in _env_gone(known, target):
         return None
     _first, last, _gaps = known.env_vars[fact.name]
@@ -279,6 +327,8 @@ def _env_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejection |
 
 
 def _value_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejection | None:
+    # A Python keyword's value is not checked: the fact does not tell a literal ("fp8")
+    # from a name (``dtype=DT``).
     if fact.origin not in ("cli", "config") or not fact.resolved or not fact.value:
         return None
     value = fact.value.strip().strip("'\"")
@@ -477,7 +527,7 @@ def with_target_severity(
     for finding in findings:
         if finding.severity != Severity.BLOCKER:
             rejected = rejection(finding.fact, target, launches)
-            if rejected is not None and rejected.severity == Severity.BLOCKER:
-                finding = replace(finding, severity=Severity.BLOCKER, deprecated_only=False)
+            if rejected is not None and rejected.severity.rank > finding.severity.rank:
+                finding = replace(finding, severity=rejected.severity, deprecated_only=False)
         out.append(finding)
     return out

@@ -7,7 +7,7 @@ from vllm.entrypoints.openai.protocol import ChatCompletionRequest
 # ok: VUC000-006
 from vllm.sampling_params import RequestOutputKind
 
-# ruleid: VUC000-004
+# ruleid: VUC0260-009
 engine = EngineArgs(model="acme/coder-7b", swap_space=2)
 # ok: VUC000-004
 engine_ok = EngineArgs(model="acme/coder-7b", max_model_len=4096, enable_prefix_caching=True)
