@@ -285,8 +285,8 @@ def test_pins_move_only_with_the_vllm_version_of_their_file(tmp_path: Path) -> N
     code, out = _fix(str(tmp_path), "--to", "0.33.0")
     assert code == 1, out
     assert (tmp_path / "setup.sh").read_text() == "pip install vllm==0.12.0 transformers==4.40.0\n"
-    assert "requirements.txt:1:1: VUC0320-002" in out and "this file names no vLLM pin or image" in out
-    assert "remain for 0.33.0 (fix them, then run fix again):\n  requirements.txt:1:1: VUC0320-002" in out, out
+    assert "requirements.txt:1:1: VUC000-002" in out and "this file names no vLLM pin or image" in out
+    assert "remain for 0.33.0 (fix them, then run fix again):\n  requirements.txt:1:1: VUC000-002" in out, out
     assert "Not bumped (1):\n  setup.sh:1: vllm==0.12.0: held back while blockers remain for 0.33.0" in out, out
 
 

@@ -91,3 +91,15 @@ def test_a_python_dependent_line_is_read_for_the_python_in_use() -> None:
 
     marker = 'python_version > "3.11"'
     assert _holds(marker, "", "3.12") and not _holds(marker, "", "3.11") and not _holds(marker, "", None)
+
+
+def test_an_older_release_pin_rule_gives_way_to_the_target_own_requires_dist(tmp_path: Path) -> None:
+    # 0.32.0's rule asks transformers<5.20.0; 0.33.0's wheel asks <5.21.0,>=5.16.1: 5.20.0 is fine
+    # at 0.33.0, and 5.21.0 is judged by 0.33.0's own line.
+    (tmp_path / "requirements.txt").write_text("vllm==0.31.0\ntransformers==5.20.0\n")
+    report = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.33.0"))
+    assert not [f for f in report.findings if f.fact.name == "transformers"], report.findings
+    (tmp_path / "requirements.txt").write_text("vllm==0.31.0\ntransformers==5.21.0\n")
+    report = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.33.0"))
+    (finding,) = [f for f in report.findings if f.fact.name == "transformers"]
+    assert finding.rule.id == "VUC000-002" and "<5.21.0,>=5.16.1" in finding.rule.message

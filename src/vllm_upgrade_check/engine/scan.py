@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from vllm_upgrade_check.errors import UsageError
@@ -33,7 +35,7 @@ from vllm_upgrade_check.model.environment import Environment
 from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, VENDOR_ENTRY, Fact, FactKind
 from vllm_upgrade_check.model.findings import Finding, ReleaseInfo, Replacement, Report, VersionBasis
 from vllm_upgrade_check.model.options import ScanOptions
-from vllm_upgrade_check.model.pack import Applicability, FixAction, MatchKind, Rule
+from vllm_upgrade_check.model.pack import Applicability, DependencyMatch, FixAction, MatchKind, Pack, Rule
 from vllm_upgrade_check.parsing.textfiles import read_text
 from vllm_upgrade_check.sources.discovery import OutsideRoots, resolve_in_roots
 from vllm_upgrade_check.sources.dispatch import pinned_version
@@ -92,6 +94,35 @@ def required_by(target: Version) -> frozenset[str] | None:
     ``Requires-Dist``), or ``None`` when the bundled data does not know the release."""
     found = release_requirements(str(target))
     return None if found is None else frozenset(r.name for r in found if not r.extra)
+
+
+def without_stale_pins(rules: list[tuple[Pack, Rule]], target: Version) -> list[tuple[Pack, Rule]]:
+    """``rules`` without the authored pin rules (``set_specifier``) of releases before
+    ``target`` whose specifier no ``Requires-Dist`` line of ``target`` has any more: what
+    the target requires is judged by its own line (built-in ``VUC000-002``), not by an
+    older release's (``transformers<5.20.0`` of 0.32.0 where 0.33.0 asks ``<5.21.0``).
+    Unchanged when the bundled data does not know ``target``."""
+    found = release_requirements(str(target))
+    if found is None:
+        return rules
+    specs: dict[str, set[SpecifierSet]] = {}
+    for line in found:
+        if not line.extra:
+            specs.setdefault(line.name, set()).add(SpecifierSet(line.specifier))
+    out = []
+    for pack, rule in rules:
+        match = rule.match
+        if (
+            isinstance(match, DependencyMatch)
+            and rule.fix.action == FixAction.SET_SPECIFIER
+            and match.specifier
+            and pack.version < target
+            and canonicalize_name(match.name) in specs
+            and SpecifierSet(match.specifier) not in specs[canonicalize_name(match.name)]
+        ):
+            continue
+        out.append((pack, rule))
+    return out
 
 
 def resolve_target(registry: Registry, text: str | None) -> Version:
@@ -169,7 +200,7 @@ def run_scan(
         known.env_gone_by(target),
         gone_subjects(rules, target),
     )
-    findings = with_target_severity(match_rules(rules, facts, context), facts, target)
+    findings = with_target_severity(match_rules(without_stale_pins(rules, target), facts, context), facts, target)
     arg_kinds = (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG)
     # The flags a loaded pack speaks of, as matched or as its replacement (an organisation
     # pack's own flags are known to it).
