@@ -444,8 +444,7 @@ def surface_check_time(root: Path, repeat: int, to_version: str = "0.28.0") -> t
     )
 
     def once() -> None:
-        surface_checks._JUDGED.clear()  # each run decides every fact afresh
-        surface_checks._CLOSEST.clear()
+        surface_checks.clear_caches()  # each run decides every fact afresh
         with_target_severity([], facts, target)
         surface_findings(facts, context, [])
         advisory_findings(facts, context, [])

@@ -423,6 +423,13 @@ _JUDGED: dict[tuple[object, ...], Rejection | None] = {}
 is written in many launches)."""
 
 
+def clear_caches() -> None:
+    """Forget the rejections and suggestions decided so far (a benchmark times them afresh)."""
+    _JUDGED.clear()
+    _CLOSEST.clear()
+    _ENV_AT.clear()
+
+
 def _judge(fact: Fact, target: Version, call: str | None) -> Rejection | None:
     known = known_args()
     if fact.kind == FactKind.ARG:
