@@ -43,3 +43,20 @@ def repo_root() -> Path:
 def _private_scan_cache(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """CLI runs in tests cache into a directory of their own, never the user's ~/.cache."""
     monkeypatch.setenv("VLLM_UPGRADE_CHECK_CACHE_DIR", str(tmp_path_factory.mktemp("scan-cache")))
+
+
+def bare_venv(venv: Path) -> tuple[Path, Path]:
+    """A venv made at ``venv`` without pip: ``(its python, its site-packages)``, for tests
+    that write distribution metadata into it."""
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return python, Path(site)

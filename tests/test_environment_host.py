@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 import struct
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from conftest import bare_venv
 from vllm_upgrade_check.cli import _register, app
 from vllm_upgrade_check.engine import run_scan
 from vllm_upgrade_check.errors import UsageError
@@ -100,16 +100,7 @@ def test_torch_rocm_build(tmp_path: Path) -> None:
 
 def test_second_venv_inspected_with_python(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    site = Path(
-        subprocess.run(
-            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    )
+    python, site = bare_venv(venv)
     dist_info(site, "vllm", "0.26.0")
     dist_info(site, "torchvision", "0.26.0")
     env = read_interpreter_environment(python)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from conftest import bare_venv
 from vllm_upgrade_check.cli import _register, app
 from vllm_upgrade_check.knowledge.registry import load_registry
 from vllm_upgrade_check.parsing.nvidia_smi import looks_like_nvidia_smi, parse_nvidia_smi_output
@@ -59,16 +60,7 @@ def dist_info(site: Path, name: str, version: str, requires: tuple[str, ...] = (
 def fake_venv(root: Path, torch: str = "2.10.0+cu128", vllm: str = "0.19.1", plugin: bool = True) -> Path:
     """A venv (no pip) whose site-packages holds only metadata written here; its python."""
     venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    site = Path(
-        subprocess.run(
-            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    )
+    python, site = bare_venv(venv)
     dist_info(site, "vllm", vllm, (f"torch=={torch.split('+')[0]}",))
     dist_info(site, "torch", torch)
     cuda = torch.partition("+cu")[2]
