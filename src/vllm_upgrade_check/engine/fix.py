@@ -95,7 +95,8 @@ class _Run:
         self.overlay = overlay
         self.roots = list(options.paths)
         scanners = options.request.scanners
-        vocabulary = response_vocabulary(list(load_registry(options.rule_paths).rules()))
+        self.registry = load_registry(options.rule_paths)  # once for every pass
+        vocabulary = response_vocabulary(list(self.registry.rules()))
         self.scanners: Sequence[Scanner] = scanners if scanners is not None else default_scanners(vocabulary)
         self.result = FixResult()
         self.refused: dict[tuple[str, str, tuple[str, ...], str], str] = {}
@@ -111,7 +112,7 @@ class _Run:
         from vllm_upgrade_check.engine import run_scan
 
         facts: list[Fact] = []
-        report = run_scan(self.options, facts_out=facts)
+        report = run_scan(self.options, self.registry, facts_out=facts)
         if not self.result.target:
             self.result.from_version, self.result.target = report.from_version, report.to_version
         self.result.skipped = list(report.skipped)

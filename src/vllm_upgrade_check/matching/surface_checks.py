@@ -167,40 +167,42 @@ def _sampling_rejection(fact: Fact, target: Version) -> Rejection | None:
     )
 
 
+def _module_rejection(modules: NameHistory, module: str, target: Version) -> Rejection:
+    """A module ``target`` does not ship: a blocker when an earlier release had it (a
+    removal), a warning when none did (a build for another platform may)."""
+    words, had = _history_words(modules, module, target, "a module")
+    severity = Severity.BLOCKER if had else Severity.WARNING
+    return Rejection(
+        IMPORT_ID,
+        severity,
+        module,
+        "module",
+        words,
+        None,
+        modules.ref(module) if had else None,
+        modules.data_file,
+    )
+
+
 def _import_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejection | None:
     modules = surface_history("modules")
     if not modules.covers(target):
         return None
     module = fact.name
     if not modules.has(module, target):
-        words, had = _history_words(modules, module, target, "a module")
-        return Rejection(
-            IMPORT_ID,
-            Severity.BLOCKER if had else Severity.WARNING,
-            module,
-            "module",
-            words,
-            None,
-            modules.ref(module) if had else None,
-            modules.data_file,
-        )
+        return _module_rejection(modules, module, target)
     name = fact.value
     if not name:
         return None
     submodule = f"{module}.{name}"
     if modules.known(submodule) and not modules.has(submodule, target):
-        words, had = _history_words(modules, submodule, target, "a module")
-        return Rejection(
-            IMPORT_ID,
-            Severity.BLOCKER,
-            submodule,
-            "module",
-            words,
-            None,
-            modules.ref(submodule),
-            modules.data_file,
-        )
-    if module == "vllm.envs" and name.startswith("VLLM_") and name not in known.env_vars and known.covers(target):
+        return _module_rejection(modules, submodule, target)
+    if (
+        module == "vllm.envs"
+        and name.startswith("VLLM_")
+        and name not in known.env_vars
+        and known.covers(target)
+    ):
         return Rejection(
             IMPORT_ID,
             Severity.BLOCKER,
@@ -413,7 +415,11 @@ def _closest(kind: str, name: str, target: Version) -> str | None:
     if key not in _CLOSEST:
         if len(_CLOSEST) > 10_000:
             _CLOSEST.clear()
-        found = known_args().closest(name, target) if kind == "flags" else surface_history(kind).closest(name, target)
+        found = (
+            known_args().closest(name, target)
+            if kind == "flags"
+            else surface_history(kind).closest(name, target)
+        )
         _CLOSEST[key] = found
     return _CLOSEST[key]
 
