@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
@@ -341,17 +340,34 @@ def _entry_point(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, pack: Path, na
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
     shutil.copy(pack, package / "0.28.0.yaml")
+    # An installed distribution as pip leaves it: a dist-info folder declaring the entry point.
+    info = tmp_path / "site" / f"{name}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\norg = {name}\n")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
-    eps = [EntryPoint(name="org", value=name, group=ENTRY_POINT_GROUP)]
-    monkeypatch.setattr(
-        "importlib.metadata.entry_points", lambda group=None, **kw: eps if group == ENTRY_POINT_GROUP else []
-    )
 
 
 def test_entry_point_rule_pack(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     _entry_point(monkeypatch, tmp_path, RULES / "0.28.0.yaml", "orgrules_ok")
     assert load_registry().rule("ORG0280-001") is not None
     assert load_registry(bundled=False).rule("ORG0280-001") is None
+
+
+def test_entry_point_lookup_is_skipped_when_no_distribution_declares_the_group(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from vllm_upgrade_check.knowledge import registry
+
+    site = tmp_path / "site"
+    other = site / "other-1.0.dist-info"
+    other.mkdir(parents=True)
+    (other / "entry_points.txt").write_text("[console_scripts]\nother = other:main\n")
+    monkeypatch.setattr("sys.path", [str(site)])
+    assert registry._group_declared() is False
+    assert registry.entry_point_pack_dirs() == []
+    (other / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\norg = other\n")
+    assert registry._group_declared() is True
 
 
 def test_entry_point_ids_must_not_clash(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -103,3 +103,33 @@ def test_an_older_release_pin_rule_gives_way_to_the_target_own_requires_dist(tmp
     report = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.33.0"))
     (finding,) = [f for f in report.findings if f.fact.name == "transformers"]
     assert finding.rule.id == "VUC000-002" and "<5.21.0,>=5.16.1" in finding.rule.message
+
+
+def test_every_authored_dependency_rule_says_what_its_release_requires_dist_says() -> None:
+    """Dependency rules are derived from the wheels' Requires-Dist (VUC000-002); a pack's own
+    dependency rule only overrides the words (message, fix, evidence) for one line of it, so
+    its specifier must be that line's: it can never drift from the wheel."""
+    import yaml
+    from packaging.specifiers import SpecifierSet
+    from packaging.utils import canonicalize_name
+
+    from vllm_upgrade_check.knowledge.requires import release_requirements
+
+    rules_dir = Path(__file__).resolve().parent.parent / "rules"
+    checked = 0
+    for path in sorted(rules_dir.glob("*.yaml")):
+        pack = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for rule in pack.get("rules", []):
+            match = rule["match"]
+            if match["kind"] != "dependency":
+                continue
+            lines = release_requirements(pack["release"])
+            assert lines is not None, f"{rule['id']}: no Requires-Dist data for {pack['release']}"
+            base = [r for r in lines if r.name == canonicalize_name(match["name"]) and not r.extra]
+            wanted = SpecifierSet(match.get("specifier") or "")
+            assert any(SpecifierSet(r.specifier or "") == wanted for r in base), (
+                f"{rule['id']} says {match['name']}{wanted} but vllm {pack['release']} requires "
+                f"{[r.name + (r.specifier or '') for r in base]}"
+            )
+            checked += 1
+    assert checked > 50

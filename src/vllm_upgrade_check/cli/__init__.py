@@ -16,18 +16,42 @@ from vllm_upgrade_check.cli.apps import app, baseline_app, rules_app
 __all__ = ["app", "baseline_app", "main", "rules_app"]
 
 
-def _register() -> None:
-    from vllm_upgrade_check.cli import (  # noqa: F401
-        baseline_cmd,
-        derive_cmd,
-        env_cmd,
-        fix_cmd,
-        fleet_cmd,
-        plan_cmd,
-        report_cmd,
-        rules_cmd,
-        scan_cmd,
-    )
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "scan": ("scan_cmd",),
+    "fix": ("fix_cmd",),
+    "env": ("env_cmd",),
+    "plan": ("plan_cmd",),
+    "report": ("report_cmd",),
+    "explain": ("rules_cmd",),
+    "rules": ("rules_cmd", "derive_cmd"),
+    "baseline": ("baseline_cmd",),
+    "fleet": ("fleet_cmd",),
+}
+"""Command (or group) name -> the modules of :mod:`vllm_upgrade_check.cli` that register it,
+in the order ``--help`` lists them."""
+
+
+def _register(args: list[str] | None = None) -> None:
+    """Import the command modules, which register their commands on :data:`app`.
+
+    Args:
+        args: the command line (without the program name). When its first word names a
+            command, only that command's modules are imported (a run pays for the code it
+            uses: ``scan`` never imports ``plan``'s); otherwise (``--help``, no command, an
+            unknown name, shell completion) every command is registered, so that help and
+            "no such command" read as they always do.
+    """
+    import importlib
+
+    first = next((a for a in args or () if not a.startswith("-")), None) if args is not None else None
+    leading_option = bool(args) and args is not None and args[0].startswith("-")
+    completing = any(key.startswith(("_VLLM_UPGRADE_CHECK_COMPLETE", "_TYPER_COMPLETE")) for key in os.environ)
+    if first in COMMAND_MODULES and not leading_option and not completing:
+        names: tuple[str, ...] = COMMAND_MODULES[first]
+    else:
+        names = tuple(dict.fromkeys(m for ms in COMMAND_MODULES.values() for m in ms))
+    for name in names:
+        importlib.import_module(f"vllm_upgrade_check.cli.{name}")
 
 
 def _usage_error() -> type[Exception]:
@@ -79,7 +103,7 @@ def main() -> None:
 
     from vllm_upgrade_check.errors import VucError
 
-    _register()
+    _register(sys.argv[1:])
     usage_error = _usage_error()
     try:
         _reject_empty(sys.argv[1:])

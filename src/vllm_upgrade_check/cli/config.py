@@ -46,7 +46,7 @@ def _version(value: str | None) -> str | None:
 
 
 class _Table(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, defer_build=True)
 
 
 class IgnoreEntry(_Table):

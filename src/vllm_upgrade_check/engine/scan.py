@@ -14,8 +14,6 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from vllm_upgrade_check.errors import UsageError
-from vllm_upgrade_check.fixing.edits import planned_edits
-from vllm_upgrade_check.fixing.interface import MECHANICAL, CannotFix
 from vllm_upgrade_check.knowledge.known_args import known_args
 from vllm_upgrade_check.knowledge.registry import Registry, load_registry
 from vllm_upgrade_check.knowledge.requires import release_requirements
@@ -39,8 +37,6 @@ from vllm_upgrade_check.model.pack import Applicability, DependencyMatch, FixAct
 from vllm_upgrade_check.parsing.textfiles import read_text
 from vllm_upgrade_check.sources.discovery import OutsideRoots, resolve_in_roots
 from vllm_upgrade_check.sources.dispatch import pinned_version
-from vllm_upgrade_check.sources.host.environment import environment_facts
-from vllm_upgrade_check.sources.host.gpus import host_facts
 from vllm_upgrade_check.sources.repopaths import path_base
 from vllm_upgrade_check.sources.tree import scan_files
 
@@ -174,6 +170,8 @@ def run_scan(
     captured = any(f.kind == FactKind.PLATFORM for f in facts)  # an nvidia-smi capture in the repo
     if request.environment is not None or request.host is not None or captured:
         from vllm_upgrade_check.knowledge.envrules import derived_rules, without_replaced_requirers
+        from vllm_upgrade_check.sources.host.environment import environment_facts
+        from vllm_upgrade_check.sources.host.gpus import host_facts
 
         if request.environment is not None:
             facts.extend(environment_facts(request.environment))
@@ -190,16 +188,19 @@ def run_scan(
         default = Assumption(option, VersionBasis.OPTION, "--from")
     known_ids = {r.id for _p, r in rules} | {UNKNOWN_FLAG_ID, REQUIRES_DIST_ID, *SURFACE_IDS, *ADVISORY_IDS}
     check_prefixes(options.filters.select, options.filters.ignore_rules, known_ids)
-    known = known_args()
-    context = VersionContext(
-        target,
-        option,
-        default,
-        required_by(target),
-        known.gone_by(target),
-        known.env_gone_by(target),
-        gone_subjects(rules, target),
-    )
+    if facts:
+        known = known_args()
+        context = VersionContext(
+            target,
+            option,
+            default,
+            required_by(target),
+            known.gone_by(target),
+            known.env_gone_by(target),
+            gone_subjects(rules, target),
+        )
+    else:  # nothing to match: the target's surface and parser data are not loaded
+        context = VersionContext(target, option, default)
     findings = with_target_severity(match_rules(without_stale_pins(rules, target), facts, context), facts, target)
     arg_kinds = (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG)
     # The flags a loaded pack speaks of, as matched or as its replacement (an organisation
@@ -284,6 +285,9 @@ def with_fix_edits(findings: Sequence[Finding], roots: Sequence[Path], target: V
     """``findings``, each with the replacements of its mechanical fix in its file as it is
     (:func:`~vllm_upgrade_check.fixing.edits.planned_edits`); none where there is no
     mechanical fix or the text is not where the scan found it."""
+    from vllm_upgrade_check.fixing.edits import planned_edits
+    from vllm_upgrade_check.fixing.interface import MECHANICAL, CannotFix
+
     texts: dict[str, str | None] = {}
     out = []
     for finding in findings:

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from vllm_upgrade_check.errors import RulePackError
 from vllm_upgrade_check.knowledge import packbundle
+from vllm_upgrade_check.model.construct import construct
 from vllm_upgrade_check.model.pack import Pack, Rule
 from vllm_upgrade_check.model.validation import problems
 from vllm_upgrade_check.parsing.textfiles import read_named_file
@@ -101,11 +102,18 @@ def rule_id_lines(text: str) -> dict[str, int]:
 
 def _load_trusted(text: str, source: str, parsed: Any = None) -> Pack:
     """:func:`load_pack_text` for the packs shipped with the tool, which the test suite checks
-    strictly: validated from ``parsed`` (the pre-parsed data of :mod:`.packbundle`) when given,
-    else parsed with libyaml straight to Python (no node walk for line numbers); only on a
-    problem parsed again the strict way for the error's line."""
+    strictly: built without validation (:func:`~vllm_upgrade_check.model.construct.construct`)
+    from ``parsed`` (the wheel's pre-parsed data of :mod:`.packbundle`, used only when its
+    digest matches the file) when given, else parsed with libyaml straight to Python (no node
+    walk for line numbers) and validated; only on a problem parsed again the strict way for
+    the error's line."""
     import yaml
 
+    if isinstance(parsed, dict):
+        try:  # the wheel's pre-parsed data of a pack the test suite checked: no validation
+            return construct(Pack, parsed)
+        except (TypeError, KeyError, ValueError):
+            pass
     try:
         if parsed is None:
             parsed = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - safe loader
@@ -269,12 +277,43 @@ ENTRY_POINT_GROUP = "vllm_upgrade_check.rules"
 ``Path``/string, or a callable returning one) whose directory holds ``<release>.yaml`` packs."""
 
 
+def _group_declared() -> bool:
+    """Whether some distribution on ``sys.path`` may declare :data:`ENTRY_POINT_GROUP`: the
+    group's name in one of the ``entry_points.txt`` files of the ``*.dist-info``/``*.egg-info``
+    folders (a byte search; ``importlib.metadata`` parses every distribution's metadata, which
+    costs more than the rest of a small scan). ``True`` when a path entry is not a plain
+    folder (a zip), so that the full lookup decides."""
+    import sys
+
+    needle = ENTRY_POINT_GROUP.encode()
+    for entry in sys.path:
+        folder = entry or "."
+        if not os.path.isdir(folder):
+            if os.path.exists(folder):
+                return True
+            continue
+        try:
+            names = [e.name for e in os.scandir(folder) if e.name.endswith((".dist-info", ".egg-info"))]
+        except OSError:
+            continue
+        for name in names:
+            try:
+                with open(os.path.join(folder, name, "entry_points.txt"), "rb") as handle:
+                    if needle in handle.read():
+                        return True
+            except OSError:
+                continue
+    return False
+
+
 def entry_point_pack_dirs() -> list[tuple[str, Path]]:
     """``(entry point name, directory)`` of every installed organisation rule pack.
 
     Raises:
         RulePackError: an entry point that cannot be loaded or names no directory.
     """
+    if not _group_declared():
+        return []
     from importlib.metadata import entry_points
 
     found: list[tuple[str, Path]] = []

@@ -25,11 +25,9 @@ from vllm_upgrade_check.sources.discovery import (
     wanted,
 )
 from vllm_upgrade_check.sources.dispatch import Dispatcher, Outcome, Pending, hinted
-from vllm_upgrade_check.sources.scanners import Scanner, SourceFile, default_scanners
+from vllm_upgrade_check.sources.scanners import LazyScanners, Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.base import FileReference
-from vllm_upgrade_check.sources.scanners.vllm_config import referenced_config_paths, scan_config
 from vllm_upgrade_check.sources.sniff import has_marker, is_prose, never_sniffed, never_text
-from vllm_upgrade_check.sources.wrappers import wrapper_facts
 
 
 def discover(root: Path, exclude: Sequence[str] = ()) -> Iterator[tuple[Path, str]]:
@@ -56,7 +54,7 @@ def scan_files(
     facts: list[Fact] = []
     skipped: list[Skipped] = []
     count = 0
-    scanners = request.scanners if request.scanners is not None else default_scanners(request.response_fields)
+    scanners = request.scanners if request.scanners is not None else LazyScanners(request.response_fields)
     verdicts: dict[str, bool | None] = {}
 
     def keep_name(name: str) -> bool:
@@ -105,7 +103,10 @@ def scan_files(
         own = frozenset((f.location.path, f.scanner) for f in root_facts if f.location.path is not None)
         root_facts.extend(_referenced_files(found, files, request, skipped, scanners, others, own))
         root_facts.extend(_referenced_configs(root_facts, files, request, skipped, label))
-        root_facts.extend(wrapper_facts(root_facts))
+        if root_facts:
+            from vllm_upgrade_check.sources.wrappers import wrapper_facts
+
+            root_facts.extend(wrapper_facts(root_facts))
         facts.extend(root_facts)
     return facts, skipped, count
 
@@ -237,6 +238,8 @@ def _referenced_files(
     walk left out by name; those the ignore rules leave out are not read. ``own`` holds
     ``(path, scanner)`` of files that scanner read on their own already (not read twice).
     A reference that names its referrer (``by``) and matches no file is reported skipped."""
+    if not any(result.file_references for result in results):
+        return []
     by_name = {s.name: s for s in scanners}
     done: set[tuple[str, str]] = set()
     out: list[Fact] = []
@@ -289,6 +292,8 @@ def _read_again(
     that scanner's first reading. Read on every run: the named files may change alone. The
     files they may name are every walked file and those left out by name only (not by the
     ignore rules)."""
+    if not results:
+        return {}
     by_name = {s.name: s for s in scanners}
     out: dict[str, tuple[str, list[Fact]]] = {}
     paths: dict[str, str] = {}
@@ -349,6 +354,10 @@ def _referenced_configs(
 ) -> list[Fact]:
     """Facts of ``--config FILE`` YAML files named by scanned launches and not already read
     as vLLM config files (their content alone did not say so)."""
+    if not facts:
+        return []
+    from vllm_upgrade_check.sources.scanners.vllm_config import referenced_config_paths, scan_config
+
     done = {f.location.path for f in facts if f.kind == FactKind.ARG and f.origin == "config"}
     out: list[Fact] = []
     for rel, _fact in referenced_config_paths(facts):

@@ -6,6 +6,9 @@ read by every scanner that accepts it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from typing import overload
+
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 
 
@@ -43,4 +46,34 @@ def default_scanners(response_fields: frozenset[str] | None = None) -> list[Scan
     ]
 
 
-__all__ = ["Scanner", "SourceFile", "default_scanners"]
+class LazyScanners(Sequence[Scanner]):
+    """:func:`default_scanners`, made on first use: a scan that finds no file to read (an
+    empty directory, a tree the ignore rules exclude) never imports the scanner modules and
+    their parsers."""
+
+    def __init__(self, response_fields: frozenset[str] | None = None) -> None:
+        self._response_fields = response_fields
+        self._made: list[Scanner] | None = None
+
+    def _all(self) -> list[Scanner]:
+        if self._made is None:
+            self._made = default_scanners(self._response_fields)
+        return self._made
+
+    @overload
+    def __getitem__(self, index: int) -> Scanner: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Scanner]: ...
+
+    def __getitem__(self, index: int | slice) -> Scanner | Sequence[Scanner]:
+        return self._all()[index]
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __iter__(self) -> Iterator[Scanner]:
+        return iter(self._all())
+
+
+__all__ = ["LazyScanners", "Scanner", "SourceFile", "default_scanners"]
