@@ -31,7 +31,7 @@ def _same(a: Any, b: Any, where: str = "") -> list[str]:
     if isinstance(a, (list, tuple)):
         if len(a) != len(b):
             return [f"{where}: length {len(a)} != {len(b)}"]
-        return [d for i, (x, y) in enumerate(zip(a, b)) for d in _same(x, y, f"{where}[{i}]")]
+        return [d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in _same(x, y, f"{where}[{i}]")]
     if isinstance(a, dict):
         if list(a) != list(b):
             return [f"{where}: keys differ"]
