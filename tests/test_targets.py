@@ -151,8 +151,8 @@ _PYTHON = re.compile(r"^\s*(from|import)\s+\w|\b(LLM|EngineArgs|AsyncEngineArgs|
 _DOCKERFILE = re.compile(r"^(FROM|ARG)\s", re.M)
 
 NOT_FROM_FILES = {
-    MatchKind.PLATFORM: "a platform rule is matched against the host (env, scan --env, --python-version), "
-    "which no file of a repository describes",
+    MatchKind.PLATFORM: "a platform rule is matched against the host (env, scan --env, --python-version); "
+    "a Dockerfile's python:X.Y base image is not read as the Python in use yet",
 }
 """Match kinds whose examples describe a host, not a file: checked by the host tests."""
 
