@@ -205,10 +205,13 @@ def test_env_scan_and_plan_agree_on_a_fake_venv_and_stand_in(tmp_path: Path, mon
     result = runner.invoke(app, ["plan", str(repo), "--python", str(python), "--keep", "driver", "-f", "json"])
     plan = json.loads(result.stdout)
     assert plan["host"]["driver"] == "550.54.15" and plan["current"] == "0.19.1"
-    assert plan["reachable"] is None and result.exit_code == 1
+    # the 550 driver keeps CUDA 12: 0.20.0 ... 0.26.0 through their +cu129 builds, nothing later
+    assert plan["reachable"] == "0.26.0" and result.exit_code == 0
+    by_release = {r["release"]: r for r in plan["releases"]}
+    assert by_release["0.20.0"]["reachable"] and "+cu129" in by_release["0.20.0"]["build"]
     first = {r["release"]: r["blockers"][0] for r in plan["releases"] if r["blockers"]}
-    assert first["0.20.0"]["kind"] == "driver" and "550.54.15" in first["0.20.0"]["message"]
-    assert "CUDA 12.x at most" in first["0.20.0"]["message"]
+    assert "0.20.0" not in first and first["0.27.0"]["kind"] == "driver" and "550.54.15" in first["0.27.0"]["message"]
+    assert "CUDA 12.x at most" in first["0.27.0"]["message"] and "no CUDA 12 build" in first["0.27.0"]["message"]
     # lmcache pins vllm<0.11 but is not kept: no release is walled by it
     assert not any(b["kind"] == "conflict" for r in plan["releases"] for b in r["blockers"])
 
@@ -219,9 +222,11 @@ def test_plan_keep_driver_unknown_goes_by_the_torch_build(tmp_path: Path) -> Non
     repo.mkdir()
     result = runner.invoke(app, ["plan", str(repo), "--python", str(python), "--no-host", "--keep", "driver", "-f", "json"])
     plan = json.loads(result.stdout)
-    assert plan["host"]["driver"] is None and plan["reachable"] is None and result.exit_code == 1
+    # torch 2.10.0+cu128 says the host runs CUDA 12: the +cu129 builds of 0.20.0 ... 0.26.0, nothing later
+    assert plan["host"]["driver"] is None and plan["reachable"] == "0.26.0" and result.exit_code == 0
     message = {r["release"]: r["blockers"][0]["message"] for r in plan["releases"] if r["blockers"]}["0.28.0"]
     assert "the driver is unknown" in message and "(2.10.0+cu128, CUDA 12.8) says this host runs CUDA 12" in message
+    assert "no CUDA 12 build of vLLM 0.28.0 is known" in message
     # without --keep driver an unknown driver blocks nothing (a change to check, said in a note)
     free = json.loads(runner.invoke(app, ["plan", str(repo), "--python", str(python), "--no-host", "-f", "json"]).stdout)
     assert free["reachable"] == NEWEST
@@ -252,6 +257,7 @@ def test_plugin_is_a_change_in_plan_unless_kept(tmp_path: Path) -> None:
     assert kept["reachable"] is None  # the kept pin walls every release after the one in use
     blocker = next(r["blockers"][0] for r in kept["releases"] if r["blockers"])
     assert blocker["kind"] == "conflict" and blocker["message"].endswith("(--keep lmcache)")
+    assert "it would need a release whose Requires-Dist admits vllm" in blocker["message"]
 
 
 def test_freeze_keeps_the_host_name_and_says_what_it_could_not_check(tmp_path: Path) -> None:
@@ -284,7 +290,7 @@ def test_freeze_and_capture_agree_across_commands(tmp_path: Path) -> None:
     _code, scan_doc = invoke("scan", str(repo), *host, "--to", "0.20.0", "-f", "json")  # host options imply --env
     assert "VUCENV0200-004" in ids(env_doc) and ids(env_doc) == ids(scan_doc)
     plan = json.loads(runner.invoke(app, ["plan", str(repo), *host, "--keep", "driver", "-f", "json"]).stdout)
-    assert plan["host"]["driver"] == "565.57.01" and plan["reachable"] == "0.19.1"
+    assert plan["host"]["driver"] == "565.57.01" and plan["reachable"] == "0.26.0"
 
 
 def test_bad_host_options_exit_2(tmp_path: Path) -> None:

@@ -111,9 +111,9 @@ def test_driver_550_kept_reaches_the_last_cuda_12_release(registry: Registry) ->
     assert plan.reachable == "0.26.0"
     need = (
         "wheels built for CUDA 13 need driver >= 580.65.06; this host has 550.54.15, "
-        "which runs CUDA 12.x at most (--keep driver)"
+        "which runs CUDA 12.x at most; no CUDA 12 build of vLLM {} is known (--keep driver)"
     )
-    assert first_blockers(plan) == {"0.27.0": need, "0.28.0": need}
+    assert first_blockers(plan) == {"0.27.0": need.format("0.27.0"), "0.28.0": need.format("0.28.0")}
 
 
 def test_driver_580_reaches_the_newest(registry: Registry) -> None:
@@ -161,13 +161,16 @@ def test_plugin_pinning_vllm_is_a_change_unless_kept(registry: Registry) -> None
     assert plan.reachable == "0.28.0" and plan.blocked == ()
     assert (
         "Upgrade lmcache to a release that admits vllm 0.28.0 (installed lmcache 0.3.1 has requirement "
-        "vllm<0.27, but you will have vllm 0.28.0)"
+        "vllm<0.27, but you will have vllm 0.28.0): look for a lmcache release whose Requires-Dist on vllm "
+        "admits 0.28.0; which release does is unknown here (its release notes or PyPI metadata say; "
+        "plan --resolve asks pip), or remove it"
     ) in plan.path[-1].changes
     kept = plan_for(registry, environment, keep=("lmcache",))
     assert kept.reachable == "0.26.0"
     assert first_blockers(kept) == {
-        "0.27.0": "installed lmcache 0.3.1 has requirement vllm<0.27, but you will have vllm 0.27.0 (--keep lmcache)",
-        "0.28.0": "installed lmcache 0.3.1 has requirement vllm<0.27, but you will have vllm 0.28.0 (--keep lmcache)",
+        v: f"installed lmcache 0.3.1 has requirement vllm<0.27, but you will have vllm {v}; it would need a "
+        f"release whose Requires-Dist admits vllm {v} (--keep lmcache)"
+        for v in ("0.27.0", "0.28.0")
     }
 
 
@@ -182,7 +185,8 @@ def test_package_pinning_torch_conflicts_with_the_targets_torch(registry: Regist
     plan = plan_for(registry, environment, keep=("torch-addon",))
     assert plan.reachable == "0.26.0"
     assert first_blockers(plan)["0.27.0"] == (
-        "installed torch-addon 1.0 has requirement torch==2.11.*, but you will have torch 2.13.0 (--keep torch-addon)"
+        "installed torch-addon 1.0 has requirement torch==2.11.*, but you will have torch 2.13.0; it would need "
+        "a release whose Requires-Dist admits torch 2.13.0 (--keep torch-addon)"
     )
     free = plan_for(registry, environment)
     assert free.reachable == "0.28.0"
@@ -278,6 +282,9 @@ def test_release_without_wheel_facts_is_unchecked(tmp_path: Path) -> None:
         "first_blocker": None,
         "blockers": [],
         "changes": [],
+        "cuda": None,
+        "build": None,
+        "notes": [],
         "conflicts": [],
     }
 
@@ -390,7 +397,7 @@ def test_markdown_reads_as_a_plan(registry: Registry, tmp_path: Path) -> None:
     assert (
         "| 0.27.0 | requires Python >=3.11; this host has 3.10.14 | 1 |" in text
         or "| 0.27.0 | wheels built for CUDA 13 need driver >= 580.65.06; this host has 550.54.15, "
-        "which runs CUDA 12.x at most (--keep driver) |" in text
+        "which runs CUDA 12.x at most; no CUDA 12 build of vLLM 0.27.0 is known (--keep driver) |" in text
     )
     plan = plan_for(registry, env(), repo=repo)
     text = render_plan_markdown(plan)
@@ -411,6 +418,9 @@ def test_plan_json(registry: Registry) -> None:
         "driver_source": None,
         "keep": ["driver"],
         "environment": "test environment",
+        "driver_cuda": None,
+        "sources": [],
+        "not_checked": [],
     }
     blocked = {r["release"]: r["first_blocker"] for r in doc["releases"] if not r["reachable"]}
     assert set(blocked) == {"0.27.0", "0.28.0"}
@@ -514,10 +524,10 @@ def test_cuda_notes_tell_a_550_host_which_releases_it_reaches(registry: Registry
     assert "default vLLM wheels are built for CUDA 12 (0.25.0 … 0.26.0), CUDA 13 (0.27.0 … 0.28.0), read from each release's wheel" in plan.notes
     assert (
         "driver 550.54.15 runs CUDA 12.x at most (CUDA minor-version compatibility); the newest release "
-        "whose default wheel it runs is 0.26.0; CUDA 13 needs driver >= 580.65.06"
+        "whose default wheel it runs is 0.26.0; CUDA 13 needs driver >= 580.65.06; it supports CUDA 12.4 natively"
     ) in plan.notes
     newer = plan_for(registry, env(), driver="580.159.04")
-    assert any(n.startswith("driver 580.159.04 runs CUDA 13.x at most") and n.endswith("is 0.28.0") for n in newer.notes)
+    assert any(n.startswith("driver 580.159.04 runs CUDA 13.x at most") and "default wheel it runs is 0.28.0;" in n for n in newer.notes)
     old = plan_for(registry, env(), driver="470.82.01", keep=("driver",))
     assert old.reachable is None
     assert any("driver 470.82.01 runs CUDA 11.x at most" in n and "CUDA 12 needs driver >= 525.60.13" in n for n in old.notes)

@@ -104,10 +104,18 @@ def plan(
         detected = scan(None, str(registry.newest))
         current, source = detected.from_version, detected.from_source
     host = Host(
-        env, env.python, model.driver, parse_keep(keep), model.host.driver_source if model.host else None
+        env,
+        env.python,
+        model.driver,
+        parse_keep(keep),
+        model.host.driver_source if model.host else None,
+        model.host.driver_cuda if model.host else None,
+        tuple(model.sources()),
+        model.not_checked,
     )
     result = make_plan(registry, host, load_driver_table(), scan, current, source)
     facts = [f"host {fact}: {value} (from {where})" for fact, value, where in model.sources()]
+    facts += [f"host check not run: {sentence}" for sentence in model.not_checked]
     result = replace(result, notes=(*facts, *result.notes))
     if resolve:
         from vllm_upgrade_check.planning.resolve import pip_dry_run

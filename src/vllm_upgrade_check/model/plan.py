@@ -95,6 +95,11 @@ class Host:
         driver: the NVIDIA driver (``550.54.15``), ``None`` when unknown.
         keep: what must not change: ``driver``, ``python`` and canonical distribution names.
         driver_source: where ``driver`` was read (``nvidia-smi --query-gpu``, ``--driver``).
+        driver_cuda: the CUDA the driver supports natively (``nvidia-smi``'s banner ``CUDA
+            Version``, ``12.4``), ``None`` when not shown.
+        sources: ``(fact, value, where it came from)`` of every host fact read
+            (:meth:`~vllm_upgrade_check.model.environment.HostModel.sources`).
+        not_checked: one sentence per host check that could not run because a fact is unknown.
     """
 
     env: Environment
@@ -102,6 +107,9 @@ class Host:
     driver: str | None
     keep: frozenset[str] = frozenset()
     driver_source: str | None = None
+    driver_cuda: str | None = None
+    sources: tuple[tuple[str, str, str], ...] = ()
+    not_checked: tuple[str, ...] = ()
 
     @property
     def cuda_in_use(self) -> tuple[int, str] | None:
@@ -150,6 +158,11 @@ class ReleaseCheck:
             dropped; the first is shown.
         changes: what must change and may (not kept): driver, Python, distributions pip moves.
         future: the resolved future environment (``None`` when not checked).
+        build: the CUDA build to install (``CUDA 12.9 build: wheel vllm==0.26.0+cu129 from
+            ...``) when it is not the default wheel, else ``None``.
+        cuda: the CUDA of the release's default wheel (``13.0``, or the major alone), ``None``
+            when unknown.
+        notes: what the verdict rests on (CUDA minor-version compatibility and its limits).
     """
 
     release: str
@@ -157,6 +170,9 @@ class ReleaseCheck:
     blockers: tuple[Blocker, ...] = ()
     changes: tuple[str, ...] = ()
     future: FutureEnvironment | None = None
+    build: str | None = None
+    cuda: str | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def reachable(self) -> bool:
@@ -217,6 +233,10 @@ class Plan:
     path: tuple[Hop, ...]
     notes: tuple[str, ...] = field(default_factory=tuple)
     driver_source: str = ""
+
+    def release(self, version: str) -> ReleaseCheck | None:
+        """The check of release ``version``, ``None`` when it was not checked."""
+        return next((r for r in self.releases if r.release == version), None)
 
     @property
     def blocked(self) -> tuple[ReleaseCheck, ...]:

@@ -23,12 +23,22 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from vllm_upgrade_check.knowledge.cuda import (
+    CudaVariants,
+    ReleaseCuda,
+    load_cuda_variants,
+    native_cuda,
+    reach,
+    reach_summary,
+    release_cuda,
+    runs_major,
+)
 from vllm_upgrade_check.knowledge.envrules import DriverTable
 from vllm_upgrade_check.knowledge.registry import Registry
 from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE
 from vllm_upgrade_check.model.findings import Report
 from vllm_upgrade_check.model.pack import MatchKind, Severity, WheelFacts
-from vllm_upgrade_check.model.plan import Blocker, Hop, Host, Plan, ReleaseCheck
+from vllm_upgrade_check.model.plan import Blocker, Conflict, Hop, Host, Plan, ReleaseCheck
 from vllm_upgrade_check.planning.resolve import resolve_future
 
 PLAN_KEYWORDS = ("driver", "python")
@@ -40,12 +50,19 @@ def wheel_of(registry: Registry, release: Version) -> WheelFacts | None:
     return next((p.wheel for p in registry.packs_for(release) if p.wheel is not None), None)
 
 
-def check_release(release: str, wheel: WheelFacts | None, host: Host, table: DriverTable) -> ReleaseCheck:
+def check_release(
+    release: str,
+    wheel: WheelFacts | None,
+    host: Host,
+    table: DriverTable,
+    variants: CudaVariants | None = None,
+) -> ReleaseCheck:
     """Check one release against the host and the constraints. Pure.
 
-    Order of blockers: Python (``requires_python``), driver (``cuda_major`` via the driver
-    table), kept distributions the target's ``Requires-Dist`` would move, installed
-    distributions whose requirements break (:func:`~vllm_upgrade_check.planning.resolve.resolve_future`).
+    Order of blockers: Python (``requires_python``), driver (the release's CUDA builds via
+    :func:`~vllm_upgrade_check.knowledge.cuda.reach`), kept distributions the target's
+    ``Requires-Dist`` would move, installed distributions whose requirements break
+    (:func:`~vllm_upgrade_check.planning.resolve.resolve_future`).
     """
     if wheel is None:
         return ReleaseCheck(release, False)
@@ -63,8 +80,11 @@ def check_release(release: str, wheel: WheelFacts | None, host: Host, table: Dri
                 blockers.append(Blocker("python", "python", text + " (--keep python)"))
             else:
                 changes.append(f"Move to a Python the release supports ({text})")
+    build: str | None = None
+    notes: list[str] = []
+    builds = release_cuda(release, wheel, variants or load_cuda_variants())
     if wheel.cuda_major is not None:
-        _check_driver(wheel.cuda_major, host, table, blockers, changes)
+        build = _check_driver(builds, host, table, blockers, changes, notes)
     future = resolve_future(host.env, release, wheel.requires_dist, host.python)
     for change in future.changes:
         if change.name in keep and change.installed is not None:
@@ -83,57 +103,105 @@ def check_release(release: str, wheel: WheelFacts | None, host: Host, table: Dri
                 Blocker(
                     "conflict",
                     conflict.requirer,
-                    f"installed {conflict.describe()} (--keep {conflict.requirer})",
+                    f"installed {conflict.describe()}; it would need a release whose Requires-Dist "
+                    f"admits {conflict.name} {conflict.future} (--keep {conflict.requirer})",
                 )
             )
         else:
-            changes.append(
-                f"Upgrade {conflict.requirer} to a release that admits {conflict.name} {conflict.future} "
-                f"(installed {conflict.describe()})"
-            )
-    return ReleaseCheck(release, True, tuple(blockers), tuple(changes), future)
+            changes.append(plugin_change(conflict))
+    return ReleaseCheck(
+        release,
+        True,
+        tuple(blockers),
+        tuple(changes),
+        future,
+        build,
+        builds.cuda or (str(builds.major) if builds.major is not None else None),
+        tuple(notes),
+    )
+
+
+def plugin_change(conflict: Conflict) -> str:
+    """The change an installed distribution that pins vLLM (or what vLLM moves) needs: a
+    release of it whose ``Requires-Dist`` admits the future version. No index is asked and no
+    release of it is named: which one admits the target is unknown offline (``--resolve``
+    asks pip)."""
+    have = conflict.future
+    return (
+        f"Upgrade {conflict.requirer} to a release that admits {conflict.name} {have} "
+        f"(installed {conflict.describe()}): look for a {conflict.requirer} release whose "
+        f"Requires-Dist on {conflict.name} admits {have}; which release does is unknown here "
+        "(its release notes or PyPI metadata say; plan --resolve asks pip), or remove it"
+    )
 
 
 def driver_cuda_major(driver: str, table: DriverTable) -> int | None:
     """The newest CUDA major ``driver`` runs (minor-version compatibility: every toolkit of a
     major runs on a driver at or above that major's floor), ``None`` when below all floors."""
-    majors = [row.major for row in table.cuda if Version(driver) >= Version(row.minimum_driver)]
-    return max(majors) if majors else None
+    return runs_major(driver, table)
 
 
 def _check_driver(
-    major: int, host: Host, table: DriverTable, blockers: list[Blocker], changes: list[str]
-) -> None:
-    """The driver part of :func:`check_release`: a known driver below the floor of the
-    release's CUDA major is a change (a blocker with ``--keep driver``); with the driver
-    unknown and ``--keep driver``, a release that needs a newer CUDA major than the build in
-    use (:attr:`Host.cuda_in_use`) shows the host runs, or any CUDA release when no build
-    tells, is not claimed reachable."""
+    builds: ReleaseCuda,
+    host: Host,
+    table: DriverTable,
+    blockers: list[Blocker],
+    changes: list[str],
+    notes: list[str],
+) -> str | None:
+    """The driver part of :func:`check_release`; returns the build to install when it is not
+    the default wheel.
+
+    A known driver that runs the default wheel passes (a note when that rests on CUDA
+    minor-version compatibility). One below the floor of the default wheel's CUDA major that
+    runs another CUDA build vLLM publishes of the release (a ``+cu129`` wheel, a ``-cu129``
+    image) gets that build as a change, even with ``--keep driver``; with no such build it
+    is a change (upgrade the driver), a blocker with ``--keep driver``. With the driver
+    unknown and ``--keep driver``, the CUDA major of the build in use
+    (:attr:`Host.cuda_in_use`) stands for what the host runs; with neither, no CUDA release
+    is claimed reachable."""
+    assert builds.major is not None
+    major = builds.major
     minimum = table.minimum_for(major)
     keep = "driver" in host.keep
+    in_use = host.cuda_in_use if host.driver is None and keep else None
+    found = reach(builds, table, host.driver, host.driver_cuda, in_use)
+    if found.compat:
+        notes.append(found.compat)
+    if found.verdict == "default":
+        return None
+    if found.verdict == "variant" and found.via is not None:
+        build = f"CUDA {found.via.cuda} build: {found.via.where(builds.release)}"
+        text = f"Install the CUDA {found.via.cuda} build of vLLM {builds.release} ({found.why}): {found.via.where(builds.release)}"
+        if not keep and host.driver is not None:
+            text += f"; or upgrade the NVIDIA driver to >= {found.floor} for the default wheel"
+        changes.append(text)
+        return build
+    other = "" if found.verdict == "unknown" else "; " + found.why.rpartition("; ")[2]
     if host.driver is not None:
         if minimum is None or Version(host.driver) >= Version(minimum):
-            return
-        runs = driver_cuda_major(host.driver, table)
+            return None
+        runs = runs_major(host.driver, table)
         where = f" ({host.driver_source})" if host.driver_source else ""
         text = (
             f"wheels built for CUDA {major} need driver >= {minimum}; this host has {host.driver}{where}"
             + (f", which runs CUDA {runs}.x at most" if runs is not None else "")
+            + other
         )
         if keep:
             blockers.append(Blocker("driver", "driver", text + " (--keep driver)"))
         else:
             changes.append(f"Upgrade the NVIDIA driver ({text})")
-        return
+        return None
     if not keep:
-        return
-    in_use = host.cuda_in_use
+        return None
+    need = minimum or f"a CUDA {major} driver"
     if in_use is None:
         blockers.append(
             Blocker(
                 "driver",
                 "driver",
-                f"wheels built for CUDA {major} need driver >= {minimum or 'a CUDA ' + str(major) + ' driver'}; "
+                f"wheels built for CUDA {major} need driver >= {need}; "
                 "the driver is unknown and no CUDA build in use tells what it runs: "
                 "not claimed reachable with --keep driver (give --driver or --nvidia-smi)",
             )
@@ -143,11 +211,12 @@ def _check_driver(
             Blocker(
                 "driver",
                 "driver",
-                f"wheels built for CUDA {major} need driver >= {minimum or 'a CUDA ' + str(major) + ' driver'}; "
-                f"the driver is unknown and {in_use[1]} says this host runs CUDA {in_use[0]}: "
+                f"wheels built for CUDA {major} need driver >= {need}; "
+                f"the driver is unknown and {in_use[1]} says this host runs CUDA {in_use[0]}{other}: "
                 "not claimed reachable with --keep driver (give --driver or --nvidia-smi)",
             )
         )
+    return None
 
 
 Scan = Callable[[str | None, str], Report]
@@ -230,11 +299,16 @@ def _with_served_models(checks: list[ReleaseCheck], report: Report) -> list[Rele
     return out
 
 
-def cuda_notes(registry: Registry, host: Host, table: DriverTable) -> list[str]:
-    """What the default wheels' CUDA means for this host: the CUDA major of each run of
-    releases (the packs' ``wheel.cuda_major``, read from each release's wheel), and, with the
-    driver known, the newest CUDA it runs (minor-version compatibility) and the newest release
-    whose default wheel it runs. Empty when no pack has wheel facts."""
+def cuda_notes(
+    registry: Registry, host: Host, table: DriverTable, variants: CudaVariants | None = None
+) -> list[str]:
+    """What the releases' CUDA builds mean for this host: the CUDA major of each run of
+    default wheels (the packs' ``wheel.cuda_major``, read from each release's wheel), and,
+    with the driver (or, when it is unknown, the CUDA build in use) known, the releases it
+    runs with the default wheel, those it reaches only through another CUDA build vLLM
+    publishes, those that need a driver upgrade
+    (:func:`~vllm_upgrade_check.knowledge.cuda.reach_summary`). Empty when no pack has
+    wheel facts."""
     runs: list[tuple[int, str, str]] = []
     for version in registry.releases:
         wheel = wheel_of(registry, version)
@@ -249,10 +323,11 @@ def cuda_notes(registry: Registry, host: Host, table: DriverTable) -> list[str]:
     spans = ", ".join(f"CUDA {m} ({a}" + (f" … {b})" if a != b else ")") for m, a, b in runs)
     notes = [f"default vLLM wheels are built for {spans}, read from each release's wheel"]
     if host.driver is not None:
-        runs_cuda = driver_cuda_major(host.driver, table)
+        runs_cuda = runs_major(host.driver, table)
         if runs_cuda is None:
             notes.append(f"driver {host.driver} is below every CUDA floor in the driver table")
         else:
+            native = host.driver_cuda or native_cuda(host.driver, table)
             newest = max((b for m, _a, b in runs if m <= runs_cuda), key=Version, default=None)
             above = [(m, table.minimum_for(m)) for m in sorted({m for m, _a, _b in runs}) if m > runs_cuda]
             text = f"driver {host.driver} runs CUDA {runs_cuda}.x at most (CUDA minor-version compatibility)"
@@ -260,7 +335,21 @@ def cuda_notes(registry: Registry, host: Host, table: DriverTable) -> list[str]:
                 text += f"; the newest release whose default wheel it runs is {newest}"
             if above:
                 text += "; " + ", ".join(f"CUDA {m} needs driver >= {floor}" for m, floor in above)
+            if native:
+                text += f"; it supports CUDA {native} natively"
             notes.append(text)
+    in_use = host.cuda_in_use if host.driver is None and "driver" in host.keep else None
+    notes.extend(
+        reach_summary(
+            registry,
+            list(registry.releases),
+            table,
+            variants or load_cuda_variants(),
+            host.driver,
+            host.driver_cuda,
+            in_use,
+        )
+    )
     return notes
 
 
@@ -271,6 +360,7 @@ def make_plan(
     scan: Scan,
     current: str | None,
     current_source: str,
+    variants: CudaVariants | None = None,
 ) -> Plan:
     """Check every release after ``current`` and recommend a path to the newest reachable one.
 
@@ -281,10 +371,12 @@ def make_plan(
         scan: the normal scan of one step (``from``, ``to``) -> report.
         current: the version in use (``None``: unknown, every release is a candidate).
         current_source: where ``current`` was read.
+        variants: the CUDA builds of each release (default: the bundled table).
     """
+    variants = variants or load_cuda_variants()
     start = Version(current) if current else None
     checks = [
-        check_release(str(v), wheel_of(registry, v), host, table)
+        check_release(str(v), wheel_of(registry, v), host, table, variants)
         for v in registry.releases
         if start is None or v > start
     ]
@@ -305,12 +397,14 @@ def make_plan(
             + (
                 ""
                 if "driver" not in host.keep
-                else f"; with --keep driver, releases needing a CUDA major above {in_use[0]} ({in_use[1]}) are not claimed reachable"
+                else f"; with --keep driver, {in_use[1]} stands for what the host runs: a release needing a CUDA "
+                f"major above {in_use[0]} is reached only through a CUDA {in_use[0]} build vLLM publishes of it, "
+                "else not claimed reachable"
                 if in_use is not None
                 else "; with --keep driver, no CUDA release is claimed reachable"
             )
         )
-    notes.extend(cuda_notes(registry, host, table))
+    notes.extend(cuda_notes(registry, host, table, variants))
     if host.python is None:
         notes.append("Python unknown (give --python-version X.Y): requires-python not checked")
     scanned: dict[tuple[str | None, str], Report] = {}

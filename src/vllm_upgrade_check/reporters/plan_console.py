@@ -38,6 +38,9 @@ def render_plan_console(plan: Plan, console: Console) -> None:
             out(f"     [dim]{escape(hop.reason)}[/dim]", highlight=False)
             for change in hop.changes:
                 out(f"     change: {escape(change)}", highlight=False)
+            check = plan.release(hop.to_version)
+            for note in check.notes if check is not None else ():
+                out(f"     note: {escape(note)}", highlight=False)
             for rid in hop.migrate:
                 out(f"     migrate: {rid}", highlight=False)
     if plan.blocked:

@@ -9,13 +9,21 @@ Schema version 1 (``schema_version: 1``, ``kind: "plan"``)::
       "newest_known": "0.28.0", "reachable": "0.26.0" | null,
       "host": {"python": "3.10" | null, "driver": "550.54.15" | null,
                "driver_source": "nvidia-smi --query-gpu" | "--driver" | null,
-               "keep": ["driver", "torch"], "environment": "freeze file reqs.txt"},
+               "keep": ["driver", "torch"], "environment": "freeze file reqs.txt",
+               "driver_cuda": "12.4" | null (the CUDA the driver supports natively),
+               "sources": [{"fact": "NVIDIA driver", "value": "550.54.15",
+                            "source": "smi.txt:3 (captured nvidia-smi table)"}],
+               "not_checked": ["GPU compute capability unknown ..."]},
       "releases": [{"release": "0.27.0", "checked": true, "reachable": false | null (unchecked),
                     "first_blocker": "wheels built for CUDA 13 need driver >= ..." | null,
                     "blockers": [{"kind": "python|driver|keep|conflict|model", "subject": "driver",
                                   "message": "...",
                                   "path": "serve.sh", "line": 2}],  (path and line: model only)
                     "changes": ["torch 2.11.0 -> 2.13.0 (upgrade; vllm requires torch==2.13.0)"],
+                    "cuda": "13.0" | "13" | null (the default wheel's CUDA),
+                    "build": "CUDA 12.9 build: wheel vllm==0.26.0+cu129 from ..." | null
+                             (the build to install when it is not the default wheel),
+                    "notes": ["the CUDA 12.9 build runs on driver ... minor-version compatibility ..."],
                     "conflicts": [{"requirer": "lmcache", "requirer_version": "0.3.1",
                                    "requirement": "vllm<0.27", "name": "vllm",
                                    "future": "0.27.0", "cause": "vllm==0.27.0",
@@ -51,6 +59,9 @@ def _release(check: ReleaseCheck) -> dict[str, Any]:
         "first_blocker": check.blockers[0].message if check.blockers else None,
         "blockers": [_blocker(b) for b in check.blockers],
         "changes": list(check.changes),
+        "cuda": check.cuda,
+        "build": check.build,
+        "notes": list(check.notes),
         "conflicts": [
             {
                 "requirer": c.requirer,
@@ -83,6 +94,9 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
             "driver_source": host.driver_source,
             "keep": sorted(host.keep),
             "environment": host.env.source,
+            "driver_cuda": host.driver_cuda,
+            "sources": [{"fact": f, "value": v, "source": w} for f, v, w in host.sources],
+            "not_checked": list(host.not_checked),
         },
         "releases": [_release(c) for c in plan.releases],
         "path": [

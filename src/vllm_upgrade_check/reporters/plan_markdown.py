@@ -15,7 +15,7 @@ def _code(text: str) -> str:
     return "`" + text.replace("`", "'") + "`"
 
 
-def _hop_lines(number: int, hop: Hop) -> list[str]:
+def _hop_lines(number: int, hop: Hop, notes: tuple[str, ...] = ()) -> list[str]:
     frm = hop.from_version or "the version in use"
     lines = [f"### Step {number}: vLLM {frm} → {hop.to_version}", "", f"Why stop here: {hop.reason}.", ""]
     report = hop.report
@@ -28,6 +28,9 @@ def _hop_lines(number: int, hop: Hop) -> list[str]:
         lines.append("Before installing:")
         lines.append("")
         lines.extend(f"- [ ] {change}" for change in hop.changes)
+        lines.append("")
+    if notes:
+        lines.extend(f"Note: {note}." for note in notes)
         lines.append("")
     fixes = [f for f in report.findings if f.severity == Severity.BLOCKER]
     if fixes:
@@ -74,11 +77,18 @@ def render_plan_markdown(plan: Plan) -> str:
         f"kept unchanged: {keep}"
     )
     lines.append("")
+    if host.sources or host.not_checked:
+        lines.append("## Host facts")
+        lines.append("")
+        lines.extend(f"- {fact}: {value} (from {where})" for fact, value, where in host.sources)
+        lines.extend(f"- not checked: {sentence}" for sentence in host.not_checked)
+        lines.append("")
     if plan.path:
         lines.append("## Path")
         lines.append("")
         for number, hop in enumerate(plan.path, start=1):
-            lines.extend(_hop_lines(number, hop))
+            check = plan.release(hop.to_version)
+            lines.extend(_hop_lines(number, hop, check.notes if check else ()))
     blocked = plan.blocked
     if blocked:
         lines.append("## Blocked releases")

@@ -123,6 +123,12 @@ def _not_checked(model: HostModel, request: HostRequest) -> tuple[str, ...]:
         out.append("glibc unknown: the wheel's manylinux platform tag was not checked")
     if env.machine is None:
         out.append("CPU architecture unknown: the wheel's architecture was not checked")
+    if env.distributions and not env.requires:
+        out.append(
+            "Requires-Dist of the installed distributions unknown (a freeze file lists versions, not "
+            "metadata; give --python): plugins that pin vLLM and pins that conflict with the target "
+            "were not checked"
+        )
     if env.torch is None and "torch" not in env.distributions:
         out.append("torch not installed: the CUDA build in use is unknown")
     elif (

@@ -252,6 +252,7 @@ def read_freeze_file(path: Path) -> Environment:
     except UnicodeDecodeError as exc:
         raise UsageError(f"cannot read freeze file: not UTF-8 text: {exc.reason} at byte {exc.start}", str(path)) from None
     found: dict[str, str] = {}
+    lines: dict[str, int] = {}
     unversioned: list[str] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
@@ -284,9 +285,11 @@ def read_freeze_file(path: Path) -> Environment:
             unversioned.append(key)
         else:
             found.setdefault(key, version)
+            lines.setdefault(key, number)
     torch = None
     if "torch" in found:
-        torch = _torch_from_label(found["torch"], f"{path} torch=={found['torch']}")
+        where = f"{path}:{lines['torch']}" if "torch" in lines else str(path)
+        torch = _torch_from_label(found["torch"], f"{where} torch=={found['torch']}")
     return Environment(
         found,
         None,

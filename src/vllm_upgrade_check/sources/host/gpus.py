@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +101,11 @@ def read_nvidia_smi_file(path: Path) -> HostInfo:
             str(path),
         )
     line = f":{reading.driver_line}" if reading.driver_line else ""
-    return host_from_reading(reading, f"{path}{line} (captured nvidia-smi {reading.form})")
+    host = host_from_reading(reading, f"{path}{line} (captured nvidia-smi {reading.form})")
+    if reading.gpus:
+        first = reading.gpus[0][1]
+        host = replace(host, gpu_source=f"{path}:{first} (captured nvidia-smi {reading.form})")
+    return host
 
 
 def _nvidia(timeout: float) -> tuple[HostInfo | None, list[str]]:
