@@ -357,3 +357,83 @@ def test_fleet_merge_takes_only_host_reports_and_warns_on_duplicates(tmp_path: P
     assert [h["name"] for h in json.loads(twice.stdout)["hosts"]] == ["node-a"]
     table = runner.invoke(app, ["fleet", "merge", str(host)]).stdout
     assert long_id in table and "…" not in table
+
+
+# --- env, scan --env and plan agree on one host ----------------------------------------------
+
+
+def _facts_agree(env_doc: dict, scan_doc: dict, plan_doc: dict) -> dict[str, tuple[str, str]]:
+    """The host facts each command reports, checked equal across the three; fact -> (value, source)."""
+    env_facts = {s["fact"]: (s["value"], s["source"]) for s in env_doc["sources"]}
+    plan_facts = {s["fact"]: (s["value"], s["source"]) for s in plan_doc["host"]["sources"]}
+    scan_facts = {
+        f"host {fact}: {value} (from {source})" for fact, (value, source) in env_facts.items()
+    }
+    assert env_facts == plan_facts
+    assert scan_facts <= set(scan_doc["notes"])
+    assert env_doc["not_checked"] == plan_doc["host"]["not_checked"]
+    assert {f"host check not run: {s}" for s in env_doc["not_checked"]} <= set(scan_doc["notes"])
+    return env_facts
+
+
+def _verdicts_agree(env_doc: dict, scan_doc: dict, plan_doc: dict, target: str) -> None:
+    """The target's CUDA verdict is the same in env, scan --env and plan."""
+    assert ids(env_doc) == ids(scan_doc)
+    cuda_env = [n for n in env_doc["notes"] if n.startswith("CUDA")]
+    assert cuda_env == [n for n in scan_doc["notes"] if n.startswith("CUDA")]
+    release = next(r for r in plan_doc["releases"] if r["release"] == target)
+    driver_rule = any(i.endswith("-004") for i in ids(env_doc))
+    build = release["build"]
+    verdict = next(n for n in cuda_env if n.startswith(f"CUDA for vLLM {target}: "))
+    if build is not None:  # plan installs another CUDA build: env names the same one, and blocks the default wheel
+        assert driver_rule and build.split(": ", 1)[1] in verdict
+    else:
+        assert not driver_rule or not release["reachable"]
+    mine = [n.removeprefix(f"CUDA for vLLM {target}: ") for n in cuda_env if n.startswith(f"CUDA for vLLM {target}: ")]
+    assert release["notes"] == [n for n in mine[1:] if "minor-version compatibility" in n]
+
+
+@pytest.mark.parametrize("driver_line", [DRIVER_ONLY, "echo 'NVIDIA H100 80GB HBM3, 9.0, 550.54.15, 81559 MiB'\n"])
+def test_three_commands_agree_on_a_fake_venv_with_a_stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, driver_line: str) -> None:
+    python = fake_venv(tmp_path, vllm="0.18.0", plugin=False)
+    stand_in(tmp_path / "bin", driver_line)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    host = ["--python", str(python), "--host-name", "node-a"]
+    for target in ("0.19.1", "0.26.0", "0.28.0"):
+        _code, env_doc = invoke("env", *host, "--to", target, "-f", "json")
+        _code, scan_doc = invoke("scan", str(repo), "--env", *host, "--to", target, "-f", "json")
+        plan_doc = json.loads(runner.invoke(app, ["plan", str(repo), *host, "--keep", "driver", "-f", "json"]).stdout)
+        facts = _facts_agree(env_doc, scan_doc, plan_doc)
+        assert facts["torch"][0] == "2.10.0+cu128 (CUDA 12.8)" and facts["torch"][1].endswith("torch/version.py")
+        assert facts["NVIDIA driver"][0] == "550.54.15" and facts["NVIDIA driver"][1].startswith("nvidia-smi")
+        _verdicts_agree(env_doc, scan_doc, plan_doc, target)
+
+
+@pytest.mark.parametrize("capture", ["table", "csv"])
+def test_three_commands_agree_on_a_freeze_file_with_a_capture(tmp_path: Path, capture: str) -> None:
+    freeze = tmp_path / "freeze.txt"
+    freeze.write_text("# pip freeze\nvllm==0.18.0\ntorch==2.10.0+cu128\n")
+    smi = tmp_path / "smi.txt"
+    if capture == "table":
+        smi.write_text(TABLE_565.replace("565.57.01", "550.54.15").replace("CUDA Version: 12.7", "CUDA Version: 12.4"))
+        driver_line, gpu_line = 3, 8
+    else:
+        smi.write_text("name, compute_cap, driver_version, memory.total [MiB]\nNVIDIA H100 80GB HBM3, 9.0, 550.54.15, 81559 MiB\n")
+        driver_line = gpu_line = 2
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    host = ["--freeze", str(freeze), "--nvidia-smi", str(smi), "--python-version", "3.12"]
+    for target in ("0.19.1", "0.26.0", "0.28.0"):
+        _code, env_doc = invoke("env", *host, "--to", target, "-f", "json")
+        _code, scan_doc = invoke("scan", str(repo), *host, "--to", target, "-f", "json")
+        plan_doc = json.loads(runner.invoke(app, ["plan", str(repo), *host, "--keep", "driver", "-f", "json"]).stdout)
+        facts = _facts_agree(env_doc, scan_doc, plan_doc)
+        assert facts["torch"] == ("2.10.0+cu128 (CUDA 12.8)", f"{freeze}:3 torch==2.10.0+cu128")
+        assert facts["NVIDIA driver"][1].startswith(f"{smi}:{driver_line} (captured nvidia-smi")
+        assert facts["GPUs"][1].startswith(f"{smi}:{gpu_line} ")
+        assert facts["python"] == ("3.12", "--python-version")
+        assert any("Requires-Dist of the installed distributions unknown" in s for s in plan_doc["host"]["not_checked"])
+        _verdicts_agree(env_doc, scan_doc, plan_doc, target)
+    assert plan_doc["reachable"] == "0.26.0"

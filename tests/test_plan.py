@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from vllm_upgrade_check.cli import _register, app
 from vllm_upgrade_check.engine import run_scan
 from vllm_upgrade_check.errors import UsageError
-from vllm_upgrade_check.knowledge.envrules import load_driver_table
+from vllm_upgrade_check.knowledge.cuda import load_driver_table
 from vllm_upgrade_check.knowledge.registry import Registry, load_registry
 from vllm_upgrade_check.model.environment import Environment
 from vllm_upgrade_check.model.findings import Report

@@ -244,9 +244,60 @@ def assemble(
     return Assembled(settings, options, model)
 
 
-def with_host_notes(report: Report, model: HostModel) -> Report:
-    """``report`` with one note per host fact (``host python 3.12 from interpreter ...``) and
-    per host check that could not run, so every output format says them."""
+def with_host_notes(report: Report, model: HostModel, rule_paths: Sequence[Path] = ()) -> Report:
+    """``report`` with one note per host fact (``host python 3.12 from interpreter ...``), per
+    host check that could not run and on the CUDA builds this host runs
+    (:func:`host_cuda_notes`), so every output format says them."""
     notes = [f"host {fact}: {value} (from {source})" for fact, value, source in model.sources()]
     notes += [f"host check not run: {sentence}" for sentence in model.not_checked]
+    notes += host_cuda_notes(model, report.to_version, rule_paths)
     return replace(report, notes=(*report.notes, *notes))
+
+
+def host_cuda_notes(model: HostModel, target: str | None, rule_paths: Sequence[Path] = ()) -> list[str]:
+    """What the CUDA builds of vLLM mean for this host, as ``env`` and ``scan --env`` say it:
+    for the target, which build runs here (the default wheel, another CUDA build with its
+    wheel index and image tag, or none without a driver upgrade) and whether that rests on
+    CUDA minor-version compatibility; for the releases after the installed vLLM, those the
+    driver runs with the default wheel, through another CUDA build, or only after a driver
+    upgrade. The driver, else the CUDA major of the torch build in use, stands for what the
+    host runs; empty when neither is known."""
+    from packaging.version import Version
+
+    from vllm_upgrade_check.knowledge.cuda import (
+        load_cuda_variants,
+        load_driver_table,
+        reach,
+        reach_summary,
+        release_cuda,
+    )
+    from vllm_upgrade_check.knowledge.registry import load_registry
+    from vllm_upgrade_check.model.plan import Host
+    from vllm_upgrade_check.planning.planner import wheel_of
+
+    host = model.host
+    driver = model.driver
+    native = host.driver_cuda if host is not None else None
+    in_use = Host(model.environment, None, None).cuda_in_use if driver is None else None
+    if driver is None and in_use is None:
+        return []
+    registry, table, variants = load_registry(list(rule_paths)), load_driver_table(), load_cuda_variants()
+    out: list[str] = []
+    if target is not None:
+        builds = release_cuda(target, wheel_of(registry, Version(target)), variants)
+        found = reach(builds, table, driver, native, in_use)
+        text = f"CUDA for vLLM {target}: {found.why}"
+        if found.verdict == "variant" and found.via is not None:
+            text += f": {found.via.where(target)}"
+        out.append(text)
+        if found.compat:
+            out.append(f"CUDA for vLLM {target}: {found.compat}")
+    installed = model.environment.vllm
+    try:
+        start = Version(installed) if installed else None
+    except ValueError:
+        start = None
+    later = [v for v in registry.releases if start is None or v > start]
+    summary = reach_summary(registry, later, table, variants, driver, native, in_use)
+    out += [f"CUDA builds: {line}" for line in summary if not (target and line.startswith(f"for {target}: "))]
+    return out

@@ -24,6 +24,7 @@ from vllm_upgrade_check.cli.common import (
     FailOn,
     assemble,
     gate,
+    host_cuda_notes,
     print_console,
     write_output,
 )
@@ -177,6 +178,7 @@ def env(
     environment = model.environment
     fail_on = fail_on or FailOn(run.settings.fail_on or "blocker")
     report = run_scan(replace(run.options, gate=gate(fail_on)))
+    report = replace(report, notes=(*report.notes, *host_cuda_notes(model, report.to_version, run.options.rule_paths)))
     installed = {n: environment.distributions.get(n) for n in WATCHED}
     if fmt == EnvFormat.json:
         from vllm_upgrade_check.reporters.json_report import report_dict

@@ -68,7 +68,7 @@ def plan(
 
     from vllm_upgrade_check.engine import run_scan
     from vllm_upgrade_check.errors import UsageError
-    from vllm_upgrade_check.knowledge.envrules import load_driver_table
+    from vllm_upgrade_check.knowledge.cuda import load_driver_table
     from vllm_upgrade_check.knowledge.registry import load_registry
     from vllm_upgrade_check.knowledge.versions import parse_version
     from vllm_upgrade_check.model.options import VersionWindow

@@ -73,6 +73,6 @@ def report(
     )
     result = run_scan(run.options, with_edits=True)
     if run.model is not None:
-        result = with_host_notes(result, run.model)
+        result = with_host_notes(result, run.model, run.options.rule_paths)
     write_output(render(result), output)
     typer.echo(f"migration report written to {output}")

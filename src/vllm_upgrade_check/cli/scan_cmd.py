@@ -122,7 +122,7 @@ def scan(
         gated = replace(options, request=scan_request, gate=gate(fail_on, strict_skips=not skip_unreadable))
         report = run_scan(gated, with_edits=fmt.value in NEEDS_EDITS)
     if run.model is not None:
-        report = with_host_notes(report, run.model)
+        report = with_host_notes(report, run.model, options.rule_paths)
     if fmt == Format.console:
         from vllm_upgrade_check.reporters.console import render_console
 

@@ -15,6 +15,7 @@ build, or only after a driver upgrade). ``env`` and ``plan`` both use them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -24,10 +25,64 @@ from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vllm_upgrade_check.errors import RulePackError
-from vllm_upgrade_check.knowledge.envrules import DriverTable
 from vllm_upgrade_check.knowledge.registry import Registry
 from vllm_upgrade_check.model.pack import WheelFacts
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, compose_documents, to_python
+
+DRIVER_TABLE = "data/cuda-drivers.yaml"
+"""The bundled table, relative to the ``rules`` package."""
+
+
+class CudaDriver(BaseModel):
+    """One row: a CUDA major and the minimum Linux driver of its minor-version compatibility."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    major: int
+    minimum_driver: str
+    ga_drivers: dict[str, str] = {}
+
+
+class DriverTable(BaseModel):
+    """``rules/data/cuda-drivers.yaml``: rows with the source they were copied from."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    schema_version: int
+    source: str
+    source_url: str
+    cuda: list[CudaDriver]
+
+    def minimum_for(self, major: int) -> str | None:
+        """The minimum driver version for CUDA ``major``, or ``None`` when the table lacks it."""
+        return next((row.minimum_driver for row in self.cuda if row.major == major), None)
+
+
+def load_driver_table(path: Path | None = None) -> DriverTable:
+    """Load the driver table (the bundled one by default, read once per process).
+
+    Raises:
+        RulePackError: YAML or schema problems (naming the file).
+    """
+    if path is None:
+        return _bundled_driver_table()
+    return _read_driver_table(path)
+
+
+@lru_cache(maxsize=1)
+def _bundled_driver_table() -> DriverTable:
+    return _read_driver_table(Path(str(resources.files("vllm_upgrade_check.rules").joinpath(DRIVER_TABLE))))
+
+
+def _read_driver_table(path: Path) -> DriverTable:
+    try:
+        docs = compose_documents(path.read_text(encoding="utf-8"))
+        return DriverTable.model_validate(to_python(docs[0]))
+    except (OSError, YamlProblem, IndexError) as exc:
+        raise RulePackError(f"cannot load the CUDA driver table: {exc}", str(path)) from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise RulePackError(f"{where}: {first['msg']}", str(path)) from None
+
 
 VARIANTS_TABLE = "data/cuda-variants.yaml"
 """The bundled table, relative to the ``rules`` package."""
@@ -132,14 +187,23 @@ class CudaVariants(BaseModel):
 
 
 def load_cuda_variants(path: Path | None = None) -> CudaVariants:
-    """Load the variants table (the bundled one by default).
+    """Load the variants table (the bundled one by default, read once per process).
 
     Raises:
         RulePackError: YAML or schema problems, or a run whose ``releases`` is no specifier
             (naming the file).
     """
     if path is None:
-        path = Path(str(resources.files("vllm_upgrade_check.rules").joinpath(VARIANTS_TABLE)))
+        return _bundled_variants()
+    return _read_variants(path)
+
+
+@lru_cache(maxsize=1)
+def _bundled_variants() -> CudaVariants:
+    return _read_variants(Path(str(resources.files("vllm_upgrade_check.rules").joinpath(VARIANTS_TABLE))))
+
+
+def _read_variants(path: Path) -> CudaVariants:
     try:
         docs = compose_documents(path.read_text(encoding="utf-8"))
         table = CudaVariants.model_validate(to_python(docs[0]))

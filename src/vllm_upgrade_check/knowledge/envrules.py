@@ -16,62 +16,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
-from pydantic import BaseModel, ConfigDict, ValidationError
 
-from vllm_upgrade_check.errors import RulePackError
+from vllm_upgrade_check.knowledge.cuda import (
+    CudaVariants,
+    DriverTable,
+    load_cuda_variants,
+    load_driver_table,
+    release_cuda,
+)
 from vllm_upgrade_check.model.facts import Fact, FactKind
 from vllm_upgrade_check.model.pack import Pack, Rule
-from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, compose_documents, to_python
-
-DRIVER_TABLE = "data/cuda-drivers.yaml"
-"""The bundled table, relative to the ``rules`` package."""
-
-
-class CudaDriver(BaseModel):
-    """One row: a CUDA major and the minimum Linux driver of its minor-version compatibility."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    major: int
-    minimum_driver: str
-    ga_drivers: dict[str, str] = {}
-
-
-class DriverTable(BaseModel):
-    """``rules/data/cuda-drivers.yaml``: rows with the source they were copied from."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    schema_version: int
-    source: str
-    source_url: str
-    cuda: list[CudaDriver]
-
-    def minimum_for(self, major: int) -> str | None:
-        """The minimum driver version for CUDA ``major``, or ``None`` when the table lacks it."""
-        return next((row.minimum_driver for row in self.cuda if row.major == major), None)
-
-
-def load_driver_table(path: Path | None = None) -> DriverTable:
-    """Load the driver table (the bundled one by default).
-
-    Raises:
-        RulePackError: YAML or schema problems (naming the file).
-    """
-    if path is None:
-        path = Path(str(resources.files("vllm_upgrade_check.rules").joinpath(DRIVER_TABLE)))
-    try:
-        docs = compose_documents(path.read_text(encoding="utf-8"))
-        return DriverTable.model_validate(to_python(docs[0]))
-    except (OSError, YamlProblem, IndexError) as exc:
-        raise RulePackError(f"cannot load the CUDA driver table: {exc}", str(path)) from None
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise RulePackError(f"{where}: {first['msg']}", str(path)) from None
 
 
 def _code(release: str) -> str:
@@ -116,12 +73,19 @@ def _rule(**data: object) -> Rule:
     return Rule.model_validate(data)
 
 
-def derived_rules(pack: Pack, table: DriverTable | None = None, authored: Iterable[Rule] = ()) -> list[Rule]:
+def derived_rules(
+    pack: Pack,
+    table: DriverTable | None = None,
+    authored: Iterable[Rule] = (),
+    variants: CudaVariants | None = None,
+) -> list[Rule]:
     """The environment rules of ``pack``'s ``wheel:`` facts (empty when it has none).
 
     Args:
         pack: the target release's pack.
         table: the CUDA driver table (default: the bundled one).
+        variants: the CUDA builds of each release (default: the bundled table): the driver
+            rule's fix names another CUDA build of the release an older driver runs.
         authored: the packs' own rules; a distribution an authored ``dependency`` rule already
             checks against installed versions (origin ``env``) gets no generated duplicate.
     """
@@ -184,6 +148,23 @@ def derived_rules(pack: Pack, table: DriverTable | None = None, authored: Iterab
             )
     minimum = table.minimum_for(wheel.cuda_major) if wheel.cuda_major is not None else None
     if minimum:
+        builds = release_cuda(release, wheel, variants or load_cuda_variants())
+        older = sorted(
+            (v for v in builds.variants or () if int(v.cuda.split(".")[0]) < (wheel.cuda_major or 0)),
+            key=lambda v: [int(p) for p in v.cuda.split(".")],
+        )
+        summary = f"Upgrade the NVIDIA driver to {minimum} or newer before upgrading vLLM"
+        if older:
+            via = older[-1]
+            floor = table.minimum_for(int(via.cuda.split(".")[0]))
+            summary += (
+                f", or install the CUDA {via.cuda} build of vLLM {release}, which runs on drivers >= {floor}: "
+                f"{via.where(release)}"
+            )
+        elif builds.variants is not None:
+            summary += f" (no CUDA build of vLLM {release} for an older driver is known)"
+        else:
+            summary += f" (whether vLLM publishes a build of {release} for an older CUDA is unknown)"
         out.append(
             _rule(
                 id=f"{code}-004",
@@ -194,7 +175,7 @@ def derived_rules(pack: Pack, table: DriverTable | None = None, authored: Iterab
                     f"vLLM {release} is built for CUDA {wheel.cuda_major}, which needs NVIDIA driver "
                     f">= {minimum}; CUDA initialisation fails on this driver."
                 ),
-                fix={"summary": f"Upgrade the NVIDIA driver to {minimum} or newer before upgrading vLLM."},
+                fix={"summary": summary + "."},
                 docs={
                     "why": (
                         f"The wheel's extensions link libcudart.so.{wheel.cuda_major}; CUDA "

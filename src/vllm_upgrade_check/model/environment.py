@@ -154,17 +154,18 @@ class HostModel:
         return self.environment.markers.get("platform_system") or None
 
     def sources(self) -> list[tuple[str, str, str]]:
-        """``(fact, value, where it came from)`` for every known host fact, in display order."""
+        """``(fact, value, where it came from)`` for every host fact, in display order: a
+        probe (``nvidia-smi --query-gpu``, the interpreter), a file and line (a capture, a
+        freeze file), an override (``--driver``, ``--python-version``), or ``unknown``
+        (value and source ``unknown``: :attr:`not_checked` says which check it stopped)."""
         env, host = self.environment, self.host
         out: list[tuple[str, str, str]] = []
-        if env.python:
-            out.append(("python", env.python, self.python_source or env.source))
+        unknown = ("unknown", "unknown")
+        out.append(("python", env.python, self.python_source or env.source) if env.python else ("python", *unknown))
         if self.system:
             out.append(("os", self.system, env.source))
-        if env.machine:
-            out.append(("machine", env.machine, env.source))
-        if env.glibc:
-            out.append(("glibc", env.glibc, env.source))
+        out.append(("machine", env.machine, env.source) if env.machine else ("machine", *unknown))
+        out.append(("glibc", env.glibc, env.source) if env.glibc else ("glibc", *unknown))
         out.append(("distributions", str(len(env.distributions)), env.source))
         if env.torch is not None:
             torch = env.torch
@@ -180,13 +181,21 @@ class HostModel:
             out.append(("torch", f"{env.torch.version} ({build})", env.torch.source))
         if env.vllm_cuda_major is not None:
             out.append(("vllm extensions", f"CUDA {env.vllm_cuda_major}", env.vllm_cuda_source or env.source))
+        if env.torch is None and "torch" not in env.distributions:
+            out.append(("torch", "not installed", env.source))
         if host is not None and host.nvidia_driver:
             shown = host.nvidia_driver + (f" (supports CUDA {host.driver_cuda})" if host.driver_cuda else "")
             out.append(("NVIDIA driver", shown, host.driver_source or "unknown"))
+        elif host is None or not host.rocm:
+            out.append(("NVIDIA driver", *unknown))
         if host is not None and host.rocm:
             out.append(("ROCm", host.rocm, "amd-smi"))
         if host is not None and host.gpus:
             caps = sorted({g.compute_capability for g in host.gpus if g.compute_capability})
             text = f"{len(host.gpus)}" + (f" (compute capability {', '.join(caps)})" if caps else "")
             out.append(("GPUs", text, host.gpu_source or host.driver_source or "unknown"))
+        elif host is not None and host.nvidia_driver is None and host.rocm is None and not host.problems:
+            out.append(("GPUs", "none found", host.gpu_source or "probe (nvidia-smi, amd-smi, rocm-smi)"))
+        else:
+            out.append(("GPUs", *unknown))
         return out

@@ -25,6 +25,7 @@ from packaging.version import Version
 
 from vllm_upgrade_check.knowledge.cuda import (
     CudaVariants,
+    DriverTable,
     ReleaseCuda,
     load_cuda_variants,
     native_cuda,
@@ -33,7 +34,6 @@ from vllm_upgrade_check.knowledge.cuda import (
     release_cuda,
     runs_major,
 )
-from vllm_upgrade_check.knowledge.envrules import DriverTable
 from vllm_upgrade_check.knowledge.registry import Registry
 from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE
 from vllm_upgrade_check.model.findings import Report
