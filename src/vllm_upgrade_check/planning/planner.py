@@ -299,6 +299,19 @@ def _with_served_models(checks: list[ReleaseCheck], report: Report) -> list[Rele
     return out
 
 
+def _for_build(report: Report, check: ReleaseCheck) -> Report:
+    """The step's scan as it applies to the build the plan installs: when that is another CUDA
+    build of the release (:attr:`ReleaseCheck.build`), the driver rule of the default wheel
+    (``nvidia-driver-too-old-for-cuda``) does not apply and is left out, with a note."""
+    if check.build is None:
+        return report
+    kept = tuple(f for f in report.findings if f.rule.name != "nvidia-driver-too-old-for-cuda")
+    if len(kept) == len(report.findings):
+        return report
+    note = f"the driver rule of the default wheel is left out: this step installs the {check.build.split(':', 1)[0]}"
+    return replace(report, findings=kept, notes=(*report.notes, note))
+
+
 def cuda_notes(
     registry: Registry, host: Host, table: DriverTable, variants: CudaVariants | None = None
 ) -> list[str]:
@@ -439,7 +452,7 @@ def make_plan(
             return fresh
 
         for stop, ids, reason in _stops(overall, start, reachable, usable):
-            hop_report = scan_once(previous, str(stop))
+            hop_report = _for_build(scan_once(previous, str(stop)), by_release[str(stop)])
             path.append(Hop(previous, str(stop), reason, hop_report, new_changes(str(stop)), tuple(ids)))
             previous = str(stop)
         final_reason = (
@@ -447,7 +460,7 @@ def make_plan(
             if str(reachable) == str(registry.newest)
             else "the newest release reachable under the constraints"
         )
-        final = overall if previous == current else scan_once(previous, str(reachable))
+        final = _for_build(overall if previous == current else scan_once(previous, str(reachable)), by_release[str(reachable)])
         path.append(Hop(previous, str(reachable), final_reason, final, new_changes(str(reachable))))
     return Plan(
         current=current,
