@@ -164,9 +164,10 @@ def run_scan(
     if option is not None and option > target:
         raise UsageError(f"--from {window.from_version} is newer than the target {target}: a downgrade is not checked")
     lines_of: dict[str, list[str] | None] = {}
+    blocks_of: dict[str, list[tuple[int, int]]] = {}
     rules = list(registry.rules())
     request = replace(request, response_fields=response_vocabulary(rules))
-    facts, skipped, count = scan_files(request, lines_of)
+    facts, skipped, count = scan_files(request, lines_of, blocks_of)
     captured = any(f.kind == FactKind.PLATFORM for f in facts)  # an nvidia-smi capture in the repo
     if request.environment is not None or request.host is not None or captured:
         from vllm_upgrade_check.knowledge.envrules import derived_rules, without_replaced_requirers
@@ -218,7 +219,13 @@ def run_scan(
         facts_out.extend(facts)
     scanned = {f.location.path for f in facts if f.location.path is not None}
     findings, filter_notes = apply_filters(
-        findings, options.filters, request.paths, known_ids=known_ids, scanned=scanned, lines_of=lines_of
+        findings,
+        options.filters,
+        request.paths,
+        known_ids=known_ids,
+        scanned=scanned,
+        lines_of=lines_of,
+        blocks_of=blocks_of,
     )
     start = default.version
     crossed = tuple(str(r) for r in registry.releases if (start is None or r > start) and r <= target)

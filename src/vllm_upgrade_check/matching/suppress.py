@@ -4,7 +4,8 @@ Inline: ``# vllm-upgrade-check: ignore[VUC0270-001]`` (several ids comma-separat
 ``ignore`` silences every rule) after code on the finding's line (that line only), or alone on
 the line above it (a comment-only line covers itself and the next line), or alone on the line
 above the command the finding's flag belongs to (a backslash-continued shell launch, a
-multi-line ``CMD``, an ``LLM(...)`` call over several lines: the whole command), in any file kind the
+multi-line ``CMD``, an ``LLM(...)`` call over several lines: the whole command), or alone on the
+line above a YAML key (its whole value: an ``args:`` list, a compose ``command:`` block), in any file kind the
 scanners read (shell, YAML, Python, Dockerfile, TOML, requirements files all use ``#``). An id
 that no loaded rule has gives a report note naming the file and line.
 Baseline: a JSON file of fingerprints with their counts (:mod:`vllm_upgrade_check.matching.baseline`). Configured
@@ -79,7 +80,10 @@ def _command_start(lines: Sequence[str], line: int, launch: int | None) -> int:
 
 
 def _inline_suppressed(
-    finding: Finding, lines_of: dict[str, list[str] | None], roots: Sequence[Path]
+    finding: Finding,
+    lines_of: dict[str, list[str] | None],
+    roots: Sequence[Path],
+    blocks: Sequence[tuple[int, int]] = (),
 ) -> bool:
     loc = finding.location
     if loc.path is None or loc.line is None:
@@ -88,6 +92,8 @@ def _inline_suppressed(
     if not lines:
         return False
     numbers = [loc.line, loc.line - 1]
+    # a YAML key right below a comment: the comment covers the key's whole value
+    numbers += [key - 1 for key, last in blocks if key <= loc.line <= last]
     start = _command_start(lines, loc.line, _launch_line(finding))
     if start < loc.line:
         numbers += [start, start - 1]  # the line the command starts on, and the one above it
@@ -172,6 +178,7 @@ def apply_filters(
     known_ids: Iterable[str] | None = None,
     scanned: Iterable[str] = (),
     lines_of: dict[str, list[str] | None] | None = None,
+    blocks_of: dict[str, list[tuple[int, int]]] | None = None,
 ) -> tuple[list[Finding], list[str]]:
     """Drop suppressed, baselined and ignored findings.
 
@@ -182,6 +189,9 @@ def apply_filters(
             ``scanned`` (relative paths, as in fact locations) that are not among them give notes.
         lines_of: lines of files already read by the scan (:func:`~vllm_upgrade_check.sources.inline.suppression_lines`), by
             relative path; other files are read when a finding needs them.
+        blocks_of: by relative path, ``(key line, last line)`` of the YAML keys written right
+            below a suppression comment (the scan's ``FileResult.blocks``): such a comment
+            covers every line of the key's value.
 
     Returns:
         ``(findings kept, notes for the report)``: how many each mechanism hid, and every
@@ -198,7 +208,12 @@ def apply_filters(
     if filters.inline_suppressions:
         lines_of = {} if lines_of is None else lines_of
         before = len(kept)
-        kept = [f for f in kept if not _inline_suppressed(f, lines_of, list(roots))]
+        blocks = blocks_of or {}
+        kept = [
+            f
+            for f in kept
+            if not _inline_suppressed(f, lines_of, list(roots), blocks.get(f.location.path or "", ()))
+        ]
         if before - len(kept):
             notes.append(f"{before - len(kept)} finding(s) suppressed by inline comments")
         if known_ids is not None:

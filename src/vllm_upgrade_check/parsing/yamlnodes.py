@@ -232,6 +232,41 @@ def to_python(
 
 
 # ---------------------------------------------------------------------------------------------
+# Where a key's value is written: the lines a comment above the key speaks of
+
+
+def key_blocks(docs: Sequence[yaml.Node], keys_at: set[int]) -> list[tuple[int, int]]:
+    """``(key line, last line of its value)`` (1-based) of every mapping entry of ``docs``
+    whose key is written on a line of ``keys_at`` and whose value is a collection or a
+    block scalar (``args:`` and its list, ``command: >`` and its folded lines).
+
+    Each node is visited once (an alias is its anchor's node, walked where it is written),
+    so the cost is that of the text. A value's end mark that falls at the start of the next
+    line (a block collection or a block scalar) counts as the line before.
+    """
+    out: list[tuple[int, int]] = []
+    seen: set[int] = set()
+    pending: list[yaml.Node] = list(docs)
+    while pending:
+        node = pending.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            pending.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                pending.append(value)
+                line = key.start_mark.line + 1
+                if line not in keys_at or value.start_mark.line == value.end_mark.line:
+                    continue
+                end = value.end_mark.line + (1 if value.end_mark.column else 0)
+                if end > line:
+                    out.append((line, end))
+    return sorted(out)
+
+
+# ---------------------------------------------------------------------------------------------
 # Where nodes are written: spans, list words, scalar character positions
 
 

@@ -130,6 +130,8 @@ class FileResult:
         references: :class:`~.scanners.base.Reference` keys it yields.
         file_references: files it names by path.
         lines: its suppression-comment lines (:func:`~vllm_upgrade_check.sources.inline.suppression_lines`).
+        blocks: ``[key line, last line]`` of each YAML key written right below a suppression
+            comment, with the lines its value takes (the comment covers them all).
         hint: ``(version, source)`` of the vLLM version the file itself names, if any.
     """
 
@@ -140,6 +142,7 @@ class FileResult:
     references: list[str] = field(default_factory=list)
     file_references: list[FileReference] = field(default_factory=list)
     lines: list[str] | None = None
+    blocks: list[tuple[int, int]] = field(default_factory=list)
     hint: tuple[str, str] | None = None
 
 
@@ -225,6 +228,8 @@ def encode_result(result: FileResult) -> dict[str, Any]:
         out["file_references"] = [[r.path, r.scanner, r.by] for r in result.file_references]
     if result.lines is not None:
         out["lines"] = result.lines
+    if result.blocks:
+        out["blocks"] = [list(b) for b in result.blocks]
     if result.hint is not None:
         out["hint"] = list(result.hint)
     return out
@@ -263,6 +268,11 @@ def decode_result(data: Any) -> FileResult:
             raise _bad("a file reference")
     if hint is not None and len(_strings(hint, "the hint")) != 2:
         raise _bad("the hint")
+    blocks = data.get("blocks", [])
+    if not isinstance(blocks, list) or not all(
+        isinstance(b, list) and len(b) == 2 and all(type(n) is int for n in b) for b in blocks
+    ):
+        raise _bad("a suppression block")
     return FileResult(
         taken=data["taken"],
         facts=[_fact_in(row) for row in facts],
@@ -271,6 +281,7 @@ def decode_result(data: Any) -> FileResult:
         references=_strings(data.get("references", []), "references"),
         file_references=[FileReference(*row) for row in file_references],
         lines=None if lines is None else _strings(lines, "lines"),
+        blocks=[(b[0], b[1]) for b in blocks],
         hint=None if hint is None else (hint[0], hint[1]),
     )
 

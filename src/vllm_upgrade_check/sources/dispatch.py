@@ -32,9 +32,10 @@ from packaging.version import Version
 from vllm_upgrade_check.knowledge.versions import version_from_tag
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
 from vllm_upgrade_check.model.options import ScanRequest
+from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, key_blocks
 from vllm_upgrade_check.sources.cache import FileResult, ScanCache, content_digest
 from vllm_upgrade_check.sources.discovery import read_source
-from vllm_upgrade_check.sources.inline import suppression_lines
+from vllm_upgrade_check.sources.inline import below_comments, suppression_lines
 from vllm_upgrade_check.sources.scanners.base import (
     Conditional,
     FileReference,
@@ -43,6 +44,7 @@ from vllm_upgrade_check.sources.scanners.base import (
     SourceFile,
 )
 from vllm_upgrade_check.sources.scanners.images import is_vllm_image
+from vllm_upgrade_check.sources.scanners.templates import has_template_actions, neutralise_templates
 
 PARALLEL_MIN_FILES = 400
 """Fewest files to read and parse for which worker processes are started (below, forking
@@ -103,6 +105,8 @@ def scan_source(source: SourceFile, takers: Sequence[Scanner]) -> FileResult:
     result.lines = suppression_lines(source.text)
     with _recursion_budget():
         _run_scanners(source, takers, result)
+        if result.lines and any(getattr(s, "reads_yaml", False) for s in takers):
+            result.blocks = _suppression_blocks(source.text, result.lines)
     result.hint = file_hint(result.facts, rel)
     if result.hint is not None:
         result.facts = hinted(result.facts, result.hint)
@@ -110,6 +114,22 @@ def scan_source(source: SourceFile, takers: Sequence[Scanner]) -> FileResult:
             Conditional(c.key, tuple(hinted(list(c.facts), result.hint))) for c in result.conditionals
         ]
     return result
+
+
+def _suppression_blocks(text: str, lines: list[str]) -> list[tuple[int, int]]:
+    """The YAML keys written right below a suppression comment, with the lines of their
+    values (:func:`~vllm_upgrade_check.parsing.yamlnodes.key_blocks`), read from the parse the
+    YAML scanners shared (templates neutralised as they read them); none when the text is no
+    YAML."""
+    keys = below_comments(lines)
+    if not keys:
+        return []
+    if has_template_actions(text):
+        text = neutralise_templates(text)
+    try:
+        return key_blocks(documents(text), keys)
+    except (YamlProblem, RecursionError):
+        return []
 
 
 SCAN_RECURSION_BUDGET = 900

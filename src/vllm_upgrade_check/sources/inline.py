@@ -23,6 +23,12 @@ def inline_ids(line: str) -> set[str] | None:
     return {part.strip().upper() for part in ids.split(",") if part.strip()}
 
 
+def below_comments(lines: list[str]) -> set[int]:
+    """1-based numbers of the lines right below a comment-only line that holds a suppression
+    comment: where a key whose whole value the comment covers may be written."""
+    return {n + 1 for n, line in enumerate(lines, start=1) if line.lstrip().startswith("#") and _INLINE.search(line)}
+
+
 def suppression_lines(text: str) -> list[str]:
     """The lines of a scanned file for the inline-suppression pass: all of them when the
     text has a suppression comment, none otherwise (so that pass never reads it again)."""

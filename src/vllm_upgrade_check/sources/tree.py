@@ -38,13 +38,17 @@ def discover(root: Path, exclude: Sequence[str] = ()) -> Iterator[tuple[Path, st
 
 
 def scan_files(
-    request: ScanRequest, lines_out: dict[str, list[str] | None] | None = None
+    request: ScanRequest,
+    lines_out: dict[str, list[str] | None] | None = None,
+    blocks_out: dict[str, list[tuple[int, int]]] | None = None,
 ) -> tuple[list[Fact], list[Skipped], int]:
     """Run every scanner over every file under ``request.paths``.
 
     With several roots, each file's path starts with its root (:func:`root_label`).
     ``lines_out``, when given, receives each read file's suppression-comment lines
-    (:func:`~vllm_upgrade_check.sources.inline.suppression_lines`), so no file is read twice.
+    (:func:`~vllm_upgrade_check.sources.inline.suppression_lines`), so no file is read twice;
+    ``blocks_out`` the YAML keys below a suppression comment with their values' lines
+    (``FileResult.blocks``), for the files that have any.
     With ``request.cache_dir``, unchanged files reuse their cached results (:mod:`.cache`).
 
     Returns:
@@ -98,6 +102,8 @@ def scan_files(
                     root_facts.extend(result.facts)
                 if lines_out is not None:
                     lines_out[rel] = result.lines
+                if blocks_out is not None and result.blocks:
+                    blocks_out[rel] = result.blocks
         found = [result for _rel, result in results]
         root_facts.extend(_linked_facts(found))
         own = frozenset((f.location.path, f.scanner) for f in root_facts if f.location.path is not None)

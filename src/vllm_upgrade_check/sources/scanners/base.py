@@ -99,6 +99,10 @@ class Scanner(ABC):
     name: ClassVar[str]
     """Short id shown in reports (``shell``, ``dockerfile``, ...)."""
 
+    reads_yaml: ClassVar[bool] = False
+    """``True`` for scanners that read a file as YAML (a suppression comment above a key then
+    covers the key's whole value, see :func:`~vllm_upgrade_check.parsing.yamlnodes.key_blocks`)."""
+
     @abstractmethod
     def accepts(self, source: SourceFile) -> bool:
         """``True`` when this scanner should read ``source`` (by name, and cheap content checks)."""

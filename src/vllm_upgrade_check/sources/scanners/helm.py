@@ -300,6 +300,7 @@ class HelmValuesScanner(Scanner):
     """Helm values files (``values*.yaml``) that mention vLLM."""
 
     name = "helm"
+    reads_yaml = True
 
     def accepts_name(self, name: str) -> bool | None:
         return None if name.endswith(YAML_SUFFIXES) else False

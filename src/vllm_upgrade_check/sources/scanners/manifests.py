@@ -497,6 +497,7 @@ class ManifestScanner(Scanner):
     """
 
     name = "manifest"
+    reads_yaml = True
 
     def accepts(self, source: SourceFile) -> bool:
         return source.name.endswith(YAML_SUFFIXES)

@@ -329,6 +329,7 @@ class MonitoringScanner(Scanner):
     """Prometheus rules (YAML), Grafana dashboards (JSON) and Python that name ``vllm:`` metrics."""
 
     name = "monitoring"
+    reads_yaml = True
 
     def accepts_name(self, name: str) -> bool | None:
         return name.endswith((*YAML_SUFFIXES, ".json", ".py"))

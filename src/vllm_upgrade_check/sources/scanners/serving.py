@@ -200,6 +200,7 @@ class ServingConfigScanner(Scanner):
     """Ray Serve LLM YAML, SkyPilot task YAML and Triton vLLM backend ``model.json``."""
 
     name = "serving"
+    reads_yaml = True
 
     def accepts_name(self, name: str) -> bool | None:
         return name.endswith(YAML_SUFFIXES) or name == "model.json"

@@ -208,6 +208,7 @@ class VllmConfigScanner(Scanner):
     """vLLM ``--config`` YAML files recognised by name or content (see the module docstring)."""
 
     name = "vllm-config"
+    reads_yaml = True
 
     def accepts_name(self, name: str) -> bool | None:
         return name.endswith(YAML_SUFFIXES)
