@@ -87,3 +87,86 @@ def test_an_empty_run_is_a_short_checklist(tmp_path: Path) -> None:
     text = _report(root, "--to", "0.28.0", "--from", "0.27.1")
     assert "**Passed: nothing at or above --fail-on blocker; 0 file(s) scanned.**" in text
     assert len(text.splitlines()) < 30
+
+
+REALISTIC = Path(__file__).parent / "fixtures" / "report_repo"
+SCREEN = 45
+"""Lines of a terminal screen the summary and checklist must fit in, before the details."""
+
+
+def _realistic(tmp_path: Path) -> Path:
+    import shutil
+
+    root = tmp_path / "deployment"
+    shutil.copytree(REALISTIC, root)
+    return root
+
+
+def _scan_json(root: Path, *args: str) -> dict[str, object]:
+    import json
+
+    result = runner.invoke(app, ["scan", str(root), "--no-cache", "-f", "json", *args])
+    assert result.exit_code in (0, 1), result.output
+    doc: dict[str, object] = json.loads(result.stdout)
+    return doc
+
+
+def _items(checklist: str) -> list[str]:
+    """The checklist's items, top-level and sub-items, each on one line."""
+    return [line.strip() for line in checklist.splitlines() if line.lstrip().startswith("- ")]
+
+
+def test_a_realistic_repo_fits_one_screen_before_its_details(tmp_path: Path) -> None:
+    root = _realistic(tmp_path)
+    doc = _scan_json(root, "--to", "0.28.0")
+    findings = doc["findings"]
+    assert isinstance(findings, list) and len(findings) >= 20  # the fixture is what it claims
+    assert len({f["path"] for f in findings}) == 6
+    text = _report(root, "--to", "0.28.0")
+    head = text.split("## Details", 1)[0]
+    assert len(head.rstrip("\n").splitlines()) <= SCREEN, head
+    assert "Nothing found" not in text
+
+
+def test_every_rule_is_in_exactly_one_checklist_item_and_every_blocker_in_one(tmp_path: Path) -> None:
+    root = _realistic(tmp_path)
+    findings = _scan_json(root, "--to", "0.28.0")["findings"]
+    assert isinstance(findings, list)
+    items = _items(_checklist(_report(root, "--to", "0.28.0")))
+    for rule_id in {f["rule_id"] for f in findings}:
+        holding = [item for item in items if f"**{rule_id}**" in item]
+        assert len(holding) == 1, (rule_id, holding)
+    blockers = {f["rule_id"] for f in findings if f["severity"] == "blocker"}
+    assert blockers and all(any(f"**{b}**" in item for item in items) for b in blockers)
+    # the counts of a rule's item (and its places done by hand) add up to its findings
+    for rule_id in {f["rule_id"] for f in findings}:
+        (item,) = [i for i in items if f"**{rule_id}**" in i]
+        counts = [int(n) for n in re.findall(r"\((\d+)×", item)]
+        assert sum(counts) == sum(1 for f in findings if f["rule_id"] == rule_id), item
+
+
+def test_unsafe_fixes_are_named_exactly_when_needed(tmp_path: Path) -> None:
+    root = _realistic(tmp_path)
+    checklist = _checklist(_report(root, "--to", "0.28.0"))
+    unsafe_item = next(line for line in checklist.splitlines() if "--unsafe-fixes" in line)
+    assert "`vllm-upgrade-check fix" in unsafe_item and "--to 0.28.0" in unsafe_item
+    # guided decoding moves into --structured-outputs-config only with --unsafe-fixes
+    sub = checklist.split(unsafe_item, 1)[1].split("\n- ", 1)[0]
+    assert "VUC0120-001" in sub
+    safe_only = tmp_path / "safe"
+    safe_only.mkdir()
+    (safe_only / "serve.sh").write_text("vllm serve m --disable-log-requests --max-num-partial-prefills 2\n")
+    plain = _checklist(_report(safe_only, "--to", "0.28.0", "--from", "0.26.0"))
+    assert "--unsafe-fixes" not in plain
+    assert "`vllm-upgrade-check fix" in plain
+
+
+def test_a_host_and_port_is_not_a_metric(tmp_path: Path) -> None:
+    (tmp_path / "client.py").write_text(
+        'import vllm\nURL = "http://vllm:8000/v1"\nQUERY = "rate(vllm:num_requests_swapped[5m])"\n'
+    )
+    findings = _scan_json(tmp_path, "--to", "0.28.0")["findings"]
+    assert isinstance(findings, list)
+    subjects = {str(f["subject"]) for f in findings}
+    assert "vllm:num_requests_swapped" in subjects  # the file's strings are read
+    assert not any("8000" in s for s in subjects), subjects

@@ -10,7 +10,8 @@ Layout:
    (one item per rule with its count and at most three locations); every finding is in
    exactly one item. Mechanical fixes are one item per kind with the exact command
    (``vllm-upgrade-check fix PATHS --to T``, with ``--unsafe-fixes`` for those that need it)
-   and their rules as sub-items; each skipped file is an item of its own.
+   and their rules as sub-items (a rule's places the fix cannot edit are named in its
+   sub-item); each skipped file is an item of its own.
 3. ``## Details``: per rule (blockers first), its message, fix and every location (links
    ``[path:line](path#Lline)`` relative to the repository root, like the other formats), then
    the releases crossed with their packs' summaries; releases with no finding share one line.
@@ -87,7 +88,12 @@ def _command(report: Report, *extra: str) -> str:
     return " ".join(["vllm-upgrade-check", *extra[:1], paths, "--to", report.to_version, *extra[1:]])
 
 
-def _fix_item(report: Report, findings: Sequence[Finding], unsafe: bool) -> list[str]:
+def _fix_item(
+    report: Report, findings: Sequence[Finding], unsafe: bool, by_hand: dict[str, list[Finding]]
+) -> list[str]:
+    """The item of one kind of mechanical fix, with a sub-item per rule; ``by_hand``: by rule
+    id, the places of those rules the fix cannot edit (named in the rule's sub-item, so that a
+    rule stays one item)."""
     flag = ("--unsafe-fixes",) if unsafe else ()
     what = "fix(es) marked unsafe (read each change)" if unsafe else "safe mechanical fix(es)"
     diff = _command(report, "fix", *flag, "--diff")
@@ -97,7 +103,10 @@ def _fix_item(report: Report, findings: Sequence[Finding], unsafe: bool) -> list
     ]
     for group in _by_rule(findings):
         rule = group[0].rule
-        out.append(f"  - **{rule.id}** {rule.name} ({_count(group)}): {rule.fix.summary}")
+        hand = by_hand.get(rule.id, [])
+        also = f"; by hand ({len(hand)}×): {_where(hand, report)}" if hand else ""
+        summary = rule.fix.summary.rstrip(".") + "." if not also else rule.fix.summary.rstrip(". ")
+        out.append(f"  - **{rule.id}** {rule.name} ({_count(group)}): {summary}{also}")
     return out
 
 
@@ -120,7 +129,12 @@ def _checklists(report: Report) -> list[str]:
     mechanical = [f for f in report.findings if _mechanical(f)]
     safe = [f for f in mechanical if f.rule.fix.applicability == Applicability.SAFE]
     unsafe = [f for f in mechanical if f.rule.fix.applicability == Applicability.UNSAFE]
-    rest = [f for f in report.findings if not _mechanical(f)]
+    fixed_rules = {f.rule.id for f in mechanical}
+    by_hand: dict[str, list[Finding]] = {}
+    for finding in report.findings:
+        if not _mechanical(finding) and finding.rule.id in fixed_rules:
+            by_hand.setdefault(finding.rule.id, []).append(finding)
+    rest = [f for f in report.findings if not _mechanical(f) and f.rule.id not in fixed_rules]
     early = [f for f in rest if f.fix_before_upgrade and f.severity != Severity.INFO]
     manual = [f for f in rest if f not in early and f.severity == Severity.BLOCKER]
     review = [f for f in rest if f not in early and f.severity == Severity.WARNING]
@@ -136,11 +150,11 @@ def _checklists(report: Report) -> list[str]:
         out.append(_rule_item(group, report) + " (works on the current version already)")
     out += ["", "### During the upgrade", ""]
     if safe:
-        out += _fix_item(report, safe, unsafe=False)
+        out += _fix_item(report, safe, unsafe=False, by_hand=by_hand)
     else:
         out.append(f"- [ ] Bump vLLM to {report.to_version}: `{_command(report, 'fix')}` bumps vllm pins and `vllm/vllm-openai` tags")
     if unsafe:
-        out += _fix_item(report, unsafe, unsafe=True)
+        out += _fix_item(report, unsafe, unsafe=True, by_hand=by_hand)
     for group in _by_rule(manual):
         out.append(_rule_item(group, report))
     out += ["", "### After the upgrade", ""]

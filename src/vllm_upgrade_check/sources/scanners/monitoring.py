@@ -99,7 +99,12 @@ def promql_metric_names(expr: str) -> list[MetricUse]:
             word = c + _NAME.match(expr, i + 1).group(0)  # type: ignore[union-attr]
             if depth_brace:
                 last_label = word
-            elif word.startswith(PREFIX) and word.count(":") == 1 and len(word) > len(PREFIX):
+            elif (
+                word.startswith(PREFIX)
+                and word.count(":") == 1
+                and len(word) > len(PREFIX)
+                and not word[len(PREFIX)].isdigit()  # `vllm:8000` is a host and port, never a metric
+            ):
                 rest = expr[i + len(word) :].lstrip()
                 if not rest.startswith("("):
                     uses.append(MetricUse(word, i))
