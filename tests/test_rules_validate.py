@@ -83,6 +83,22 @@ def test_rule_ids_clash_with_the_bundled_packs_and_each_other(tmp_path: Path) ->
     assert result.exit_code == 0, result.output
 
 
+def test_an_id_clash_is_reported_with_the_other_problems_of_its_pack(tmp_path: Path) -> None:
+    # one run gives every problem: the clash is not held back until the schema errors are fixed
+    pack = tmp_path / "0.28.0.yaml"
+    pack.write_text(_pack("0.28.0", {"id": "VUC0270-001", "name_key": "nmae"}, {"id": "ORG-001", "severity": "blockr"}))
+    other = tmp_path / "0.29.0.yaml"
+    other.write_text(_pack("0.29.0", {"id": "ORG-001"}))
+    code, lines = _validate(tmp_path)
+    assert code == 2
+    assert lines[:-1] == [
+        f"{pack}:3: rule id VUC0270-001 is already used in the bundled pack rules/0.27.0.yaml",
+        f"{pack}:4: rules[0]: unknown key nmae (did you mean name?)",
+        f"{pack}:13: rules[1].severity: must be one of blocker, warning, info",
+        f"{other}:3: rule id ORG-001 is already used in {pack}",
+    ]
+
+
 def test_the_bundled_packs_validate_against_themselves(repo_root: Path) -> None:
     code, lines = _validate(repo_root / "rules")
     assert code == 0 and lines[-1].startswith("ok: ")

@@ -367,7 +367,8 @@ def validate_pack_files(paths: Sequence[Path], against_bundled: bool = True) -> 
     """Check pack files and report every problem in one pass (``rules validate``).
 
     Each file is checked on its own (YAML, schema, file name against release: every problem
-    with its line); then the rule ids of the valid ones must differ from each other and, with
+    with its line); then the rule ids of every file (those of a file with other problems too,
+    so that one run reports them all) must differ from each other and, with
     ``against_bundled``, from the ids of the bundled packs and of installed entry-point packs
     (``scan --rules`` loads them together). A given file that is itself a bundled pack is not
     checked against itself.
@@ -377,6 +378,7 @@ def validate_pack_files(paths: Sequence[Path], against_bundled: bool = True) -> 
     """
     errors: list[RulePackError] = []
     loaded: list[tuple[str, Pack, dict[str, int]]] = []
+    ids: list[tuple[str, list[str], dict[str, int]]] = []  # (file, its rule ids, their lines), in file order
     given: set[str] = set()
     for root in paths:
         try:
@@ -394,12 +396,15 @@ def validate_pack_files(paths: Sequence[Path], against_bundled: bool = True) -> 
                 continue
             pack, found = check_pack_text(text, name)
             errors.extend(found)
-            if pack is None:
+            lines = rule_id_lines(text)
+            if pack is None:  # its ids still count, so that one run reports every problem
+                ids.append((name, list(lines), lines))
                 continue
+            ids.append((name, [r.id for r in pack.rules], lines))
             stem = path.name.removesuffix(".yaml").removesuffix(".yml").removesuffix(".draft")
             if stem != pack.release and stem.startswith(tuple("0123456789")):
                 errors.append(RulePackError(f"file name says {stem} but release is {pack.release}", name, 1))
-            loaded.append((name, pack, rule_id_lines(text)))
+            loaded.append((name, pack, lines))
     taken: dict[str, str] = {}
     if against_bundled:
         bundle = bundled_pack_data()
@@ -413,11 +418,15 @@ def validate_pack_files(paths: Sequence[Path], against_bundled: bool = True) -> 
                 if os.path.realpath(path) not in given:
                     for rule in load_pack_file(path).rules:
                         taken[rule.id.upper()] = f"{path} (entry point {ep_name})"
-    for name, pack, lines in loaded:
-        for rule in pack.rules:
-            key = rule.id.upper()
+    for name, rule_ids, lines in ids:
+        for rule_id in rule_ids:
+            key = rule_id.upper()
             if key in taken:
-                errors.append(RulePackError(f"rule id {rule.id} is already used in {taken[key]}", name, lines.get(key)))
+                errors.append(RulePackError(f"rule id {rule_id} is already used in {taken[key]}", name, lines.get(key)))
             else:
                 taken[key] = name
+    first: dict[str | None, int] = {}
+    for error in errors:
+        first.setdefault(error.path, len(first))
+    errors = [e for _k, e in sorted(enumerate(errors), key=lambda p: (first[p[1].path], p[1].line or 0, p[0]))]
     return [pack for _n, pack, _l in loaded], errors
