@@ -273,6 +273,61 @@ def build_monorepo(root: Path, n_files: int, seed: int = 7) -> dict[str, int]:
     return counts
 
 
+def build_sparse(root: Path, n_files: int, seed: int = 11) -> dict[str, int]:
+    """A sparse tree of ``n_files`` files: a product monorepo where vLLM is one service among
+    many. About 1 file in 100 configures vLLM (launch scripts, manifests, requirements
+    folders, command templates, snapshots: every layout read by name or by content); the
+    rest are sources, docs, other services' YAML and JSON, text, configs without a marker."""
+    rng = random.Random(seed)
+    counts = {"vllm": 0, "other": 0}
+    vllm_kinds = [
+        ("services/llm/scripts/serve_{i}.sh", lambda i: _launch_script(rng)),
+        ("services/llm/deploy/deployment-{i}.yaml", lambda i: _kubernetes(rng, i)),
+        ("services/llm/requirements/prod_{i}.txt", lambda i: _req_folder(rng)),
+        ("services/llm/ops/serve_cmd_{i}.txt", lambda i: _command_text(rng)),
+        ("services/llm/deploy/templates/deploy-{i}.yaml.tpl", lambda i: _template(rng, i)),
+        ("services/llm/snapshots/pip-freeze-{i}.txt", lambda i: _snapshot(rng)),
+    ]
+    other_kinds = [
+        ("web/app{m}/src/file_{i}.js", lambda i: _filler(rng, i)),
+        ("backend/svc{m}/mod_{i}.py", lambda i: _python(rng, i)),
+        ("docs/s{m}/page_{i}.md", lambda i: _markdown(rng, i)),
+        ("ops/svc{m}/deploy-{i}.yaml", lambda i: f"apiVersion: v1\nkind: Service\nmetadata:\n  name: svc-{i}\nspec:\n  ports: [{{port: 80}}]\n"),
+        ("config/c{m}/settings_{i}.json", lambda i: json.dumps({"name": f"svc{i}", "replicas": 2, "port": 8080})),
+        ("data/t{m}/words_{i}.txt", lambda i: "lorem ipsum dolor sit amet\n" * rng.randint(5, 80)),
+        ("tools/t{m}/run_{i}", lambda i: "#!/bin/sh\nexec ./worker --threads 4 --swap-space 2\n"),
+        ("etc/e{m}/app_{i}.cfg", lambda i: "[server]\nport = 8080\nworkers = 4\n"),
+    ]
+    for i in range(n_files):
+        pattern, make = rng.choice(vllm_kinds) if i % 100 == 0 else rng.choice(other_kinds)
+        target = root / pattern.format(i=i, m=i % 40)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(make(i))
+        counts["vllm" if i % 100 == 0 else "other"] += 1
+    return counts
+
+
+def paired_discovery(root: Path, pairs: int) -> list[tuple[float, float, int, int]]:
+    """Cold in-process scans (1 process, no cache) of ``root`` pair by pair: name-based
+    selection (the discovery before content-first: a file no scanner takes by name is never
+    opened; the same code with the sniffer switched off), then content-first discovery, in
+    turns so that neither gets a warmer machine. Each pair: ``(content s, name-based s,
+    files scanned content-first, files scanned name-based)``."""
+    from vllm_upgrade_check.sources import discovery, tree
+
+    saved = discovery.never_sniffed, tree.never_sniffed
+    out = []
+    for _ in range(pairs):
+        discovery.never_sniffed = tree.never_sniffed = lambda name: True  # type: ignore[assignment]
+        try:
+            t_name, n_name, _ = inprocess_scan(root, 1, jobs=1)
+        finally:
+            discovery.never_sniffed, tree.never_sniffed = saved
+        t_content, n_content, _ = inprocess_scan(root, 1, jobs=1)
+        out.append((t_content, t_name, n_content, n_name))
+    return out
+
+
 # --------------------------------------------------------------------------- the tools
 
 
@@ -678,6 +733,22 @@ def main(argv: list[str] | None = None) -> int:
             f"vs name-only discovery {t_name_only:.3f} s ({n_name_only} files): ratio {t_content / t_name_only:.2f}"
         )
         print(f"  pre-filter: {prefilter_counts(root)}")
+        sparse = work / "sparse"
+        sparse.mkdir()
+        sparse_counts = build_sparse(sparse, args.files)
+        inprocess_scan(sparse, 1, jobs=1)  # the OS reads the tree once before the pairs
+        pairs = paired_discovery(sparse, max(args.repeat, 3))
+        ratios = [content / name for content, name, _nc, _nn in pairs]
+        print(f"\nsparse tree: {args.files} files ({sparse_counts['vllm']} configure vLLM), cold 1-process scans pair by pair:")
+        for number, (content, name, n_content, n_name) in enumerate(pairs, start=1):
+            print(
+                f"  pair {number}: content-first {content:.3f} s ({n_content} files read) / name-based "
+                f"{name:.3f} s ({n_name} files read) = {content / name:.2f}"
+            )
+        median = statistics.median(ratios)
+        verdict = "no slower (within 5%)" if median <= 1.05 else f"slower by {100 * (median - 1):.0f}%"
+        print(f"  median ratio content-first / name-based: {median:.2f}: {verdict}")
+        print(f"  sparse pre-filter: {prefilter_counts(sparse)}")
         print(
             f"  CLI peak RSS {max(rss1, rss) / 1024:.1f} MiB cold, {rss_c / 1024:.1f} MiB fresh checkout, "
             f"{rss_w / 1024:.1f} MiB warm"

@@ -370,3 +370,146 @@ def test_compose_default_is_still_the_version(tmp_path: Path) -> None:
     data = scan(tmp_path)
     assert data["from_version"] == "0.10.0"
     assert ("docker-compose.yaml", 4, SWAP) in {(f["path"], f["line"], f["rule_id"]) for f in data["findings"]}
+
+
+# ---------------------------------------------------------------- a realistic repository, every layout
+
+HELM_TEMPLATE = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "llm.fullname" . }}
+spec:
+  template:
+    spec:
+      containers:
+        - name: {{ .Chart.Name }}
+          image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
+          args:
+            - --model
+            - {{ .Values.model | quote }}
+            - --swap-space
+            - "4"
+"""
+
+
+def realistic_repo(root: Path) -> None:
+    files = {
+        # requirements folders with includes, a constraint and a placeholder
+        "requirements.txt": "# entry point\nnumpy<2\n-r requirements/prod.txt\n",
+        "requirements/prod.txt": "vllm==${VLLM_VERSION}\n-c ../constraints/gpu.txt\n",
+        "constraints/gpu.txt": "# pins for the GPU image\ntorch==1.0.0\n",
+        "stacks/gpu.txt": "transformers==4.40.0\n",
+        # templates
+        "charts/llm/values.yaml": "image:\n  repository: vllm/vllm-openai\n  tag: v0.10.0\nmodel: m\n",
+        "charts/llm/templates/deployment.yaml": HELM_TEMPLATE,
+        "deploy/summarizer-deploy.yaml.tpl": (
+            "apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n"
+            "        - name: s\n          image: vllm/vllm-openai:{{ tag }}\n"
+            '          args: ["--model", "{{ model }}", "--calculate-kv-scales", "${EXTRA}"]\n'
+        ),
+        # text command files
+        "ops/serve_cmd.txt": "vllm serve {model_id} --kv-cache-dtype fp8 --calculate-kv-scales --port {port}\n",
+        "ops/launch.txt": "# prod launch\n$ exec vllm serve m \\\n    --swap-space 4\n",
+        # Dockerfile variants and a justfile
+        "docker/Dockerfile-gpu": 'FROM vllm/vllm-openai:v0.10.0\nCMD ["--model", "m", "--swap-space", "4"]\n',
+        "docker/Containerfile.rocm": 'FROM vllm/vllm-openai:v0.10.0\nCMD ["--calculate-kv-scales"]\n',
+        "justfile": "model := 'm'\n\nserve:\n    vllm serve {{model}} --swap-space 4\n",
+        # Kustomize and uv
+        "overlays/prod/kustomization.yaml": "images:\n  - name: vllm/vllm-openai\n    newTag: v0.16.0\n",
+        "pyproject.toml": '[project]\nname = "llm"\n\n[tool.uv]\noverride-dependencies = ["torch==1.0.0"]\n',
+        # a JSON manifest whose name says nothing
+        "deploy/batch.manifest": (
+            '{"apiVersion": "batch/v1", "kind": "Job",\n "spec": {"template": {"spec": {"containers": [\n'
+            '  {"name": "b", "image": "vllm/vllm-openai:v0.10.0", "args": ["--model", "m", "--swap-space", "4"]}]}}}}\n'
+        ),
+        # snapshots
+        "snapshots/pip-freeze.txt": "numpy==1.26.4\ntorch==2.5.1+cu121\ntransformers==4.40.0\nvllm==0.10.0\n",
+        "snapshots/nvidia-smi.txt": SMI_TABLE.format(driver="565.57.01"),
+        # traps
+        "README.md": "| flag | status |\n|---|---|\n| --swap-space | removed |\n\n    vllm serve m --swap-space 4\n",
+        "CHANGELOG.md": "## 0.2\n- vllm serve: dropped --swap-space\n",
+        "notes/2026-11-meeting.txt": "vLLM sync\n- we should drop --swap-space\n- vllm serve is slow with --swap-space 4 here\n",
+        "ops/redis.txt": "vllm box notes\nredis-server --swap-space 4\n",
+        "docs/upgrade.rst": "Run ``vllm serve m --swap-space 4`` before 0.18\n",
+    }
+    for rel, text in files.items():
+        write(root, rel, text)
+
+
+TRAPS = ("README.md", "CHANGELOG.md", "notes/2026-11-meeting.txt", "ops/redis.txt", "docs/upgrade.rst")
+
+
+def test_realistic_repository_every_layout_every_finding_at_its_file_and_line(tmp_path: Path) -> None:
+    realistic_repo(tmp_path)
+    data = scan(tmp_path)
+    got = {(f["path"], f["line"], f["rule_id"]) for f in data["findings"]}
+    launches = {
+        ("charts/llm/templates/deployment.yaml", 14, SWAP),
+        ("deploy/summarizer-deploy.yaml.tpl", 9, KV_SCALES),
+        ("ops/serve_cmd.txt", 1, KV_SCALES),
+        ("ops/launch.txt", 3, SWAP),
+        ("docker/Dockerfile-gpu", 2, SWAP),
+        ("docker/Containerfile.rocm", 2, KV_SCALES),
+        ("justfile", 4, SWAP),
+        ("deploy/batch.manifest", 3, SWAP),
+    }
+    assert launches <= got
+    assert {g for g in got if g[2] in (SWAP, KV_SCALES)} == launches  # nothing from the traps
+    assert not {g for g in got if g[0] in TRAPS}
+    # pins: the included constraint (with its chain), the uv override, the folder of stacks
+    pins = {(f["path"], f["line"]): f for f in data["findings"] if f["kind"] == "requirement"}
+    assert set(pins) >= {("constraints/gpu.txt", 2), ("pyproject.toml", 5), ("stacks/gpu.txt", 1)}
+    assert pins[("constraints/gpu.txt", 2)]["context"] == (
+        "requirements.txt:3 -r requirements/prod.txt -> requirements/prod.txt:2 -c constraints/gpu.txt"
+    )
+    # snapshots: the installed environment at each distribution's line, the driver at its banner
+    snapshot = {(f["line"], f["kind"]) for f in data["findings"] if f["path"] == "snapshots/pip-freeze.txt"}
+    assert snapshot and {kind for _line, kind in snapshot} <= {"distribution", "platform"}
+    assert {line for line, _kind in snapshot} <= {2, 3}  # torch, transformers
+    assert ("snapshots/nvidia-smi.txt", 3, DRIVER_FLOOR) in got
+    # versions: the Kustomize override and the snapshot's vllm are versions in use; placeholders are none
+    notes = " ".join(data["notes"])
+    assert "0.16.0" in notes and "0.10.0" in notes
+    assert "unresolved: ${EXTRA} at deploy/summarizer-deploy.yaml.tpl" in notes
+    assert data["skipped"] == []
+    assert data["gate"]["exit_code"] == 1
+
+
+def test_realistic_repository_fix_leaves_traps_and_snapshots(tmp_path: Path) -> None:
+    realistic_repo(tmp_path)
+    keep = {rel: (tmp_path / rel).read_text() for rel in (*TRAPS, "snapshots/pip-freeze.txt", "snapshots/nvidia-smi.txt")}
+    result = runner.invoke(app, ["fix", str(tmp_path), "--to", TARGET])
+    assert result.exit_code in (0, 1), result.output
+    for rel, text in keep.items():
+        assert (tmp_path / rel).read_text() == text, rel
+    assert "--swap-space" not in (tmp_path / "ops/launch.txt").read_text()
+    assert json.loads((tmp_path / "deploy/batch.manifest").read_text())["spec"]["template"]["spec"]["containers"][0]["args"] == ["--model", "m"]
+
+
+# ---------------------------------------------------------------- a launch after a key
+
+
+@pytest.mark.parametrize(
+    ("rel", "text", "line", "column"),
+    [
+        ("Procfile", "release: ./migrate\nweb: vllm serve m --swap-space 4 --port $PORT\n", 2, 19),
+        ("supervisor/vllm.conf", "[program:vllm]\ncommand=vllm serve m --swap-space 4\nautorestart=true\n", 2, 22),
+        ("ops/units.ini", "[llm]\nexec_start = exec vllm serve m --swap-space 4\n", 2, 32),
+    ],
+)
+def test_launch_after_a_key_is_read_and_fixed_in_place(tmp_path: Path, rel: str, text: str, line: int, column: int) -> None:
+    write(tmp_path, rel, text)
+    data = scan(tmp_path)
+    assert [(f["path"], f["line"], f["column"], f["rule_id"]) for f in data["findings"]] == [(rel, line, column, SWAP)]
+    result = runner.invoke(app, ["fix", str(tmp_path), "--to", TARGET])
+    assert result.exit_code in (0, 1), result.output
+    assert (tmp_path / rel).read_text() == text.replace(" --swap-space 4", "")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Note: vllm serve is slow with --swap-space 4 here\n", "TODO: vllm serve m then we should drop --swap-space\n"],
+)
+def test_prose_after_a_key_stays_prose(tmp_path: Path, text: str) -> None:
+    write(tmp_path, "notes/standup.txt", text)
+    assert found(tmp_path) == set()
