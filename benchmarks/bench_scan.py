@@ -33,6 +33,7 @@ Timings are wall-clock seconds, best of ``--repeat`` runs. Nothing is asserted: 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -42,7 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -309,20 +310,13 @@ def build_sparse(root: Path, n_files: int, seed: int = 11) -> dict[str, int]:
 
 def paired_discovery(root: Path, pairs: int) -> list[tuple[float, float, int, int]]:
     """Cold in-process scans (1 process, no cache) of ``root`` pair by pair: name-based
-    selection (the discovery before content-first: a file no scanner takes by name is never
-    opened; the same code with the sniffer switched off), then content-first discovery, in
-    turns so that neither gets a warmer machine. Each pair: ``(content s, name-based s,
-    files scanned content-first, files scanned name-based)``."""
-    from vllm_upgrade_check.sources import discovery, tree
-
-    saved = discovery.never_sniffed, tree.never_sniffed
+    selection (:func:`name_based_discovery`), then content-first discovery, in turns so that
+    neither gets a warmer machine. Each pair: ``(content s, name-based s, files scanned
+    content-first, files scanned name-based)``."""
     out = []
     for _ in range(pairs):
-        discovery.never_sniffed = tree.never_sniffed = lambda name: True  # type: ignore[assignment]
-        try:
+        with name_based_discovery():
             t_name, n_name, _ = inprocess_scan(root, 1, jobs=1)
-        finally:
-            discovery.never_sniffed, tree.never_sniffed = saved
         t_content, n_content, _ = inprocess_scan(root, 1, jobs=1)
         out.append((t_content, t_name, n_content, n_name))
     return out
@@ -538,23 +532,34 @@ def prefilter_counts(root: Path) -> dict[str, int]:
     return counts
 
 
-def content_vs_name_only(root: Path, repeat: int) -> tuple[float, int, float, int]:
-    """Cold in-process scans (1 process), content-first discovery against discovery as it was
-    before it (a file no scanner takes by name is never opened: the same code with the
-    sniffer switched off), run in turns so that neither gets a warmer machine; the best of
-    ``repeat`` each. Returns ``(content s, files scanned, name-only s, files scanned)``."""
+@contextlib.contextmanager
+def name_based_discovery() -> Iterator[None]:
+    """Discovery as it was before content-first: a file no scanner takes by name is never
+    opened, and nothing is read as the kind its content shows (the same code with the
+    sniffer switched off: :func:`never_sniffed` always true, no content kind, no JSON read
+    as YAML)."""
     from vllm_upgrade_check.sources import discovery, tree
 
-    saved = discovery.never_sniffed, tree.never_sniffed
+    saved = discovery.never_sniffed, tree.never_sniffed, discovery.sniff_kind, discovery.as_json
+    discovery.never_sniffed = tree.never_sniffed = lambda name: True  # type: ignore[assignment]
+    discovery.sniff_kind = lambda name, text, vllm: None  # type: ignore[assignment]
+    discovery.as_json = lambda source: None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        discovery.never_sniffed, tree.never_sniffed, discovery.sniff_kind, discovery.as_json = saved
+
+
+def content_vs_name_only(root: Path, repeat: int) -> tuple[float, int, float, int]:
+    """Cold in-process scans (1 process), content-first discovery against discovery as it was
+    before it (:func:`name_based_discovery`), run in turns so that neither gets a warmer
+    machine; the best of ``repeat`` each. Returns ``(content s, files scanned, name-only s,
+    files scanned)``."""
     best = {True: (float("inf"), 0), False: (float("inf"), 0)}
     for _ in range(max(repeat, 2)):
         for content in (False, True):
-            if not content:
-                discovery.never_sniffed = tree.never_sniffed = lambda name: True  # type: ignore[assignment]
-            try:
+            with name_based_discovery() if not content else contextlib.nullcontext():
                 elapsed, scanned, _findings = inprocess_scan(root, 1, jobs=1)
-            finally:
-                discovery.never_sniffed, tree.never_sniffed = saved
             best[content] = min(best[content], (elapsed, scanned))
     return best[True][0], best[True][1], best[False][0], best[False][1]
 
