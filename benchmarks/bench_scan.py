@@ -33,6 +33,7 @@ Timings are wall-clock seconds, best of ``--repeat`` runs. Nothing is asserted: 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -42,7 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -273,6 +274,54 @@ def build_monorepo(root: Path, n_files: int, seed: int = 7) -> dict[str, int]:
     return counts
 
 
+def build_sparse(root: Path, n_files: int, seed: int = 11) -> dict[str, int]:
+    """A sparse tree of ``n_files`` files: a product monorepo where vLLM is one service among
+    many. About 1 file in 100 configures vLLM (launch scripts, manifests, requirements
+    folders, command templates, snapshots: every layout read by name or by content); the
+    rest are sources, docs, other services' YAML and JSON, text, configs without a marker."""
+    rng = random.Random(seed)
+    counts = {"vllm": 0, "other": 0}
+    vllm_kinds = [
+        ("services/llm/scripts/serve_{i}.sh", lambda i: _launch_script(rng)),
+        ("services/llm/deploy/deployment-{i}.yaml", lambda i: _kubernetes(rng, i)),
+        ("services/llm/requirements/prod_{i}.txt", lambda i: _req_folder(rng)),
+        ("services/llm/ops/serve_cmd_{i}.txt", lambda i: _command_text(rng)),
+        ("services/llm/deploy/templates/deploy-{i}.yaml.tpl", lambda i: _template(rng, i)),
+        ("services/llm/snapshots/pip-freeze-{i}.txt", lambda i: _snapshot(rng)),
+    ]
+    other_kinds = [
+        ("web/app{m}/src/file_{i}.js", lambda i: _filler(rng, i)),
+        ("backend/svc{m}/mod_{i}.py", lambda i: _python(rng, i)),
+        ("docs/s{m}/page_{i}.md", lambda i: _markdown(rng, i)),
+        ("ops/svc{m}/deploy-{i}.yaml", lambda i: f"apiVersion: v1\nkind: Service\nmetadata:\n  name: svc-{i}\nspec:\n  ports: [{{port: 80}}]\n"),
+        ("config/c{m}/settings_{i}.json", lambda i: json.dumps({"name": f"svc{i}", "replicas": 2, "port": 8080})),
+        ("data/t{m}/words_{i}.txt", lambda i: "lorem ipsum dolor sit amet\n" * rng.randint(5, 80)),
+        ("tools/t{m}/run_{i}", lambda i: "#!/bin/sh\nexec ./worker --threads 4 --swap-space 2\n"),
+        ("etc/e{m}/app_{i}.cfg", lambda i: "[server]\nport = 8080\nworkers = 4\n"),
+    ]
+    for i in range(n_files):
+        pattern, make = rng.choice(vllm_kinds) if i % 100 == 0 else rng.choice(other_kinds)
+        target = root / pattern.format(i=i, m=i % 40)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(make(i))
+        counts["vllm" if i % 100 == 0 else "other"] += 1
+    return counts
+
+
+def paired_discovery(root: Path, pairs: int) -> list[tuple[float, float, int, int]]:
+    """Cold in-process scans (1 process, no cache) of ``root`` pair by pair: name-based
+    selection (:func:`name_based_discovery`), then content-first discovery, in turns so that
+    neither gets a warmer machine. Each pair: ``(content s, name-based s, files scanned
+    content-first, files scanned name-based)``."""
+    out = []
+    for _ in range(pairs):
+        with name_based_discovery():
+            t_name, n_name, _ = inprocess_scan(root, 1, jobs=1)
+        t_content, n_content, _ = inprocess_scan(root, 1, jobs=1)
+        out.append((t_content, t_name, n_content, n_name))
+    return out
+
+
 # --------------------------------------------------------------------------- the tools
 
 
@@ -483,23 +532,34 @@ def prefilter_counts(root: Path) -> dict[str, int]:
     return counts
 
 
-def content_vs_name_only(root: Path, repeat: int) -> tuple[float, int, float, int]:
-    """Cold in-process scans (1 process), content-first discovery against discovery as it was
-    before it (a file no scanner takes by name is never opened: the same code with the
-    sniffer switched off), run in turns so that neither gets a warmer machine; the best of
-    ``repeat`` each. Returns ``(content s, files scanned, name-only s, files scanned)``."""
+@contextlib.contextmanager
+def name_based_discovery() -> Iterator[None]:
+    """Discovery as it was before content-first: a file no scanner takes by name is never
+    opened, and nothing is read as the kind its content shows (the same code with the
+    sniffer switched off: :func:`never_sniffed` always true, no content kind, no JSON read
+    as YAML)."""
     from vllm_upgrade_check.sources import discovery, tree
 
-    saved = discovery.never_sniffed, tree.never_sniffed
+    saved = discovery.never_sniffed, tree.never_sniffed, discovery.sniff_kind, discovery.as_json
+    discovery.never_sniffed = tree.never_sniffed = lambda name: True  # type: ignore[assignment]
+    discovery.sniff_kind = lambda name, text, vllm: None  # type: ignore[assignment]
+    discovery.as_json = lambda source: None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        discovery.never_sniffed, tree.never_sniffed, discovery.sniff_kind, discovery.as_json = saved
+
+
+def content_vs_name_only(root: Path, repeat: int) -> tuple[float, int, float, int]:
+    """Cold in-process scans (1 process), content-first discovery against discovery as it was
+    before it (:func:`name_based_discovery`), run in turns so that neither gets a warmer
+    machine; the best of ``repeat`` each. Returns ``(content s, files scanned, name-only s,
+    files scanned)``."""
     best = {True: (float("inf"), 0), False: (float("inf"), 0)}
     for _ in range(max(repeat, 2)):
         for content in (False, True):
-            if not content:
-                discovery.never_sniffed = tree.never_sniffed = lambda name: True  # type: ignore[assignment]
-            try:
+            with name_based_discovery() if not content else contextlib.nullcontext():
                 elapsed, scanned, _findings = inprocess_scan(root, 1, jobs=1)
-            finally:
-                discovery.never_sniffed, tree.never_sniffed = saved
             best[content] = min(best[content], (elapsed, scanned))
     return best[True][0], best[True][1], best[False][0], best[False][1]
 
@@ -678,6 +738,22 @@ def main(argv: list[str] | None = None) -> int:
             f"vs name-only discovery {t_name_only:.3f} s ({n_name_only} files): ratio {t_content / t_name_only:.2f}"
         )
         print(f"  pre-filter: {prefilter_counts(root)}")
+        sparse = work / "sparse"
+        sparse.mkdir()
+        sparse_counts = build_sparse(sparse, args.files)
+        inprocess_scan(sparse, 1, jobs=1)  # the OS reads the tree once before the pairs
+        pairs = paired_discovery(sparse, max(args.repeat, 3))
+        ratios = [content / name for content, name, _nc, _nn in pairs]
+        print(f"\nsparse tree: {args.files} files ({sparse_counts['vllm']} configure vLLM), cold 1-process scans pair by pair:")
+        for number, (content, name, n_content, n_name) in enumerate(pairs, start=1):
+            print(
+                f"  pair {number}: content-first {content:.3f} s ({n_content} files read) / name-based "
+                f"{name:.3f} s ({n_name} files read) = {content / name:.2f}"
+            )
+        median = statistics.median(ratios)
+        verdict = "no slower (within 5%)" if median <= 1.05 else f"slower by {100 * (median - 1):.0f}%"
+        print(f"  median ratio content-first / name-based: {median:.2f}: {verdict}")
+        print(f"  sparse pre-filter: {prefilter_counts(sparse)}")
         print(
             f"  CLI peak RSS {max(rss1, rss) / 1024:.1f} MiB cold, {rss_c / 1024:.1f} MiB fresh checkout, "
             f"{rss_w / 1024:.1f} MiB warm"

@@ -386,11 +386,21 @@ def test_pre_commit_hooks_run_for_every_kind_of_file_read(repo_root: Path) -> No
 # ---------------------------------------------------------------- snapshots and a realistic repository
 
 
+def installed_torch_rule(root: Path) -> str:
+    """The rule id of an installed torch (a freeze snapshot's) that vLLM's target release replaces."""
+    write(root, "snapshots/pip-freeze.txt", "aiohttp==3.10.5\nnumpy==1.26.4\ntorch==1.0.0\n")
+    ids = {rule for path, _line, rule in found(root) if path == "snapshots/pip-freeze.txt"}
+    (root / "snapshots/pip-freeze.txt").unlink()
+    assert len(ids) == 1, ids
+    return ids.pop()
+
+
 def test_freeze_snapshot_anywhere_is_checked_with_file_and_line(tmp_path: Path) -> None:
-    rule = torch_rule(tmp_path)
+    rule = installed_torch_rule(tmp_path)
     write(tmp_path, "snapshots/pip-freeze.txt", "aiohttp==3.10.5\nnumpy==1.26.4\ntorch==1.0.0\nvllm==0.10.0\n")
     code, data, _ = scan_json(str(tmp_path))
     assert ("snapshots/pip-freeze.txt", 3, rule) in {(f["path"], f["line"], f["rule_id"]) for f in data["findings"]}
+    assert {f["kind"] for f in data["findings"]} == {"distribution"}  # what is installed, not pins
     assert data["from_source"].startswith("snapshots/pip-freeze.txt:4")
     assert sniff.looks_like_freeze("aiohttp==3.10.5\nnumpy==1.26.4\ntorch==2.9.1+cu128\n")
     assert not sniff.looks_like_freeze("torch>=2\nnumpy\nvllm\n")
@@ -398,6 +408,7 @@ def test_freeze_snapshot_anywhere_is_checked_with_file_and_line(tmp_path: Path) 
 
 def test_realistic_repository_every_finding_at_its_file_and_line(tmp_path: Path) -> None:
     rule = torch_rule(tmp_path)
+    installed = installed_torch_rule(tmp_path)
     files = {
         "requirements.txt": "-r requirements/prod.txt\n",
         "requirements/prod.txt": "-c ../constraints/gpu.lock\nvllm==0.10.0\n",
@@ -437,10 +448,10 @@ def test_realistic_repository_every_finding_at_its_file_and_line(tmp_path: Path)
         ("charts/llm/templates/deployment.yaml", 14, SWAP),
         ("deploy/summarizer-deploy.yaml.tpl", 9, KV_SCALES),
         ("pyproject.toml", 5, rule),
-        ("snapshots/pip-freeze.txt", 3, rule),
+        ("snapshots/pip-freeze.txt", 3, installed),
     }
     got = found(tmp_path)
-    assert {g for g in got if g[2] in (rule, SWAP, KV_SCALES)} == expected
+    assert {g for g in got if g[2] in (rule, installed, SWAP, KV_SCALES)} == expected
     code, data, _ = scan_json(str(tmp_path))
     assert data["skipped"] == []
     assert "0.16.0" in " ".join(data["notes"])  # the Kustomize override is a version in use

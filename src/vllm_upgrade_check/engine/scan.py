@@ -37,6 +37,7 @@ from vllm_upgrade_check.model.pack import Applicability, DependencyMatch, FixAct
 from vllm_upgrade_check.parsing.textfiles import read_text
 from vllm_upgrade_check.sources.discovery import OutsideRoots, resolve_in_roots
 from vllm_upgrade_check.sources.dispatch import pinned_version
+from vllm_upgrade_check.sources.includes import IncludeGraph
 from vllm_upgrade_check.sources.repopaths import path_base
 from vllm_upgrade_check.sources.tree import scan_files
 
@@ -167,8 +168,10 @@ def run_scan(
     blocks_of: dict[str, list[tuple[int, int]]] = {}
     rules = list(registry.rules())
     request = replace(request, response_fields=response_vocabulary(rules))
-    facts, skipped, count = scan_files(request, lines_of, blocks_of)
-    captured = any(f.kind == FactKind.PLATFORM for f in facts)  # an nvidia-smi capture in the repo
+    includes = IncludeGraph()
+    facts, skipped, count = scan_files(request, lines_of, blocks_of, includes)
+    # an nvidia-smi capture or a pip freeze snapshot in the repository: the environment rules apply
+    captured = any(f.kind in (FactKind.PLATFORM, FactKind.DISTRIBUTION) for f in facts)
     if request.environment is not None or request.host is not None or captured:
         from vllm_upgrade_check.knowledge.envrules import derived_rules, without_replaced_requirers
         from vllm_upgrade_check.sources.host.environment import environment_facts
@@ -242,6 +245,12 @@ def run_scan(
             f"the version in use ({default.version}, {default.source}) is not older than the target {target}: "
             f"no release is crossed; what vLLM {target} no longer accepts is still checked"
         )
+    notes.extend(includes.notes())
+    if includes.chains:
+        findings = [
+            replace(f, included_by=includes.chains[f.location.path]) if f.location.path in includes.chains else f
+            for f in findings
+        ]
     if with_edits:
         findings = with_fix_edits(findings, request.paths, target)
     reported = [f.location.path for f in findings if f.location.path is not None]

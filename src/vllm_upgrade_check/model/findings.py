@@ -60,6 +60,32 @@ class ReleaseInfo:
     rules: tuple[Rule, ...] = ()
 
 
+@dataclass(frozen=True, order=True)
+class Include:
+    """One ``-r``/``-c`` line of a requirements file that names another file.
+
+    Attributes:
+        path: the including file (a reported path).
+        line: the 1-based line of the include.
+        option: the option as written (``-r``, ``--constraint``).
+        target: the included file, resolved against the includer's folder (a reported path).
+    """
+
+    path: str
+    line: int
+    option: str
+    target: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line} {self.option} {self.target}"
+
+
+def chain_text(chain: tuple[Include, ...]) -> str:
+    """An include chain as one line, outermost includer first:
+    ``requirements.txt:3 -r requirements/prod.txt -> requirements/prod.txt:1 -c gpu.txt``."""
+    return " -> ".join(str(link) for link in chain)
+
+
 @dataclass(frozen=True)
 class Finding:
     """A rule applied to a fact.
@@ -79,6 +105,8 @@ class Finding:
             ``from_version``, so the fix can land before the upgrade.
         edits: the replacements of its mechanical fix in its file as it is (filled in when
             the run is asked for them; empty when there is none).
+        included_by: when its file is a requirements file another one includes (``-r``/
+            ``-c``), the chain of includes that reach it, outermost first; empty otherwise.
     """
 
     rule: Rule
@@ -91,6 +119,12 @@ class Finding:
     deprecated_only: bool = False
     fix_before_upgrade: bool = False
     edits: tuple[Replacement, ...] = ()
+    included_by: tuple[Include, ...] = ()
+
+    @property
+    def context(self) -> str:
+        """The include chain that reaches the finding's file (:func:`chain_text`), or ``""``."""
+        return chain_text(self.included_by)
 
     @property
     def location(self) -> Location:

@@ -24,7 +24,10 @@ Schema version 1 (``schema_version: 1``)::
           "fix": {"summary": "...", "action": "remove_arg", "replacement": null,
                   "applicability": "safe", "before_upgrade": false},
           "from_version": "0.26.0" | null, "from_basis": "file", "from_source": "...",
-          "fingerprint": "16 hex digits"
+          "fingerprint": "16 hex digits",
+          "context": "requirements.txt:3 -r requirements/prod.txt" | "",  # the include chain, outermost first
+          "included_by": [{"path": "requirements.txt", "line": 3, "option": "-r",
+                           "target": "requirements/prod.txt"}]  # [] when no file includes it
       }],
       "skipped": [{"path": "...", "repo_path": "...", "reason": "...", "line": 3 | null,
                    "configures_vllm": true, "fails_gate": true}]
@@ -77,6 +80,10 @@ def finding_dict(finding: Finding, report: Report | None = None) -> dict[str, An
         "from_basis": finding.from_basis.value,
         "from_source": finding.from_source,
         "fingerprint": finding.fingerprint,
+        "context": finding.context,
+        "included_by": [
+            {"path": i.path, "line": i.line, "option": i.option, "target": i.target} for i in finding.included_by
+        ],
     }
 
 

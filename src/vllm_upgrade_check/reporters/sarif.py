@@ -101,13 +101,18 @@ def _rule(pack_release: str, notes_url: str, rule: Any) -> dict[str, Any]:
     return entry
 
 
+def _included(finding: Finding) -> str:
+    """The include chain of a finding's file, as a sentence for its message (``""``: none)."""
+    return f"; included: {finding.context}" if finding.included_by else ""
+
+
 def _result(finding: Finding, report: Report, index: int) -> dict[str, Any]:
     loc = finding.location
     result: dict[str, Any] = {
         "ruleId": finding.rule.id,
         "ruleIndex": index,
         "level": LEVELS[finding.severity],
-        "message": {"text": f"{finding.rule.message} ({subject(finding)})"},
+        "message": {"text": f"{finding.rule.message} ({subject(finding)})" + _included(finding)},
         "partialFingerprints": {FINGERPRINT_KEY: finding.fingerprint},
         "properties": {
             "severity": finding.severity.value,
@@ -138,6 +143,16 @@ def _result(finding: Finding, report: Report, index: int) -> dict[str, Any]:
         if "startLine" in region:
             physical["region"] = region
         result["locations"] = [{"physicalLocation": physical}]
+        if finding.included_by:
+            result["properties"]["included_by"] = finding.context
+            result["relatedLocations"] = [
+                {
+                    "id": number,
+                    "physicalLocation": {"artifactLocation": artifact(report, link.path), "region": {"startLine": link.line}},
+                    "message": {"text": f"{link.option} {link.target}"},
+                }
+                for number, link in enumerate(finding.included_by)
+            ]
         edits = finding.edits
         if edits:
             result["fixes"] = [

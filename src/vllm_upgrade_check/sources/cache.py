@@ -225,7 +225,7 @@ def encode_result(result: FileResult) -> dict[str, Any]:
     if result.references:
         out["references"] = list(result.references)
     if result.file_references:
-        out["file_references"] = [[r.path, r.scanner, r.by] for r in result.file_references]
+        out["file_references"] = [[r.path, r.scanner, r.by, r.line, r.option] for r in result.file_references]
     if result.lines is not None:
         out["lines"] = result.lines
     if result.blocks:
@@ -263,8 +263,14 @@ def decode_result(data: Any) -> FileResult:
     for pair in conditionals:
         if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], list)):
             raise _bad("a conditional")
-    for pair in file_references:
-        if len(_strings(pair, "a file reference")) not in (2, 3):
+    for row in file_references:
+        if not (
+            isinstance(row, list)
+            and len(row) == 5
+            and all(isinstance(v, str) for v in (*row[:3], row[4]))
+            and isinstance(row[3], int)
+            and not isinstance(row[3], bool)
+        ):
             raise _bad("a file reference")
     if hint is not None and len(_strings(hint, "the hint")) != 2:
         raise _bad("the hint")

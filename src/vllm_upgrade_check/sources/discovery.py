@@ -24,7 +24,14 @@ from vllm_upgrade_check.model.facts import Skipped
 from vllm_upgrade_check.parsing.globs import GitIgnoreRules
 from vllm_upgrade_check.parsing.textfiles import decode, has_text_bom
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
-from vllm_upgrade_check.sources.sniff import has_distribution_marker, has_marker, never_sniffed, sniff_kind
+from vllm_upgrade_check.sources.sniff import (
+    as_yaml_name,
+    has_distribution_marker,
+    has_marker,
+    json_shape,
+    never_sniffed,
+    sniff_kind,
+)
 
 SKIP_DIRS = frozenset(
     {
@@ -365,16 +372,38 @@ def read_source(
         source = SourceFile(relpath, _decode(data, path))
     except UnicodeDecodeError as exc:
         return Skipped(relpath, f"not UTF-16 text, although it starts as such: {exc.reason}", configures_vllm=bool(by_name))
-    if by_name is True or scanners is None:
+    if scanners is None:
         return source
+    if by_name is True:
+        return as_json(source) or source
     return as_sniffed(source, scanners)
+
+
+def as_json(source: SourceFile) -> SourceFile | None:
+    """A ``.json`` file that is a JSON object of a shape the YAML scanners read
+    (:func:`~.sniff.json_shape`: a Kubernetes manifest or compose file that mentions vLLM, a
+    Ray Serve config with ``engine_kwargs``, a vLLM ``--config``), as the YAML it also is (kind :func:`~.sniff.as_yaml_name`; tabs, which
+    JSON allows between tokens and YAML does not, read as blanks: the same columns); else
+    ``None``. Triton's ``model.json``, dashboards and rule files stay as they are."""
+    if source.kind or not source.name.endswith(".json") or source.name == "model.json":
+        return None
+    shape = json_shape(source.text) if "{" in source.text[:64] else None
+    if shape is None or (shape in ("kubernetes", "compose") and not source.mentions_vllm()):
+        return None
+    if shape == "ray-serve" and not source.mentions_vllm() and "engine_kwargs" not in source.text:
+        return None
+    return SourceFile(source.relpath, source.text.replace("\t", " "), as_yaml_name(source.name))
 
 
 def as_sniffed(source: SourceFile, scanners: Sequence[Scanner]) -> SourceFile | None:
     """``source`` as the scan reads it: as itself when a scanner accepts it, else as the kind
     its content shows when it passes the pre-filter (:func:`~.sniff.sniff_kind`; the returned
     file carries the kind), else ``None`` (no scanner reads it). ``fix`` re-reads a fixed text
-    with this, so that it is read as the scan read it."""
+    with this, so that it is read as the scan read it. A ``.json`` file of a shape the YAML
+    scanners read is read as YAML (:func:`as_json`)."""
+    as_yaml = as_json(source)
+    if as_yaml is not None:
+        return as_yaml
     if any(s.accepts(source) for s in scanners):
         return source
     data = source.text.encode("utf-8", "surrogateescape")

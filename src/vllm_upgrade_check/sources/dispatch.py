@@ -179,9 +179,15 @@ def _run_scanners(source: SourceFile, takers: Sequence[Scanner], result: FileRes
 
 
 def pinned_version(fact: Fact) -> Version | None:
-    """The vLLM version ``fact`` names: a vLLM image's tag or an ``==`` vllm requirement."""
+    """The vLLM version ``fact`` names: a vLLM image's tag, an ``==`` vllm requirement or the
+    vllm of a ``pip freeze`` snapshot in the repository."""
     if fact.kind == FactKind.IMAGE and is_vllm_image(fact.name) and fact.value:
         return version_from_tag(fact.value)
+    if fact.kind == FactKind.DISTRIBUTION and fact.name == "vllm" and fact.location.path is not None and fact.value:
+        try:
+            return Version(fact.value)
+        except ValueError:
+            return None
     if fact.kind == FactKind.REQUIREMENT and fact.name == "vllm" and fact.value and fact.value.startswith("=="):
         try:
             return Version(fact.value[2:].split(",")[0].strip().removesuffix(".*"))

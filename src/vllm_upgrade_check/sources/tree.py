@@ -25,6 +25,7 @@ from vllm_upgrade_check.sources.discovery import (
     wanted,
 )
 from vllm_upgrade_check.sources.dispatch import Dispatcher, Outcome, Pending, hinted
+from vllm_upgrade_check.sources.includes import IncludeGraph
 from vllm_upgrade_check.sources.scanners import LazyScanners, Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.base import FileReference
 from vllm_upgrade_check.sources.sniff import has_marker, is_prose, never_sniffed, never_text
@@ -41,6 +42,7 @@ def scan_files(
     request: ScanRequest,
     lines_out: dict[str, list[str] | None] | None = None,
     blocks_out: dict[str, list[tuple[int, int]]] | None = None,
+    includes_out: IncludeGraph | None = None,
 ) -> tuple[list[Fact], list[Skipped], int]:
     """Run every scanner over every file under ``request.paths``.
 
@@ -50,6 +52,8 @@ def scan_files(
     ``blocks_out`` the YAML keys below a suppression comment with their values' lines
     (``FileResult.blocks``), for the files that have any.
     With ``request.cache_dir``, unchanged files reuse their cached results (:mod:`.cache`).
+    ``includes_out``, when given, receives the requirements includes read, settled
+    (:class:`~.includes.IncludeGraph`: each included file's chain, the cycles).
 
     Returns:
         ``(facts, skipped, number of files read)``; each file's facts carry the vLLM version
@@ -107,13 +111,16 @@ def scan_files(
         found = [result for _rel, result in results]
         root_facts.extend(_linked_facts(found))
         own = frozenset((f.location.path, f.scanner) for f in root_facts if f.location.path is not None)
-        root_facts.extend(_referenced_files(found, files, request, skipped, scanners, others, own))
+        graph = includes_out if includes_out is not None else IncludeGraph()
+        root_facts.extend(_referenced_files(found, files, request, skipped, scanners, others, own, graph))
         root_facts.extend(_referenced_configs(root_facts, files, request, skipped, label))
         if root_facts:
             from vllm_upgrade_check.sources.wrappers import wrapper_facts
 
             root_facts.extend(wrapper_facts(root_facts))
         facts.extend(root_facts)
+    if includes_out is not None:
+        includes_out.settle()
     return facts, skipped, count
 
 
@@ -236,6 +243,7 @@ def _referenced_files(
     scanners: Sequence[Scanner],
     passed_over: Mapping[str, PassedOver] | None = None,
     own: frozenset[tuple[str, str]] = frozenset(),
+    graph: IncludeGraph | None = None,
 ) -> list[Fact]:
     """Facts of the files :class:`FileReference` items name (matched by the scanner that
     asked), each read once per scanner, and of the files those name in turn (a chain of
@@ -243,7 +251,8 @@ def _referenced_files(
     referring file's version hint. ``passed_over`` (report path -> file) holds the files the
     walk left out by name; those the ignore rules leave out are not read. ``own`` holds
     ``(path, scanner)`` of files that scanner read on their own already (not read twice).
-    A reference that names its referrer (``by``) and matches no file is reported skipped."""
+    A reference that names its referrer (``by``) and matches no file is reported skipped;
+    ``graph`` receives every include met (:class:`~.includes.IncludeGraph`)."""
     if not any(result.file_references for result in results):
         return []
     by_name = {s.name: s for s in scanners}
@@ -252,6 +261,8 @@ def _referenced_files(
     queue: list[tuple[FileReference, tuple[str, str] | None]] = [
         (ref, result.hint) for result in results for ref in result.file_references
     ]
+    if graph is not None:
+        graph.add(ref for ref, _hint in queue)
     while queue:
         ref, hint = queue.pop(0)
         scanner = by_name.get(ref.scanner)
@@ -277,6 +288,8 @@ def _referenced_files(
             found, further = _read_referenced(path, rel, request, skipped, scanner.read_referenced)
             out.extend(hinted(found, hint) if hint else found)
             queue.extend((next_ref, hint) for next_ref in further)
+            if graph is not None:
+                graph.add(further)
         if not matched and ref.by:
             skipped.append(
                 Skipped(

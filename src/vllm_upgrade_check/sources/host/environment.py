@@ -235,12 +235,8 @@ def _version_from_url(req: Requirement) -> str | None:
 
 
 def read_freeze_file(path: Path) -> Environment:
-    """Read the output of ``pip freeze``, ``uv pip freeze`` or ``pip list --format=freeze``.
-
-    Understands ``name==version`` (and ``===``), ``name @ URL`` (the version is taken from a
-    wheel or sdist file name in the URL), ``-e`` lines (with pip's ``# Editable ... (name==v)``
-    comment or ``#egg=name``), comments and option lines. Python, machine and glibc are
-    unknown; torch's build comes from its local version label (``+cu130``, ``+rocm6.4``).
+    """Read the output of ``pip freeze``, ``uv pip freeze`` or ``pip list --format=freeze``
+    (as :func:`parse_freeze_text` reads it).
 
     Raises:
         UsageError: unreadable file, or a line that is no requirement (names file and line).
@@ -251,6 +247,25 @@ def read_freeze_file(path: Path) -> Environment:
         raise UsageError(f"cannot read freeze file: {exc.strerror or exc}", str(path)) from None
     except UnicodeDecodeError as exc:
         raise UsageError(f"cannot read freeze file: not UTF-8 text: {exc.reason} at byte {exc.start}", str(path)) from None
+    return parse_freeze_text(text, str(path))[0]
+
+
+def parse_freeze_text(text: str, source: str) -> tuple[Environment, dict[str, int]]:
+    """The environment a ``pip freeze`` text describes, and the 1-based line of each
+    distribution in it (canonical name -> line).
+
+    Understands ``name==version`` (and ``===``), ``name @ URL`` (the version is taken from a
+    wheel or sdist file name in the URL), ``-e`` lines (with pip's ``# Editable ... (name==v)``
+    comment or ``#egg=name``), comments and option lines. Python, machine and glibc are
+    unknown; torch's build comes from its local version label (``+cu130``, ``+rocm6.4``).
+
+    Args:
+        text: the decoded text.
+        source: what the text is, for messages and :attr:`Environment.source` (a path).
+
+    Raises:
+        UsageError: a line that is no requirement (names ``source`` and the line).
+    """
     found: dict[str, str] = {}
     lines: dict[str, int] = {}
     unversioned: list[str] = []
@@ -260,7 +275,9 @@ def read_freeze_file(path: Path) -> Environment:
             continue
         editable = _EDITABLE_COMMENT.match(line)
         if editable:
-            found.setdefault(canonicalize_name(editable.group(1)), editable.group(2))
+            key = canonicalize_name(editable.group(1))
+            found.setdefault(key, editable.group(2))
+            lines.setdefault(key, number + 1)  # the comment stands above its -e line
             continue
         if line.startswith("#"):
             continue
@@ -268,6 +285,7 @@ def read_freeze_file(path: Path) -> Environment:
             egg = _EGG.search(line)
             if egg and canonicalize_name(egg.group(1)) not in found:
                 unversioned.append(canonicalize_name(egg.group(1)))
+                lines.setdefault(canonicalize_name(egg.group(1)), number)
             continue
         if line.startswith("-"):
             continue
@@ -275,8 +293,9 @@ def read_freeze_file(path: Path) -> Environment:
             req = Requirement(line.split(" #", 1)[0])
         except InvalidRequirement as exc:
             why = str(exc).split("\n", 1)[0]  # packaging adds the line and a caret below
-            raise UsageError(f"not a freeze line: {line.strip()!r} ({why})", str(path), number) from None
+            raise UsageError(f"not a freeze line: {line.strip()!r} ({why})", source, number) from None
         key = canonicalize_name(req.name)
+        lines.setdefault(key, number)
         pins = [s.version for s in req.specifier if s.operator in ("==", "===")]
         version = pins[0] if len(pins) == 1 and "*" not in pins[0] else None
         if version is None and req.url:
@@ -288,16 +307,17 @@ def read_freeze_file(path: Path) -> Environment:
             lines.setdefault(key, number)
     torch = None
     if "torch" in found:
-        where = f"{path}:{lines['torch']}" if "torch" in lines else str(path)
+        where = f"{source}:{lines['torch']}" if "torch" in lines else source
         torch = _torch_from_label(found["torch"], f"{where} torch=={found['torch']}")
-    return Environment(
+    environment = Environment(
         found,
         None,
         None,
-        f"freeze file {path}",
+        f"freeze file {source}",
         unversioned=tuple(sorted(set(unversioned) - set(found))),
         torch=torch,
     )
+    return environment, lines
 
 
 def _torch_from_label(version: str, source: str) -> TorchBuild:

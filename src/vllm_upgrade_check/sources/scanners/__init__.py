@@ -17,6 +17,7 @@ def default_scanners(response_fields: frozenset[str] | None = None) -> list[Scan
     fields the Python scanner reports reads of, beyond its built-in ones."""
     from vllm_upgrade_check.sources.scanners.dockerfile import DockerfileScanner
     from vllm_upgrade_check.sources.scanners.envfiles import SystemdScanner
+    from vllm_upgrade_check.sources.scanners.freeze import FreezeSnapshotScanner
     from vllm_upgrade_check.sources.scanners.helm import HelmValuesScanner
     from vllm_upgrade_check.sources.scanners.launchlines import LaunchLineScanner
     from vllm_upgrade_check.sources.scanners.makefile import MakefileScanner
@@ -42,6 +43,7 @@ def default_scanners(response_fields: frozenset[str] | None = None) -> list[Scan
         SystemdScanner(),
         MonitoringScanner(),
         NvidiaSmiCaptureScanner(),
+        FreezeSnapshotScanner(),
         LaunchLineScanner(),
     ]
 

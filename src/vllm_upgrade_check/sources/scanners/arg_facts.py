@@ -13,6 +13,7 @@ readers it is made of (:func:`normalise_flag`, :func:`owned_words`, :func:`arg_s
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
@@ -21,6 +22,7 @@ from packaging.version import InvalidVersion, Version
 from vllm_upgrade_check.knowledge.known_args import known_args
 from vllm_upgrade_check.model.facts import MODEL_SETTINGS, Fact, FactKind, Location, Span, Spans
 from vllm_upgrade_check.parsing.words import Token, cut, inside_quotes, sub_span, token_location
+from vllm_upgrade_check.sources.scanners.templates import PLACEHOLDER
 
 SHORT_FLAGS = {
     "-tp": "tensor_parallel_size",
@@ -59,8 +61,28 @@ def _shown(token: Token, syntax: str) -> str:
     one pair of quotes of its list's syntax."""
     written = token.written or token.text
     if syntax != "shell" and len(written) >= 2 and written[0] == written[-1] and written[0] in "\"'" and written[1:-1] == token.text:
-        return token.text
-    return written
+        written = token.text
+    return re.sub(f"{PLACEHOLDER}+", "{…}", written)  # a neutralised template: say where one stood
+
+
+_WRITTEN_PLACEHOLDER = re.compile(r"\$\{[A-Za-z_]\w*\}|\$\([A-Za-z_]\w*\)|\$[A-Za-z_]\w*|(?<![$\w{])\{[A-Za-z_][\w.-]*\}(?!\})")
+"""A placeholder as a template writes it: ``${NAME}``, ``$(NAME)``, ``$NAME``, ``{name}``."""
+
+
+def _placeholder_word(text: str, syntax: str) -> bool:
+    """Whether word ``text`` of a launch is a placeholder, or a flag whose name holds one
+    (``--{flag}``, ``--${OPT}=1``): a word only the template (or the run) fills in, never a
+    flag. A neutralised template (:data:`PLACEHOLDER`) counts in every syntax; in the list
+    syntaxes (YAML, JSON, Python), where no shell expands them, ``${NAME}``, ``$(NAME)``
+    and ``{name}`` too (the shell parser marks its own expansions unresolved)."""
+    head = text.partition("=")[0] if text.startswith("-") else text
+    if PLACEHOLDER in head:
+        return True
+    if syntax == "shell":
+        return False
+    if text.startswith("-"):
+        return _WRITTEN_PLACEHOLDER.search(head) is not None
+    return _WRITTEN_PLACEHOLDER.fullmatch(text) is not None
 
 
 def _hinted_version(hint: tuple[str, str] | None) -> Version | None:
@@ -159,8 +181,10 @@ def arg_facts(
     while i < len(args):
         token = args[i]
         text = token.text
-        if not token.resolved and not text.startswith("-"):
+        if (not token.resolved and not text.startswith("-")) or _placeholder_word(text, syntax):
+            # $VLLM_ARGS, {extra_args}, --{flag}: words only the run (or the template) knows
             unresolved.append(_shown(token, syntax))
+            seen_positional = seen_positional or not text.startswith("-")  # the model is not known
             i += 1
             continue
         if text.startswith("--") and len(text) > 2:

@@ -82,11 +82,15 @@ class FileReference:
         scanner: :attr:`Scanner.name` of the scanner that reads it.
         by: the root-relative path of the file that names it, when the scanner gives it
             (a requirements ``-r`` include: the includer); ``""`` otherwise.
+        line: the 1-based line of ``by`` that names it (``0``: not given).
+        option: how that line names it (``-r``, ``--constraint``), or ``""``.
     """
 
     path: str
     scanner: str
     by: str = ""
+    line: int = 0
+    option: str = ""
 
 
 ScanItem: TypeAlias = "Fact | Skipped | Conditional | Reference | FileReference"

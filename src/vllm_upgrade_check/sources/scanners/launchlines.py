@@ -3,8 +3,8 @@
 A file no structured parser claims (``ops/serve_cmd.txt``, ``launch.txt``, a ``justfile``,
 a file without a suffix) but that mentions vLLM is read line by line: a line that starts a
 vLLM launch (``vllm serve ...``, ``python -m vllm.entrypoints...``, ``docker run ...`` /
-``podman run ...`` of an image, after optional ``VAR=value`` prefixes, ``exec``/``nohup``
-and a ``$`` prompt), with its ``\\`` continuation lines, is parsed as shell at its own
+``podman run ...`` of an image, after optional ``VAR=value`` prefixes, ``exec``/``nohup``,
+a ``$`` prompt, or a key: a Procfile's ``web:``, an INI/supervisord ``command=``), with its ``\\`` continuation lines, is parsed as shell at its own
 position (tree-sitter-bash, :mod:`vllm_upgrade_check.parsing.shell`); every other line is
 not read. Template placeholders (``{model_id}``, ``{{ port }}``, ``{% ... %}``) are
 overwritten with :data:`~.templates.PLACEHOLDER` characters first, position for position, so
@@ -37,6 +37,9 @@ _HEAD = re.compile(
       |(?:docker|podman|nerdctl)\s+(?:container\s+)?run\b)""",
     re.VERBOSE,
 )
+_KEY = re.compile(r"^(\s*)([A-Za-z_][\w.-]*\s*[:=][ \t]*)(?=\S)")
+"""A key in front of a launch: a Procfile's process type (``web: vllm serve ...``), an INI
+or supervisord ``command=vllm serve ...``."""
 _BRACE = re.compile(r"(?<![$\w{])\{[A-Za-z_][\w.-]*\}")
 
 
@@ -81,6 +84,10 @@ def launch_lines(text: str) -> Iterator[tuple[int, str]]:
         if prompt:
             line = prompt.group(1) + " " * len(prompt.group(2)) + line[prompt.end() :]
         head = _HEAD.match(line)
+        key = _KEY.match(line) if head is None else None
+        if key is not None and _HEAD.match(line[key.end() :]):
+            line = key.group(1) + " " * len(key.group(2)) + line[key.end() :]  # blanked: positions kept
+            head = _HEAD.match(line)
         start = i
         block = [line]
         while block[-1].rstrip().endswith("\\") and i + 1 < len(lines):

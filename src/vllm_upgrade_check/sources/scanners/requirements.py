@@ -119,6 +119,11 @@ def requirements_txt_facts(text: str, path: str, scanner: str) -> Iterator[Fact 
         hashed = " --hash" in body
         body = body.split(" --", 1)[0].split(";", 1)[0] if hashed else body
         column = len(lines[start]) - len(lines[start].lstrip()) + 1
+        if _REQ_PLACEHOLDER.search(body):
+            fact = placeholder_requirement(body, path, start + 1, column, scanner)
+            if fact is not None:
+                yield fact
+            continue  # a placeholder for the name too: only the template knows what it installs
         fact = requirement_fact(body, path, start + 1, column, scanner)
         if fact is not None and hashed:
             fact = replace(fact, spans=Spans(syntax="requirements", note=HASHED))
@@ -135,6 +140,37 @@ def requirements_txt_facts(text: str, path: str, scanner: str) -> Iterator[Fact 
                 configures_vllm=mentions,
                 line=start + 1,
             )
+
+
+_REQ_PLACEHOLDER = re.compile(r"\$\{[A-Za-z_]\w*\}|(?<![$\w{])\{\{?[^{}\n]*\}\}?|\{%.*?%\}")
+"""A placeholder in a requirement line: ``${NAME}`` (pip expands it from the environment),
+``{name}``, ``{{ name }}`` or ``{% ... %}`` (a template's)."""
+
+_REQ_HEAD = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?")
+
+
+def placeholder_requirement(body: str, path: str, line: int, column: int, scanner: str) -> Fact | None:
+    """The requirement fact of a line whose version is a placeholder (``vllm==${VLLM_VERSION}``,
+    ``torch=={{ torch_version }}``): the distribution is known, the specifier is not (value
+    ``""``, ``resolved=False``, no span to edit). ``None`` when the name itself is a
+    placeholder (``${PKG}==1.0``)."""
+    head = _REQ_HEAD.match(body)
+    if head is None or _REQ_PLACEHOLDER.match(body.lstrip()):
+        return None
+    name = head.group(1)
+    where = Location(path, line, column, line, column + len(body))
+    note = "the version is a placeholder filled in when the file is used; set it where its value is set"
+    return Fact(
+        FactKind.REQUIREMENT,
+        canonicalize_name(name),
+        where,
+        raw=body,
+        value="",
+        origin="file",
+        scanner=scanner,
+        resolved=False,
+        spans=Spans(syntax="requirements", note=note),
+    )
 
 
 _PIP_ONLY = re.compile(r"^(\.|/|~|\$\{|[A-Za-z][A-Za-z0-9+.-]*://|git\+)|\.(whl|zip|tar\.gz|tar\.bz2|tgz)$|^[^\s;]*[/\\]")
@@ -377,5 +413,5 @@ class RequirementsScanner(Scanner):
         """The requirements of a requirements file, and a :class:`FileReference` per
         ``-r``/``-c`` include in it (followed by the engine, each file once)."""
         yield from requirements_txt_facts(source.text, source.relpath, self.name)
-        for _line, _option, target in requirement_includes(source.text, source.relpath):
-            yield FileReference(target, self.name, source.relpath)
+        for line, option, target in requirement_includes(source.text, source.relpath):
+            yield FileReference(target, self.name, source.relpath, line, option)
