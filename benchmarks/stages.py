@@ -71,7 +71,7 @@ def stage_profile(root: Path) -> tuple[float, list[tuple[str, float, int]]]:
     from vllm_upgrade_check.model.options import ScanOptions
     from vllm_upgrade_check.parsing import shell, yamlnodes
     from vllm_upgrade_check.reporters import json_report as json_reporter
-    from vllm_upgrade_check.sources import discovery, tree
+    from vllm_upgrade_check.sources import discovery, sniff, tree
     from vllm_upgrade_check.sources.scanners import default_scanners
 
     registry = load_registry()
@@ -86,15 +86,18 @@ def stage_profile(root: Path) -> tuple[float, list[tuple[str, float, int]]]:
     patch(tree, "walk", _timed_iter("walk", tree.walk))
     patch(discovery, "read_bytes", _timed("read", discovery.read_bytes))
     patch(discovery, "_decode", _timed("read", discovery._decode))
-    for name in ("has_marker", "has_distribution_marker", "sniff_kind", "never_sniffed"):
-        patch(discovery, name, _timed("pre-filter", getattr(discovery, name)))
     for cls in sorted({type(s) for s in default_scanners()}, key=lambda c: c.__name__):
         patch(cls, "scan", _timed_iter(f"scan: {cls.name}", cls.scan))  # type: ignore[attr-defined]
     # A function is wrapped in every module that imported it by name.
     modules = [
         m for n, m in sorted(sys.modules.items()) if n.startswith("vllm_upgrade_check") and m is not None
     ]
+    prefilter = [
+        getattr(sniff, name)
+        for name in ("has_marker", "has_distribution_marker", "sniff_kind", "never_sniffed")
+    ]
     for label, function in (
+        *(("pre-filter", f) for f in prefilter),
         ("  of which: YAML composer", yamlnodes.compose_documents),
         ("  of which: shell (tree-sitter + walk)", shell.parse_shell),
         ("files (walk ... scan)", tree.scan_files),
