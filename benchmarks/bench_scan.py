@@ -26,6 +26,7 @@ Usage::
     python benchmarks/bench_scan.py                 # 10k files; sizes 1k,10k,50k
     python benchmarks/bench_scan.py --quick         # 200 files, no semgrep: CI keeps it working
     python benchmarks/bench_scan.py --sizes 1k,10k --no-semgrep
+    python benchmarks/bench_scan.py --profile dense --sizes 1k,10k,50k   # the dense monorepo
 
 Timings are wall-clock seconds, best of ``--repeat`` runs. Nothing is asserted: this prints.
 """
@@ -45,6 +46,8 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from stages import print_stage_profile
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -685,9 +688,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--installed", action="store_true", help="time the installed console script, not a wheel built from this checkout"
     )
+    parser.add_argument(
+        "--profile",
+        choices=("sparse", "dense"),
+        default="sparse",
+        help="sparse: few files mention vLLM (the tables below); dense: a deployment monorepo of "
+        "hundreds of services, four files in ten mentioning vLLM, paired against semgrep and grep (dense.py)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.files, args.sizes, args.no_semgrep, args.repeat = 200, "100,200", True, 1
+    if args.profile == "dense":
+        return dense_main(args)
 
     literals = rule_literals()
     print(f"rule literals ({len(literals)}): {' '.join(literals)}")
@@ -754,6 +766,7 @@ def main(argv: list[str] | None = None) -> int:
         verdict = "no slower (within 5%)" if median <= 1.05 else f"slower by {100 * (median - 1):.0f}%"
         print(f"  median ratio content-first / name-based: {median:.2f}: {verdict}")
         print(f"  sparse pre-filter: {prefilter_counts(sparse)}")
+        print_stage_profile(root, "sparse")
         print(
             f"  CLI peak RSS {max(rss1, rss) / 1024:.1f} MiB cold, {rss_c / 1024:.1f} MiB fresh checkout, "
             f"{rss_w / 1024:.1f} MiB warm"
@@ -818,6 +831,35 @@ def main(argv: list[str] | None = None) -> int:
                 f"{max(peak, peak_w) / 1024:>9.1f}"
             )
             shutil.rmtree(tree, ignore_errors=True)
+    return 0
+
+
+def dense_main(args: argparse.Namespace) -> int:
+    """``--profile dense``: build the dense monorepo, print where one scan's time goes, the
+    pairs against semgrep and grep with the goals, the findings check and the growth."""
+    from dense import build_dense
+    from dense_compare import dense_report, growth
+
+    with tempfile.TemporaryDirectory(prefix="vuc-bench-dense-") as tmp:
+        work = Path(tmp)
+        root = args.keep or work / "dense"
+        root.mkdir(parents=True, exist_ok=True)
+        start = time.perf_counter()
+        totals = build_dense(root, args.files)
+        print(
+            f"dense monorepo: {totals['files']} files, {totals['bytes'] / 1e6:.1f} MB, {totals['services']} services, "
+            f"{totals['mention vLLM']} mentioning vLLM, built in {time.perf_counter() - start:.1f} s"
+        )
+        print(f"CLI runs: {use_installed() if args.installed else use_wheel(work)}")
+        print_stage_profile(root, "dense")
+        exe, why = (None, "--no-semgrep/--quick") if args.no_semgrep else semgrep_ready(not args.no_install)
+        semgrep = None
+        if exe is not None:
+            from dense_compare import removed_flag_literals, semgrep_argv
+
+            semgrep = semgrep_argv(exe, root, removed_flag_literals(), work)
+        dense_report(run_child, CLI, CLI_ENV, root, work, args.repeat, semgrep, why)
+        growth(CLI, CLI_ENV, work, parse_sizes(args.sizes), build_dense, 1)
     return 0
 
 

@@ -16,7 +16,7 @@ def test_benchmark_quick_mode_prints_every_figure() -> None:
         [sys.executable, str(REPO / "benchmarks" / "bench_scan.py"), "--quick"],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=900,  # a bound, not a timing: a busy shared machine runs it several times slower
     )
     assert run.returncode == 0, run.stderr
     out = run.stdout
@@ -28,9 +28,38 @@ def test_benchmark_quick_mode_prints_every_figure() -> None:
         "semgrep",
         "--version",
         "ms/1k files",
+        "where the time goes (sparse",
+        "scan: python",
     ):
         assert label in out, label
     assert "files scanned 0" not in out
+
+
+def test_dense_profile_quick_mode_prints_every_figure_and_checks_the_findings() -> None:
+    run = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "bench_scan.py"), "--profile", "dense", "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    for label in (
+        "dense monorepo: ",
+        "where the time goes (dense",
+        "scan: python",
+        "of which: YAML composer",
+        "removed-flag literals for grep and semgrep (8)",
+        "scan cold vs grep -rEn",
+        "scan warm vs grep -rEn",
+        "peak RSS of the scan",
+        "semgrep skipped",
+        "linearity: ",
+    ):
+        assert label in out, label
+    findings = next(line for line in out.splitlines() if line.strip().startswith("findings:"))
+    assert findings.endswith("identical"), findings
+    assert "--jobs 1 --no-cache 0," not in findings  # the dense tree has findings to compare
 
 
 def test_robustness_benchmark_quick_mode_prints_every_shape() -> None:

@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scaling import LINEAR, time_ratio
-from vllm_upgrade_check.parsing.shell import _identity_locator, parse_shell
+from vllm_upgrade_check.parsing.shell import parse_shell
+from vllm_upgrade_check.parsing.shell_text import identity_locator as _identity_locator
 from vllm_upgrade_check.parsing.textpos import ByteColumns
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.sources.scanners.arg_facts import json_subkey_facts

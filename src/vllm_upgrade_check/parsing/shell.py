@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -19,7 +18,16 @@ import tree_sitter
 import tree_sitter_bash
 
 from vllm_upgrade_check.model.facts import Span
-from vllm_upgrade_check.parsing.textpos import ByteColumns
+from vllm_upgrade_check.parsing.shell_text import (
+    Locator,
+    blanks_end,
+    identity_locator,
+    offset_locator,
+    parser_safe,
+    unescape_double,
+    unescape_word,
+    without_final_continuation,
+)
 from vllm_upgrade_check.parsing.words import Token, link
 
 __all__ = ["Assignment", "Command", "Locator", "ShellScript", "Token", "offset_locator", "parse_shell"]
@@ -67,63 +75,9 @@ class ShellScript:
     error_line: int | None = None
 
 
-Locator = Callable[[int, int], tuple[int, int]]
-"""Maps a 0-based (row, byte column) in the parsed text to a 1-based (line, column) in the file."""
-
-
 @lru_cache(maxsize=1)
 def _parser() -> tree_sitter.Parser:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
-
-
-def _char_columns(lines: list[bytes]) -> Callable[[int, int], int]:
-    """``chars(row, byte column)``: characters before the byte column on that row, from a
-    :class:`~.textpos.ByteColumns` made once per row: a megabyte-long line, ASCII or not,
-    costs no more per token than a short one."""
-    rows: dict[int, ByteColumns] = {}
-
-    def chars(row: int, col: int) -> int:
-        if row >= len(lines):
-            return 0
-        columns = rows.get(row)
-        if columns is None:
-            columns = rows[row] = ByteColumns(lines[row])
-        return columns.chars(col)
-
-    return chars
-
-
-def _identity_locator(text: bytes) -> Locator:
-    chars = _char_columns(text.split(b"\n"))
-
-    def locate(row: int, col: int) -> tuple[int, int]:
-        return row + 1, chars(row, col) + 1
-
-    return locate
-
-
-def offset_locator(text: str, line: int, column: int, continuation_column: int = 1) -> Locator:
-    """A locator for shell text embedded in a file at ``line``/``column`` (1-based).
-
-    Rows after the first start at ``continuation_column`` (e.g. the indentation of a YAML
-    block scalar).
-    """
-    chars = _char_columns(text.encode("utf-8").split(b"\n"))
-
-    def locate(row: int, col: int) -> tuple[int, int]:
-        return line + row, (column if row == 0 else continuation_column) + chars(row, col)
-
-    return locate
-
-
-_BLANKS = re.compile(rb"[ \t\r\x0b\x0c]*")
-"""What :meth:`bytes.strip` removes within one line."""
-
-
-def _blanks_end(line: bytes, start: int) -> int:
-    """Where the blanks of ``line`` from ``start`` on end."""
-    match = _BLANKS.match(line, start)
-    return match.end() if match else start
 
 
 class _Walker:
@@ -195,9 +149,9 @@ class _Walker:
         if row != end_row or row + 1 >= len(lines):
             return None, None
         line = lines[row]
-        after = _blanks_end(line, end_col)  # only the blanks, not the rest of a long line
+        after = blanks_end(line, end_col)  # only the blanks, not the rest of a long line
         return (
-            self.locate(row, 0) if _blanks_end(line, 0) >= col else None,
+            self.locate(row, 0) if blanks_end(line, 0) >= col else None,
             self.locate(row + 1, 0) if after == len(line) or line.startswith(b"#", after) else None,
         )
 
@@ -384,7 +338,7 @@ class _Walker:
                     close()
                     continue
                 at = self.locate(row, column + len(raw[: m.start()].encode("utf-8")))
-                current.append((_unescape_word(m.group()), True, at))
+                current.append((unescape_word(m.group()), True, at))
         close()
         return out
 
@@ -404,7 +358,7 @@ class _Walker:
                 if child.type == '"':
                     continue
                 if child.type == "string_content":
-                    out += _unescape_double(self.text(child))
+                    out += unescape_double(self.text(child))
                 else:
                     piece, good = self.flatten(child)
                     out += piece
@@ -419,7 +373,7 @@ class _Walker:
             return out, ok
         if kind == "ansi_c_string":
             return self.text(node)[2:-1], True
-        return _unescape_word(self.text(node)), True
+        return unescape_word(self.text(node)), True
 
     # -- commands --------------------------------------------------------------------
     def command(self, node: tree_sitter.Node) -> None:
@@ -491,64 +445,6 @@ def _descendants(node: tree_sitter.Node, kinds: tuple[str, ...]) -> list[tree_si
     return out
 
 
-def _unescape_double(text: str) -> str:
-    out, i = [], 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\" and i + 1 < len(text):
-            nxt = text[i + 1]
-            if nxt == "\n":
-                i += 2
-                continue
-            if nxt in '$`"\\':
-                out.append(nxt)
-                i += 2
-                continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-def _unescape_word(text: str) -> str:
-    if "\\" not in text:
-        return text
-    out, i = [], 0
-    while i < len(text):
-        if text[i] == "\\" and i + 1 < len(text):
-            if text[i + 1] != "\n":
-                out.append(text[i + 1])
-            i += 2
-            continue
-        out.append(text[i])
-        i += 1
-    return "".join(out)
-
-
-_ASTRAL = re.compile("[\U00010000-\U0010FFFF\ud800-\udfff]")
-
-
-def _parser_safe(text: str) -> str:
-    """``text`` with every character outside the Basic Multilingual Plane (and any lone
-    surrogate) replaced by U+FFFD.
-
-    tree-sitter-bash 0.25's scanner reads out of bounds on some astral code points after a
-    ``{`` (``"{\U000DBC5D"`` crashes the process, found by fuzzing), so they never reach it.
-    Positions are unaffected: each replaced character is still one character, and columns
-    are counted in characters of the text that was parsed.
-    """
-    return _ASTRAL.sub("\ufffd", text)
-
-
-_FINAL_CONTINUATION = re.compile(r"(?<!\\)((?:\\\\)*)\\((?:\n[ \t\r\n]*)?)\Z")
-
-
-def _without_final_continuation(text: str) -> str:
-    """``text`` with a line continuation that ends the text (``--port 8000 \\`` on the last
-    line, which bash reads as the end of the command: ``bash -n`` passes) replaced by a
-    blank, so that tree-sitter does not see a command cut short. Positions are unchanged."""
-    return _FINAL_CONTINUATION.sub(lambda m: m.group(1) + " " + m.group(2), text)
-
-
 def parse_shell(
     text: str,
     locate: Locator | None = None,
@@ -565,9 +461,9 @@ def parse_shell(
     Returns:
         A :class:`ShellScript`; a syntax error marks ``has_error`` but never raises.
     """
-    src = _without_final_continuation(_parser_safe(text)).encode("utf-8", "replace")
+    src = without_final_continuation(parser_safe(text)).encode("utf-8", "replace")
     tree = _parser().parse(src)
-    walker = _Walker(src, locate or _identity_locator(src), variables if variables is not None else {})
+    walker = _Walker(src, locate or identity_locator(src), variables if variables is not None else {})
     walker.walk(tree.root_node)
     return walker.script
 

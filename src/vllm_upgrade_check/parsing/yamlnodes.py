@@ -51,8 +51,50 @@ def pos(node: yaml.Node) -> Pos:
 
 
 _FAST_LOADER = getattr(yaml, "CSafeLoader", None)
-"""libyaml's composer (same nodes and marks, ~10x faster), used for ASCII text, where its
-byte offsets are character offsets; it refuses nesting deeper than 1000 levels itself."""
+"""libyaml's composer (same nodes and marks, ~10x faster); it refuses nesting deeper than
+1000 levels itself."""
+
+_PROBE = "k: é\nl: [€, 𝄞x, 'ß']\nm: {n: 日本 y}\n# ü\no: |\n  \u00a0x\n"
+"""Non-ASCII text whose marks tell whether libyaml counts characters or bytes."""
+
+_NOT_FAST = ("\ufeff", "\x85", "\u2028", "\u2029")
+"""Characters around which libyaml's marks differ from the pure-Python composer's: a byte
+order mark inside the text (libyaml gives it no column) and the line breaks of YAML 1.1
+beyond CR and LF (NEL, LS, PS: where the two start a line differs)."""
+
+
+def _marks(node: yaml.Node, out: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    start, end = node.start_mark, node.end_mark
+    out.append((start.line, start.column, start.index, end.line, end.column, end.index))
+    children = node.value if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) else []
+    for child in children:
+        for sub in child if isinstance(child, tuple) else (child,):
+            _marks(sub, out)
+    return out
+
+
+@lru_cache(maxsize=1)
+def fast_counts_characters() -> bool:
+    """Whether this PyYAML's libyaml gives non-ASCII text the marks the pure-Python composer
+    gives it (lines, character columns and offsets): checked once, on :data:`_PROBE`, so that
+    a libyaml that counts bytes is never used on non-ASCII text."""
+    if _FAST_LOADER is None:
+        return False
+    try:
+        fast = yaml.compose(_PROBE, Loader=_FAST_LOADER)
+        slow = yaml.compose(_PROBE, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:  # pragma: no cover - a libyaml that cannot read the probe
+        return False
+    return fast is not None and slow is not None and _marks(fast, []) == _marks(slow, [])
+
+
+def fast_loader_fits(text: str) -> bool:
+    """Whether libyaml composes ``text`` with the marks of the pure-Python composer: ASCII
+    text always; other text when this libyaml counts characters
+    (:func:`fast_counts_characters`) and ``text`` has none of :data:`_NOT_FAST` in it."""
+    if _FAST_LOADER is None:
+        return False
+    return text.isascii() or (not any(ch in text for ch in _NOT_FAST) and fast_counts_characters())
 
 
 @lru_cache(maxsize=8)
@@ -69,17 +111,22 @@ def documents(text: str) -> tuple[yaml.Node, ...]:
 def compose_documents(text: str, lines_only: bool = False) -> list[yaml.Node]:
     """Parse every document of ``text`` into node trees (empty documents are dropped).
 
-    Uses libyaml when PyYAML has it and the text is ASCII (or when the caller needs exact
-    lines only, ``lines_only``: libyaml's columns count bytes), else the pure-Python composer.
+    Uses libyaml when its marks are those of the pure-Python composer
+    (:func:`fast_loader_fits`: ASCII text, and non-ASCII text when this libyaml counts
+    characters) or when the caller needs exact lines only (``lines_only``), else the
+    pure-Python composer (a text libyaml cannot encode, lone surrogates, goes there too).
 
     Raises:
         YamlProblem: on a syntax error, with its line.
     """
     loader: Any = yaml.SafeLoader
-    if _FAST_LOADER is not None and (lines_only or text.isascii()):
+    if _FAST_LOADER is not None and (lines_only or fast_loader_fits(text)):
         loader = _FAST_LOADER
     try:
-        return [doc for doc in yaml.compose_all(text, Loader=loader) if doc is not None]
+        try:
+            return [doc for doc in yaml.compose_all(text, Loader=loader) if doc is not None]
+        except UnicodeEncodeError:  # libyaml reads UTF-8: the pure-Python composer reports it
+            return [doc for doc in yaml.compose_all(text, Loader=yaml.SafeLoader) if doc is not None]
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None

@@ -37,6 +37,7 @@ from vllm_upgrade_check.parsing.textpos import ByteColumns, line_index
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, items, mapping_items, scalar
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.manifests import YAML_SUFFIXES
+from vllm_upgrade_check.sources.scanners.python.source import parse_module
 
 PREFIX = "vllm:"
 SERIES_SUFFIXES = ("_bucket", "_sum", "_count", "_total", "_created")
@@ -305,7 +306,7 @@ def python_string_facts(text: str, path: str) -> Iterator[Fact]:
     Raises:
         SyntaxError: when ``text`` is not Python.
     """
-    tree = ast.parse(text)
+    tree = parse_module(text)
     lines = text.split("\n")
     offsets = [0]
     for line in lines:

@@ -17,11 +17,17 @@ MODAL_INSTALLS = frozenset({"pip_install", "uv_pip_install"})
 """Methods of ``modal.Image`` whose arguments are requirements."""
 
 
-def imported_from(tree: ast.Module, prefix: str) -> dict[str, str]:
+def imported_from(tree: ast.Module, prefix: str, text: str | None = None) -> dict[str, str]:
     """The names a file binds from module ``prefix`` or one below it, each with the name it
     stands for (``import modal``: ``{"modal": "modal"}``; ``from ray.serve.llm import
-    LLMConfig as C``: ``{"C": "LLMConfig"}``)."""
+    LLMConfig as C``: ``{"C": "LLMConfig"}``).
+
+    ``text``, the file's text, when given spares the walk of a tree that cannot import
+    ``prefix``: ASCII text without ``prefix`` in it (a non-ASCII identifier may normalise to
+    ``prefix``, NFKC, so non-ASCII text is always walked)."""
     out: dict[str, str] = {}
+    if text is not None and prefix not in text and text.isascii():
+        return out
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:
             if node.module == prefix or node.module.startswith(prefix + "."):

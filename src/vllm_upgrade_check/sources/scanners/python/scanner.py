@@ -4,12 +4,12 @@ parse, and which of the walk's facts (:func:`.walker.file_facts`) it reports.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.python.names import RESPONSE_FIELDS
+from vllm_upgrade_check.sources.scanners.python.source import parse_module
 from vllm_upgrade_check.sources.scanners.python.walker import file_facts
 
 
@@ -38,7 +38,7 @@ class PythonSourceScanner(Scanner):
         if not vllm and not client:
             return
         try:
-            tree = ast.parse(source.text, filename=source.relpath)
+            tree = parse_module(source.text)
         except (SyntaxError, ValueError) as exc:
             line = getattr(exc, "lineno", None)
             yield Skipped(

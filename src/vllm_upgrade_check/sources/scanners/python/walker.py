@@ -294,7 +294,8 @@ class _Module:
                     self.import_facts(node)
         imports_vllm = bool(self.source.aliases) or any(f.kind == FactKind.IMPORT for f in self.facts)
         self.responses = ResponseReader(self.source, imports_vllm, self.fields)
-        self.ray, self.modal = imported_from(self.source.tree, "ray"), imported_from(self.source.tree, "modal")
+        text = self.source.src
+        self.ray, self.modal = imported_from(self.source.tree, "ray", text), imported_from(self.source.tree, "modal", text)
         self.walk_scope(module, inner)
         self.facts = shared_words(self.facts, list(self.keywords.other_readers()))
 
