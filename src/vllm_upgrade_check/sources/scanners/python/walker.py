@@ -15,8 +15,8 @@ from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Span, Spans
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact, with_model_settings
 from vllm_upgrade_check.sources.scanners.base import SourceFile, shared_words
-from vllm_upgrade_check.sources.scanners.python.argv import ArgvBuilder
-from vllm_upgrade_check.sources.scanners.python.keywords import KeywordReader
+from vllm_upgrade_check.sources.scanners.python.argv import ArgvBuilder, CallBinding
+from vllm_upgrade_check.sources.scanners.python.keywords import Entry, KeywordReader
 from vllm_upgrade_check.sources.scanners.python.names import (
     ENGINE_CALLS,
     RESPONSE_FIELDS,
@@ -61,6 +61,9 @@ class _Module:
         self.facts: list[Fact] = []
         self.ray: dict[str, str] = {}  # names bound from ray and modal (see .platforms)
         self.modal: dict[str, str] = {}
+        # functions of the file that run a command built from their parameters, by name,
+        # with their scopes: read at each call of them in the file (see builder_call)
+        self.builders: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]] = {}
 
     def _add(self, fact: Fact | None) -> None:
         if fact is not None:
@@ -245,10 +248,13 @@ class _Module:
                 if key is not None:
                     self.env_from(key, value)
 
-    def subprocess_call(self, call: ast.Call, scope: Scope) -> None:
-        """The facts of a command run by ``call``: a string read as shell, else an argv."""
+    def subprocess_call(self, call: ast.Call, scope: Scope, binding: CallBinding | None = None) -> None:
+        """The facts of a command run by ``call``: a string read as shell, else an argv
+        (``binding``: the parameters of the function it is in, as one call binds them)."""
         if not call.args:
             return
+        if binding is None and any(scope is s for _f, s in self.builders.values()):
+            return  # read at each call of the function that runs it (builder_call)
         command = call.args[0]
         text = const_text(command)
         if isinstance(command, ast.Constant) and text is not None:
@@ -256,7 +262,7 @@ class _Module:
             facts, _ = shell_facts(text, self.source.path, "python", relocate=relocate)
             self.facts.extend(facts)
             return
-        tokens = ArgvBuilder(self.source, self.keywords, scope, call.lineno).argv(command)
+        tokens = ArgvBuilder(self.source, self.keywords, scope, call.lineno, binding).argv(command)
         found = argv_facts(tokens, self.source.path, "python", syntax="python") if tokens else []
         self.facts.extend(found)
         if tokens and not tokens[0].resolved and not any(f.kind == FactKind.LAUNCH for f in found):
@@ -292,6 +298,7 @@ class _Module:
                     scopes.append(child)
                 elif isinstance(node, (ast.Import, ast.ImportFrom)):
                     self.import_facts(node)
+        self.builders = _builders(scopes, inner, self.source)
         imports_vllm = bool(self.source.aliases) or any(f.kind == FactKind.IMPORT for f in self.facts)
         self.responses = ResponseReader(self.source, imports_vllm, self.fields)
         self.ray, self.modal = imported_from(self.source.tree, "ray"), imported_from(self.source.tree, "modal")
@@ -365,6 +372,8 @@ class _Module:
             self.engine_call(call, last, scope)
         elif qualified in SUBPROCESS_CALLS:
             self.subprocess_call(call, scope)
+        elif isinstance(call.func, ast.Name) and qualified in self.builders:
+            self.builder_call(call, scope)
         elif qualified.startswith("os."):
             self.env_call(call, qualified)
         if isinstance(call.func, ast.Attribute):
@@ -373,3 +382,79 @@ class _Module:
             key = const_text(call.args[1])
             if key in self.fields:
                 self._add(self.responses.response_field(call, key, call.args[1]))
+
+    def builder_call(self, call: ast.Call, scope: Scope) -> None:
+        """The launches a call of a function of the file runs, read with its parameters bound
+        as this call binds them (:func:`bind`): ``start("m", port=9100, preemption_mode="swap")``
+        of ``def start(model, **opts)`` building ``["vllm", "serve", model, f"--{k}", ...]``;
+        each flag from a keyword is reported at that keyword, the launch at the call."""
+        func, inner = self.builders[self.source.qualified(call.func) or ""]
+        binding = bind(func, call, ArgvBuilder(self.source, self.keywords, scope, call.lineno), self.keywords, scope)
+        if binding is None:
+            return
+        first = len(self.facts)
+        for node in inner.nodes:
+            if isinstance(node, ast.Call) and self.source.qualified(node.func) in SUBPROCESS_CALLS:
+                self.subprocess_call(node, inner, binding)
+        group = f"call {call.lineno}:{call.col_offset + 1}"
+        at = self.source.loc(call.func)
+        self.facts[first:] = [
+            replace(f, group=group, location=at if f.kind == FactKind.LAUNCH else f.location)
+            for f in self.facts[first:]
+        ]
+
+
+def bind(
+    func: ast.FunctionDef | ast.AsyncFunctionDef,
+    call: ast.Call,
+    caller: ArgvBuilder,
+    keywords: KeywordReader,
+    scope: Scope,
+) -> CallBinding | None:
+    """What ``call`` binds the parameters of ``func`` to, read by ``caller`` (the builder of
+    the calling scope); ``None`` when the call passes ``*args`` (which parameter gets what
+    is not known). A parameter left to its default is its default; one the call does not
+    say is an unresolved word; the keywords no parameter names go to ``**opts``."""
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    args = func.args
+    positional = [*args.posonlyargs, *args.args]
+    params: dict[str, Token] = {}
+    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults) :], args.defaults, strict=True))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None})
+    for param, value in zip(positional, call.args, strict=False):
+        params[param.arg] = caller.word(value, {})
+    named = {a.arg for a in [*positional, *args.kwonlyargs]}
+    extra: list[ast.keyword] = []
+    for kw in call.keywords:
+        if kw.arg is not None and kw.arg in named:
+            params[kw.arg] = caller.word(kw.value, {})
+        else:
+            extra.append(kw)
+    for name, default in defaults.items():
+        params.setdefault(name, caller.word(default, {}))
+    kwargs: dict[str, list[Entry]] = {}
+    if args.kwarg is not None:
+        kwargs[args.kwarg.arg] = keywords.keyword_entries(extra, scope, call.lineno) or []
+    return CallBinding(params, kwargs)
+
+
+def _builders(
+    scopes: list[Scope], inner: dict[int, Scope], source: PythonSource
+) -> dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]]:
+    """The functions of the file (by name) that run a command with ``subprocess``/``os.system``
+    and that the file calls by name: their commands are read at each call."""
+    called = {
+        n.func.id for n in ast.walk(source.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    }
+    out: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]] = {}
+    for scope in scopes:
+        for node in scope.nodes:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name not in called:
+                continue
+            body = inner[id(node)]
+            if any(
+                isinstance(n, ast.Call) and source.qualified(n.func) in SUBPROCESS_CALLS for n in body.nodes
+            ):
+                out[node.name] = (node, body)
+    return out
