@@ -101,3 +101,59 @@ serve("acme/x")
     report, _facts = scan(tmp_path, {"serve.py": text})
     assert found(report) == [("--preemption-mode", "serve.py", 2, 10, "blocker")]
     assert report.notes == ()
+
+
+PRESETS = '''BASE = {"seed": 0}
+FP8_PRESET = {
+    **BASE,
+    "quantization": "fp8",
+    "swap_space": 8,
+}
+'''
+
+
+def test_a_dict_imported_from_another_module_is_followed_to_its_lines(tmp_path: Path) -> None:
+    offline = '''from vllm import LLM
+from presets import FP8_PRESET
+import presets
+
+llm = LLM(model="acme/coder-7b", **FP8_PRESET)
+other = LLM(model="acme/coder-7b", **presets.FP8_PRESET)
+'''
+    report, facts = scan(tmp_path, {"presets.py": PRESETS, "offline.py": offline}, frm="0.26.0")
+    # swap_space is reported where presets.py writes it, once for both calls
+    assert [(f.fact.name, f.location.path, f.location.line, f.location.column) for f in report.findings] == [
+        ("swap_space", "presets.py", 5, 6)
+    ]
+    assert report.notes == ()
+    seeds = [f for f in facts if f.kind.value == "arg" and f.name == "seed"]
+    assert {(f.location.path, f.location.line) for f in seeds} == {("presets.py", 1)}
+    # a key written in another module is not edited from this file's launch
+    assert all(f.spans is not None and "presets.py" in f.spans.note for f in seeds)
+
+
+def test_relative_aliased_and_re_exported_imports(tmp_path: Path) -> None:
+    files = {
+        "app/__init__.py": "",
+        "app/conf/__init__.py": "",
+        "app/conf/base.py": PRESETS,
+        "app/conf/presets.py": "from .base import FP8_PRESET as EXPORTED\n",
+        "app/serve.py": (
+            "from vllm import LLM\n"
+            "from .conf.presets import EXPORTED as P\n"
+            "LLM('acme/m', **P)\n"
+        ),
+        # a module of the same name elsewhere in the repository is not the one imported
+        "tools/conf/presets.py": "EXPORTED = {'preemption_mode': 'swap'}\n",
+    }
+    report, _facts = scan(tmp_path, files, frm="0.26.0")
+    assert [(f.fact.name, f.location.path, f.location.line) for f in report.findings] == [
+        ("swap_space", "app/conf/base.py", 5)
+    ]
+
+
+def test_a_dict_the_repository_does_not_hold_is_named_unresolved(tmp_path: Path) -> None:
+    offline = "from vllm import LLM\nfrom company_presets import FP8\nLLM('acme/m', swap_space=4, **FP8)\n"
+    report, _facts = scan(tmp_path, {"offline.py": offline}, frm="0.26.0")
+    assert [(f.fact.name, f.location.line) for f in report.findings] == [("swap_space", 3)]
+    assert any("**FP8" in n and "offline.py:3" in n for n in report.notes)

@@ -17,6 +17,7 @@ from vllm_upgrade_check.sources.scanners.arg_facts import env_fact, with_model_s
 from vllm_upgrade_check.sources.scanners.base import SourceFile, shared_words
 from vllm_upgrade_check.sources.scanners.python.argv import ArgvBuilder, CallBinding
 from vllm_upgrade_check.sources.scanners.python.keywords import Entry, KeywordReader
+from vllm_upgrade_check.sources.scanners.python.modules import ModuleReader
 from vllm_upgrade_check.sources.scanners.python.names import (
     ENGINE_CALLS,
     RESPONSE_FIELDS,
@@ -40,11 +41,17 @@ from vllm_upgrade_check.sources.scanners.requirements import pip_install_facts
 from vllm_upgrade_check.sources.scanners.shell import argv_facts, is_env_name, shell_facts
 
 
-def file_facts(source: SourceFile, tree: ast.Module, fields: frozenset[str] = RESPONSE_FIELDS) -> list[Fact]:
+def file_facts(
+    source: SourceFile,
+    tree: ast.Module,
+    fields: frozenset[str] = RESPONSE_FIELDS,
+    modules: ModuleReader | None = None,
+) -> list[Fact]:
     """The facts of one Python file, ``tree`` being its parsed text (every one, also those
     a file that does not mention vLLM has no use for: the scanner picks); ``fields``: the
-    response fields whose reads are facts."""
-    module = _Module(source, tree, fields)
+    response fields whose reads are facts; ``modules``: the repository's other modules, for
+    the dicts the file imports from them (not read without it)."""
+    module = _Module(source, tree, fields, modules)
     module.run()
     return module.facts
 
@@ -53,10 +60,16 @@ class _Module:
     """State for one file: the source (with its vLLM import aliases), the readers of its
     keywords and response reads, the facts collected."""
 
-    def __init__(self, source: SourceFile, tree: ast.Module, fields: frozenset[str] = RESPONSE_FIELDS) -> None:
+    def __init__(
+        self,
+        source: SourceFile,
+        tree: ast.Module,
+        fields: frozenset[str] = RESPONSE_FIELDS,
+        modules: ModuleReader | None = None,
+    ) -> None:
         self.source = PythonSource(source, tree)
         self.fields = fields
-        self.keywords = KeywordReader(self.source)
+        self.keywords = KeywordReader(self.source, modules)
         self.responses: ResponseReader  # set by run once the imports are read
         self.facts: list[Fact] = []
         self.ray: dict[str, str] = {}  # names bound from ray and modal (see .platforms)
@@ -98,19 +111,26 @@ class _Module:
             names.add("model")
         for entry in entries:
             if not entry.resolved:
-                unresolved.append(entry.name)
+                where = entry.source or self.source
+                unresolved.append(entry.name if entry.source is None else f"{entry.name} ({where.path}:{getattr(entry.node, 'lineno', '?')})")
                 continue
             names.add(entry.name)
+            written = entry.source or self.source
+            spans = (
+                self.keywords.entry_spans(entry)
+                if entry.source is None
+                else Spans(syntax="python", note=f"written in {written.path}, which other code may import; change it there by hand")
+            )
             self.facts.append(
                 Fact(
                     FactKind.ARG,
                     entry.name,
-                    self.source.key_loc(entry.node, entry.name),
+                    written.key_loc(entry.node, entry.name),
                     raw=entry.name,
                     value=entry.value,
                     origin=origin,
                     scanner="python",
-                    spans=self.keywords.entry_spans(entry),
+                    spans=spans,
                 )
             )
             if origin == "python" and entry.name == "model" and entry.value:
@@ -119,7 +139,7 @@ class _Module:
                     Fact(
                         FactKind.MODEL,
                         entry.value,
-                        self.source.key_loc(entry.node, entry.name),
+                        written.key_loc(entry.node, entry.name),
                         raw=entry.value,
                         value=entry.value,
                         scanner="python",
