@@ -157,3 +157,175 @@ def test_a_dict_the_repository_does_not_hold_is_named_unresolved(tmp_path: Path)
     report, _facts = scan(tmp_path, {"offline.py": offline}, frm="0.26.0")
     assert [(f.fact.name, f.location.line) for f in report.findings] == [("swap_space", 3)]
     assert any("**FP8" in n and "offline.py:3" in n for n in report.notes)
+
+
+WORKER = '''import os, shlex, subprocess
+SWITCHES = ["--enforce-eager", "--preemption-mode", "--not-a-vllm-flag", "-v"]
+ENV_FLAGS: dict[str, str] = {"PREEMPT": "--preemption-mode=swap", "EAGER": "--enforce-eager"}
+argv = ["vllm", "serve", "acme/m"]
+for name, value in os.environ.items():
+    argv += [f"--{name.lower().replace('_', '-')}", value]
+argv += shlex.split(os.environ.get("ENGINE_PASSTHROUGH", ""))
+subprocess.run(argv)
+'''
+
+
+def test_flag_tables_in_wrapper_code_are_warnings_at_their_strings(tmp_path: Path) -> None:
+    report, _facts = scan(tmp_path, {"worker.py": WORKER})
+    assert found(report) == [
+        ("--preemption-mode", "worker.py", 2, 33, "warning"),
+        ("--preemption-mode", "worker.py", 3, 42, "warning"),
+    ]
+
+
+def test_flag_tables_count_only_in_a_repository_that_launches_vllm(tmp_path: Path) -> None:
+    # mentions vLLM, launches nothing: a table of flags is only a list of strings here
+    text = '# vllm helpers\nSWITCHES = ["--preemption-mode"]\n'
+    report, _facts = scan(tmp_path, {"flags.py": text})
+    assert report.findings == ()
+    # a list a resolved launch splats is reported once, as that launch's flag (a blocker)
+    text = 'import subprocess\nEXTRA = ["--preemption-mode", "swap"]\nsubprocess.run(["vllm", "serve", "m", *EXTRA])\n'
+    report, _facts = scan(tmp_path / "b", {"run.py": text})
+    assert found(report) == [("--preemption-mode", "run.py", 2, 11, "blocker")]
+
+
+def test_a_flag_list_env_var_a_launch_reads_keeps_its_real_severity(tmp_path: Path) -> None:
+    env = "CALCULATE_KV_SCALES=1\nENGINE_PASSTHROUGH=--preemption-mode swap --seed 7\nUNUSED=--preemption-mode swap\n"
+    report, _facts = scan(tmp_path, {"worker.py": WORKER, "engine.env": env})
+    rows = [r for r in found(report) if r[1] == "engine.env"]
+    assert rows == [
+        ("CALCULATE_KV_SCALES", "engine.env", 1, 1, "warning"),  # the naming convention: recognised, not read
+        ("ENGINE_PASSTHROUGH:", "engine.env", 2, 1, "blocker"),  # shlex.split(os.environ.get(...)) reads it
+        ("UNUSED:", "engine.env", 3, 1, "warning"),  # no launch reads it
+    ]
+
+
+def test_a_flag_list_env_var_a_shell_launch_expands(tmp_path: Path) -> None:
+    files = {
+        "serve.sh": '#!/bin/sh\nexec vllm serve acme/m --port 8000 ${EXTRA_ARGS}\n',
+        ".env": "EXTRA_ARGS='--preemption-mode swap'\n",
+    }
+    report, _facts = scan(tmp_path, files)
+    assert [r for r in found(report) if r[1] == ".env"] == [("EXTRA_ARGS:", ".env", 1, 1, "blocker")]
+
+
+RUNTIME = '''apiVersion: serving.kserve.io/v1alpha1
+kind: ClusterServingRuntime
+metadata:
+  name: acme-llm
+spec:
+  supportedModelFormats:
+    - name: acme-causal-lm
+      autoSelect: true
+  containers:
+    - name: kserve-container
+      image: vllm/vllm-openai:v0.10.0
+      args:
+        - --port
+        - "8080"
+'''
+
+
+def isvc(name: str, model: str, args: list[str]) -> str:
+    listed = "".join(f"        - {a}\n" for a in args)
+    return (
+        "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\n"
+        f"metadata:\n  name: {name}\nspec:\n  predictor:\n    model:\n{model}      args:\n{listed}"
+    )
+
+
+def test_an_inference_service_gets_the_launch_of_the_vllm_runtime_it_names(tmp_path: Path) -> None:
+    files = {
+        "runtimes/acme-llm.yaml": RUNTIME,
+        "services/by-runtime.yaml": isvc("chat", "      runtime: acme-llm\n", ["--preemption-mode=swap"]),
+        "services/by-format.yaml": isvc(
+            "coder", "      modelFormat:\n        name: acme-causal-lm\n", ["--scheduler-delay-factor=0.2"]
+        ),
+        # a runtime of another name that runs no vLLM: its predictors are not vLLM's
+        "services/other.yaml": isvc("tabular", "      runtime: triton\n", ["--preemption-mode=swap"]),
+    }
+    report, _facts = scan(tmp_path, files)
+    rows = [(r[0], r[1], r[2]) for r in found(report) if r[1].startswith("services/")]
+    assert rows == [
+        ("--scheduler-delay-factor", "services/by-format.yaml", 11),
+        ("--preemption-mode", "services/by-runtime.yaml", 10),
+    ]
+    # checked from the runtime image's release
+    assert {f.from_version for f in report.findings if f.location.path.startswith("services/")} == {"0.10.0"}
+
+
+def test_without_the_runtime_the_predictor_args_are_not_read_as_vllm_flags(tmp_path: Path) -> None:
+    files = {"services/by-runtime.yaml": isvc("chat", "      runtime: acme-llm\n", ["--preemption-mode=swap"])}
+    report, _facts = scan(tmp_path, files)
+    assert report.findings == ()
+
+
+def test_a_kustomize_patch_of_predictor_args_counts_with_its_inference_service(tmp_path: Path) -> None:
+    patch = isvc("chat", "", ["--preemption-mode=swap"])
+    files = {
+        "base/runtime.yaml": RUNTIME,
+        "base/isvc.yaml": isvc("chat", "      runtime: acme-llm\n", ["--max-num-seqs=8"]),
+        "base/kustomization.yaml": "resources:\n  - runtime.yaml\n  - isvc.yaml\n",
+        "overlays/prod/patch-args.yaml": patch,
+        "overlays/prod/kustomization.yaml": "resources:\n  - ../../base\npatches:\n  - path: patch-args.yaml\n",
+        # a patch of another InferenceService does not count
+        "overlays/prod/patch-other.yaml": isvc("tabular", "", ["--scheduler-delay-factor=0.2"]),
+    }
+    report, _facts = scan(tmp_path, files)
+    assert [(r[0], r[1], r[2]) for r in found(report) if r[1].startswith("overlays/")] == [
+        ("--preemption-mode", "overlays/prod/patch-args.yaml", 9)
+    ]
+    # the Hugging Face runtime runs vLLM by itself: a patch of such a service counts too
+    hf = isvc("qwen", "      modelFormat:\n        name: huggingface\n", ["--model_id=Qwen/Qwen3-8B"])
+    report, _facts = scan(tmp_path / "hf", {"isvc.yaml": hf, "patch.yaml": isvc("qwen", "", ["--preemption-mode=swap"])})
+    assert [(r[0], r[1]) for r in found(report)] == [("--preemption-mode", "patch.yaml")]
+
+
+ANCHORS = '''x-engine-env: &engine-env
+  VLLM_ATTENTION_BACKEND: XFORMERS
+x-args: &args
+  - --model
+  - acme/m
+  - --preemption-mode
+  - swap
+services:
+  api:
+    image: vllm/vllm-openai:v0.10.0
+    environment: *engine-env
+    command: *args
+  batch:
+    image: vllm/vllm-openai:v0.10.0
+    environment:
+      <<: *engine-env
+      EXTRA: "1"
+    command: *args
+  eval:
+    image: vllm/vllm-openai:v0.10.0
+    environment: *engine-env
+    command: ["--model", "acme/m", "--preemption-mode", "recompute"]
+'''
+
+
+def test_an_anchor_read_by_several_services_is_one_finding_naming_them_in_every_format(tmp_path: Path) -> None:
+    import json
+
+    from vllm_upgrade_check.reporters import FORMATS, renderer
+
+    report, _facts = scan(tmp_path, {"docker-compose.yml": ANCHORS})
+    rows = [(f.rule.name, f.location.line, f.context) for f in report.findings if f.rule.name.startswith("removed-")]
+    assert sorted(rows, key=lambda r: r[1]) == [
+        ("removed-env-vllm-attention-backend", 2, "shared by services api, batch, eval"),
+        ("removed-preemption-mode", 6, "shared by services api, batch"),
+        ("removed-preemption-mode", 22, ""),  # eval's own command: its own finding, shared by none
+    ]
+    assert len({(f.rule.id, f.location.line, f.location.column) for f in report.findings}) == len(report.findings)
+    shown = {name: renderer(name)(report) for name in FORMATS}
+    for name, text in shown.items():
+        assert "shared by services api, batch, eval" in text or name == "json", name
+    doc = json.loads(shown["json"])
+    assert sorted(f["shared_by"] for f in doc["findings"] if f["shared_by"]) == [
+        ["service api", "service batch"],
+        ["service api", "service batch", "service eval"],
+    ]
+    sarif = json.loads(shown["sarif"])
+    assert any(r["properties"]["shared_by"] == ["service api", "service batch"] for r in sarif["runs"][0]["results"])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
@@ -381,10 +381,11 @@ def match_rules(
                 elif not fact_matches(rule.match, fact):
                     continue
                 severity, deprecated_only = applied
-                capped = fact.kind == FactKind.RESPONSE_FIELD or fact.origin == "env-wrapper"
+                capped = fact.kind == FactKind.RESPONSE_FIELD or fact.origin in ("env-wrapper", "flag-table")
                 if capped and not fact.resolved and severity == Severity.BLOCKER:
                     # the file does not say the response is vLLM's, or that a wrapper makes
-                    # this env var a flag (the convention is recognised, not read)
+                    # this env var a flag, or which flag of a table reaches a launch (the
+                    # convention is recognised, not read)
                     severity = Severity.WARNING
                 available = rule.fix.available_in
                 fix_first = available is not None and start is not None and start >= Version(available)
@@ -485,6 +486,7 @@ def distinct(findings: Iterable[Finding]) -> list[Finding]:
     finding): the one checked from the oldest release stands (an unknown release counts as
     the oldest), in the place of the first. Order is kept."""
     kept: dict[tuple[object, ...], int] = {}
+    owners: dict[int, list[str]] = {}
     out: list[Finding] = []
     for finding in findings:
         loc, fact = finding.location, finding.fact
@@ -494,6 +496,13 @@ def distinct(findings: Iterable[Finding]) -> list[Finding]:
             out.append(finding)
         elif _older(finding.from_version, out[kept[key]].from_version):
             out[kept[key]] = finding
+        if fact.owner is not None:
+            seen = owners.setdefault(kept[key], [])
+            if fact.owner not in seen:
+                seen.append(fact.owner)
+    for index, seen in owners.items():
+        if len(seen) > 1:  # one anchor read by several services: named in the one finding
+            out[index] = replace(out[index], shared_by=tuple(seen))
     return out
 
 

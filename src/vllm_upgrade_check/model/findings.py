@@ -79,6 +79,9 @@ class Finding:
             ``from_version``, so the fix can land before the upgrade.
         edits: the replacements of its mechanical fix in its file as it is (filled in when
             the run is asked for them; empty when there is none).
+        shared_by: the services or containers (``service api``) that read the words it is
+            about, when more than one does (a YAML anchor several services use): the
+            finding is reported once, in the place it is written.
     """
 
     rule: Rule
@@ -91,6 +94,21 @@ class Finding:
     deprecated_only: bool = False
     fix_before_upgrade: bool = False
     edits: tuple[Replacement, ...] = ()
+    shared_by: tuple[str, ...] = ()
+
+    @property
+    def context(self) -> str:
+        """What else reads the words it is about, for the reports: ``shared by services a,
+        b, c`` when one YAML anchor (or merge key) is read by several services or
+        containers; ``""`` otherwise."""
+        if len(self.shared_by) < 2:
+            return ""
+        kinds = {who.partition(" ")[0] for who in self.shared_by}
+        if len(kinds) == 1:
+            kind = next(iter(kinds))
+            names = ", ".join(who.partition(" ")[2] for who in self.shared_by)
+            return f"shared by {kind}s {names}"
+        return "shared by " + ", ".join(self.shared_by)
 
     @property
     def location(self) -> Location:

@@ -22,6 +22,8 @@ def _finding_lines(finding: Finding, report: Report) -> list[str]:
     subject = escape(finding.fact.raw or finding.fact.name)
     head = f"  [bold]{escape(where)}[/bold] [{_STYLE[sev]}]{sev.value}[/] {finding.rule.id} {subject}"
     lines = [head, f"    {escape(finding.rule.message)} [dim]({finding.rule.name}, {finding.release})[/dim]"]
+    if finding.context:
+        lines.append(f"    [dim]{escape(finding.context)}[/dim]")
     fix = f"    fix: {escape(finding.rule.fix.summary)}"
     if finding.fix_before_upgrade:
         fix += " [green](can land before the upgrade)[/green]"

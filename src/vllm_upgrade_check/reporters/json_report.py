@@ -24,7 +24,8 @@ Schema version 1 (``schema_version: 1``)::
           "fix": {"summary": "...", "action": "remove_arg", "replacement": null,
                   "applicability": "safe", "before_upgrade": false},
           "from_version": "0.26.0" | null, "from_basis": "file", "from_source": "...",
-          "fingerprint": "16 hex digits"
+          "fingerprint": "16 hex digits",
+          "shared_by": ["service a", "service b"],  # the services one YAML anchor is read by (else [])
       }],
       "skipped": [{"path": "...", "repo_path": "...", "reason": "...", "line": 3 | null,
                    "configures_vllm": true, "fails_gate": true}]
@@ -77,6 +78,7 @@ def finding_dict(finding: Finding, report: Report | None = None) -> dict[str, An
         "from_basis": finding.from_basis.value,
         "from_source": finding.from_source,
         "fingerprint": finding.fingerprint,
+        "shared_by": list(finding.shared_by),
     }
 
 

@@ -107,13 +107,17 @@ def _result(finding: Finding, report: Report, index: int) -> dict[str, Any]:
         "ruleId": finding.rule.id,
         "ruleIndex": index,
         "level": LEVELS[finding.severity],
-        "message": {"text": f"{finding.rule.message} ({subject(finding)})"},
+        "message": {
+            "text": f"{finding.rule.message} ({subject(finding)}"
+            + (f"; {finding.context})" if finding.context else ")")
+        },
         "partialFingerprints": {FINGERPRINT_KEY: finding.fingerprint},
         "properties": {
             "severity": finding.severity.value,
             "release": finding.release,
             "deprecated_only": finding.deprecated_only,
             "fix_before_upgrade": finding.fix_before_upgrade,
+            "shared_by": list(finding.shared_by),
         },
     }
     if loc.path is None:

@@ -34,7 +34,7 @@ from vllm_upgrade_check.sources.scanners.base import (
 )
 from vllm_upgrade_check.sources.scanners.compose_build import Built, build_files, built_bases
 from vllm_upgrade_check.sources.scanners.containers import container_env, container_facts
-from vllm_upgrade_check.sources.scanners.kserve import predictor_facts
+from vllm_upgrade_check.sources.scanners.kserve import predictor_items, runtime_references
 from vllm_upgrade_check.sources.scanners.templates import (
     PLACEHOLDER,
     has_template_actions,
@@ -61,8 +61,8 @@ def compose_facts(text: str, doc: yaml.Node, path: str, scanner: str, built: Bui
         found = list(container_facts(text, path, scanner, get(service, "image"), entry, command, built=base))
         if not any(f.kind == FactKind.LAUNCH for f in found):
             others.extend(_read_by(words, f"service {name}"))
-        facts.extend(found)
-        facts.extend(env_facts(text, get(service, "environment"), path, scanner))
+        found.extend(env_facts(text, get(service, "environment"), path, scanner))
+        facts.extend(replace(f, owner=f"service {name}") for f in found)
     yield from shared_words(facts, others)
 
 
@@ -140,10 +140,11 @@ def kubernetes_facts(
             chart_image.extend(env_facts(text, get(container, "env"), path, scanner))
             continue
         found = list(container_facts(text, path, scanner, image_node, command, args, env))
+        who = f"container {scalar(get(container, 'name')) or '?'}"
         if not any(f.kind == FactKind.LAUNCH for f in found):
-            others.extend(_read_by(words, f"container {scalar(get(container, 'name')) or '?'}"))
-        facts.extend(found)
-        facts.extend(env_facts(text, get(container, "env"), path, scanner))
+            others.extend(_read_by(words, who))
+        found.extend(env_facts(text, get(container, "env"), path, scanner))
+        facts.extend(replace(f, owner=who) for f in found)
     yield from shared_words(facts, others)
 
 
@@ -230,7 +231,8 @@ class ManifestScanner(Scanner):
         builds = "services" in lower and "build" in lower
         chart = chart_of(source.relpath)
         values = chart is not None and ".Values." in source.text
-        if "configmap" not in lower and not source.mentions_vllm() and not builds and not values:
+        kserve = "inferenceservice" in lower
+        if "configmap" not in lower and not source.mentions_vllm() and not builds and not values and not kserve:
             return
         text = source.text
         templated = has_template_actions(text)
@@ -251,10 +253,16 @@ class ManifestScanner(Scanner):
                 links.extend(FileReference(rel, self.name) for _s, rel, _t in build_files(doc, source.relpath))
             elif is_kubernetes(doc):
                 chart_image: list[Fact] | None = [] if values and templated else None
-                facts.extend(kubernetes_facts(text, doc, source.relpath, "kubernetes", chart_image))
+                pod_facts = list(kubernetes_facts(text, doc, source.relpath, "kubernetes", chart_image))
+                links.extend(runtime_references(doc, pod_facts))
+                facts.extend(pod_facts)
                 if chart_image:
                     links.append(Conditional(HELM_IMAGE_KEY + (chart or ""), tuple(untemplated(iter(chart_image)))))
-                facts.extend(predictor_facts(text, doc, source.relpath, "kserve"))
+                for item in predictor_items(text, doc, source.relpath, "kserve"):
+                    if isinstance(item, Fact):
+                        facts.append(item)
+                    else:
+                        links.append(item)
                 for name, node in _config_maps(doc):
                     env = config_map_env_facts(text, node, source.relpath, "kubernetes")
                     found = tuple(untemplated(env) if templated else env)

@@ -16,7 +16,8 @@ from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact, with_model_settings
 from vllm_upgrade_check.sources.scanners.base import SourceFile, shared_words
 from vllm_upgrade_check.sources.scanners.python.argv import ArgvBuilder, CallBinding
-from vllm_upgrade_check.sources.scanners.python.keywords import Entry, KeywordReader
+from vllm_upgrade_check.sources.scanners.python.builders import bind, builders
+from vllm_upgrade_check.sources.scanners.python.keywords import KeywordReader
 from vllm_upgrade_check.sources.scanners.python.modules import ModuleReader
 from vllm_upgrade_check.sources.scanners.python.names import (
     ENGINE_CALLS,
@@ -37,6 +38,7 @@ from vllm_upgrade_check.sources.scanners.python.platforms import (
 from vllm_upgrade_check.sources.scanners.python.responses import ResponseReader
 from vllm_upgrade_check.sources.scanners.python.scope import Scope
 from vllm_upgrade_check.sources.scanners.python.source import PythonSource
+from vllm_upgrade_check.sources.scanners.python.tables import table_facts, without_launch_args
 from vllm_upgrade_check.sources.scanners.requirements import pip_install_facts
 from vllm_upgrade_check.sources.scanners.shell import argv_facts, is_env_name, shell_facts
 
@@ -318,12 +320,12 @@ class _Module:
                     scopes.append(child)
                 elif isinstance(node, (ast.Import, ast.ImportFrom)):
                     self.import_facts(node)
-        self.builders = _builders(scopes, inner, self.source)
+        self.builders = builders(scopes, inner, self.source)
         imports_vllm = bool(self.source.aliases) or any(f.kind == FactKind.IMPORT for f in self.facts)
         self.responses = ResponseReader(self.source, imports_vllm, self.fields)
         self.ray, self.modal = imported_from(self.source.tree, "ray"), imported_from(self.source.tree, "modal")
         self.walk_scope(module, inner)
-        self.facts = shared_words(self.facts, list(self.keywords.other_readers()))
+        self.facts = without_launch_args(shared_words(self.facts, list(self.keywords.other_readers())))
 
     def walk_scope(self, scope: Scope, inner: dict[int, Scope]) -> None:
         """Read every node of ``scope`` in source order, and the scopes defined in it."""
@@ -333,6 +335,8 @@ class _Module:
                 continue
             if isinstance(node, ast.Lambda):
                 continue
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                self.facts.extend(table_facts(self.source, node.value))
             if isinstance(node, ast.Assign):
                 self.env_assign(node)
             elif isinstance(node, ast.Call):
@@ -422,59 +426,3 @@ class _Module:
             replace(f, group=group, location=at if f.kind == FactKind.LAUNCH else f.location)
             for f in self.facts[first:]
         ]
-
-
-def bind(
-    func: ast.FunctionDef | ast.AsyncFunctionDef,
-    call: ast.Call,
-    caller: ArgvBuilder,
-    keywords: KeywordReader,
-    scope: Scope,
-) -> CallBinding | None:
-    """What ``call`` binds the parameters of ``func`` to, read by ``caller`` (the builder of
-    the calling scope); ``None`` when the call passes ``*args`` (which parameter gets what
-    is not known). A parameter left to its default is its default; one the call does not
-    say is an unresolved word; the keywords no parameter names go to ``**opts``."""
-    if any(isinstance(a, ast.Starred) for a in call.args):
-        return None
-    args = func.args
-    positional = [*args.posonlyargs, *args.args]
-    params: dict[str, Token] = {}
-    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults) :], args.defaults, strict=True))
-    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None})
-    for param, value in zip(positional, call.args, strict=False):
-        params[param.arg] = caller.word(value, {})
-    named = {a.arg for a in [*positional, *args.kwonlyargs]}
-    extra: list[ast.keyword] = []
-    for kw in call.keywords:
-        if kw.arg is not None and kw.arg in named:
-            params[kw.arg] = caller.word(kw.value, {})
-        else:
-            extra.append(kw)
-    for name, default in defaults.items():
-        params.setdefault(name, caller.word(default, {}))
-    kwargs: dict[str, list[Entry]] = {}
-    if args.kwarg is not None:
-        kwargs[args.kwarg.arg] = keywords.keyword_entries(extra, scope, call.lineno) or []
-    return CallBinding(params, kwargs)
-
-
-def _builders(
-    scopes: list[Scope], inner: dict[int, Scope], source: PythonSource
-) -> dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]]:
-    """The functions of the file (by name) that run a command with ``subprocess``/``os.system``
-    and that the file calls by name: their commands are read at each call."""
-    called = {
-        n.func.id for n in ast.walk(source.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-    }
-    out: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]] = {}
-    for scope in scopes:
-        for node in scope.nodes:
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name not in called:
-                continue
-            body = inner[id(node)]
-            if any(
-                isinstance(n, ast.Call) and source.qualified(n.func) in SUBPROCESS_CALLS for n in body.nodes
-            ):
-                out[node.name] = (node, body)
-    return out
