@@ -77,6 +77,31 @@ launch("acme/c", **CONFIG)
     assert any("**CONFIG" in n and "run.py:12" in n for n in report.notes)
 
 
+def test_an_argv_a_function_returns_is_read_at_each_call_that_runs_it(tmp_path: Path) -> None:
+    text = '''import subprocess
+
+
+def build_cmd(model, **engine):
+    cmd = ["vllm", "serve", model]
+    for key, value in engine.items():
+        cmd.extend([f"--{key.replace('_', '-')}", str(value)])
+    return cmd
+
+
+subprocess.run(build_cmd("acme/a", preemption_mode="swap"), check=True)
+subprocess.Popen(build_cmd("acme/b", scheduler_delay_factor=0.1))
+subprocess.Popen(build_cmd("acme/c", max_num_seqs=2))
+'''
+    report, facts = scan(tmp_path, {"run.py": text})
+    assert found(report) == [
+        ("--preemption-mode", "run.py", 11, 36, "blocker"),
+        ("--scheduler-delay-factor", "run.py", 12, 38, "blocker"),
+    ]
+    launches = sorted((f.location.line, f.model, f.group) for f in facts if f.kind.value == "launch")
+    assert launches == [(11, "acme/a", "call 11:16"), (12, "acme/b", "call 12:18"), (13, "acme/c", "call 13:18")]
+    assert report.notes == ()
+
+
 def test_a_builder_no_one_calls_stays_unresolved_at_its_definition(tmp_path: Path) -> None:
     text = KWARGS_BUILDER.rsplit("\n\n", 1)[0] + "\n"
     report, _facts = scan(tmp_path, {"launch.py": text})
@@ -329,3 +354,34 @@ def test_an_anchor_read_by_several_services_is_one_finding_naming_them_in_every_
     ]
     sarif = json.loads(shown["sarif"])
     assert any(r["properties"]["shared_by"] == ["service api", "service batch"] for r in sarif["runs"][0]["results"])
+
+
+MIXED = Path(__file__).resolve().parent / "repos" / "launches16"
+
+
+def test_a_repository_mixing_every_construct_reports_each_finding_once_at_its_line() -> None:
+    from test_sources_targets import annotations
+
+    report = run_scan(ScanOptions.of(paths=[MIXED], to_version="0.28.0", from_version="0.25.0"))
+    found_at = {(f.location.path, f.location.line, f.rule.id) for f in report.findings}
+    expected = []
+    for path in sorted(MIXED.rglob("*")):
+        if path.is_file():
+            expected.extend(annotations(path, path.relative_to(MIXED).as_posix()))
+    assert len([e for e in expected if e[3]]) >= 25
+    missing = [e[:3] for e in expected if e[3] and e[:3] not in found_at]
+    unwanted = [e[:3] for e in expected if not e[3] and e[:3] in found_at]
+    assert not missing and not unwanted, (missing, unwanted, sorted(found_at))
+    # every blocker and warning is annotated: nothing is reported that the repository does not hold
+    annotated = {e[:3] for e in expected if e[3]}
+    loud = {(f.location.path, f.location.line, f.rule.id) for f in report.findings if f.severity.value != "info"}
+    assert loud <= annotated, sorted(loud - annotated)
+    # no finding twice: one per rule and place, and no two with one fingerprint at one place
+    places = [(f.rule.id, f.location.path, f.location.line, f.location.column) for f in report.findings]
+    assert len(places) == len(set(places))
+    prints = [(f.fingerprint, f.location.line) for f in report.findings]
+    assert len(prints) == len(set(prints))
+    assert not report.skipped
+    # every value the repository does not say is named with its file and line
+    for where in ("py/launch.py:22", "py/offline.py:13", "py/worker.py:9", "scripts/coder.sh:6"):
+        assert any(f"at {where}:" in note for note in report.notes), (where, report.notes)

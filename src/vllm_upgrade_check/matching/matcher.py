@@ -37,7 +37,9 @@ from vllm_upgrade_check.model.pack import (
     Severity,
 )
 
-_ARG_ORIGINS_CLI = frozenset({"cli", "config"})
+_ARG_ORIGINS_CLI = frozenset({"cli", "config", "env-wrapper", "flag-table"})
+"""Origins of ``arg`` facts written as command-line flags: a command line, a ``--config``
+file, an env var a wrapper puts on the command line, a wrapper's table of flag names."""
 
 _FACT_KINDS: dict[MatchKind, frozenset[FactKind]] = {
     MatchKind.ENGINE_ARG: frozenset({FactKind.ARG}),

@@ -1,7 +1,10 @@
 """The argv of a subprocess launch, read from a Python expression: list and tuple literals,
 ``+``, ``*spread``, names bound earlier (with later ``+=``, ``.append``, ``.extend``), ``shlex.split``
 of a literal, and comprehensions over a dict's ``.items()``; each word a token placed where it
-is written (:class:`ArgvBuilder`).
+is written (:class:`ArgvBuilder`). Inside a function, its parameters may be bound as one call
+binds them (:class:`CallBinding`, :func:`bind`): ``**opts`` iterated with ``.items()`` gives
+the call's keywords, each placed at its keyword; a call of a function of the file that
+returns an argv is read the same way.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ from vllm_upgrade_check.sources.scanners.python.keywords import Entry, KeywordRe
 from vllm_upgrade_check.sources.scanners.python.names import const_text, dotted_name
 from vllm_upgrade_check.sources.scanners.python.scope import Scope, last_binding, later_updates
 from vllm_upgrade_check.sources.scanners.python.source import PythonSource
+
+Functions = dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]]
+"""The functions a file defines, by name, with their scopes."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,41 @@ class CallBinding:
     kwargs: dict[str, list[Entry]] = field(default_factory=dict)
 
 
+def bind(
+    func: ast.FunctionDef | ast.AsyncFunctionDef,
+    call: ast.Call,
+    caller: ArgvBuilder,
+    keywords: KeywordReader,
+    scope: Scope,
+) -> CallBinding | None:
+    """What ``call`` binds the parameters of ``func`` to, read by ``caller`` (the builder of
+    the calling scope); ``None`` when the call passes ``*args`` (which parameter gets what
+    is not known). A parameter left to its default is its default; one the call does not
+    say is an unresolved word; the keywords no parameter names go to ``**opts``."""
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    args = func.args
+    positional = [*args.posonlyargs, *args.args]
+    params: dict[str, Token] = {}
+    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults) :], args.defaults, strict=True))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None})
+    for param, value in zip(positional, call.args, strict=False):
+        params[param.arg] = caller.word(value, {})
+    named = {a.arg for a in [*positional, *args.kwonlyargs]}
+    extra: list[ast.keyword] = []
+    for kw in call.keywords:
+        if kw.arg is not None and kw.arg in named:
+            params[kw.arg] = caller.word(kw.value, {})
+        else:
+            extra.append(kw)
+    for name, default in defaults.items():
+        params.setdefault(name, caller.word(default, {}))
+    kwargs: dict[str, list[Entry]] = {}
+    if args.kwarg is not None:
+        kwargs[args.kwarg.arg] = keywords.keyword_entries(extra, scope, call.lineno) or []
+    return CallBinding(params, kwargs)
+
+
 class ArgvBuilder:
     """Evaluate an argv expression to tokens positioned where each word is written.
 
@@ -51,16 +92,32 @@ class ArgvBuilder:
         scope: Scope,
         before: int,
         call: CallBinding | None = None,
+        functions: Functions | None = None,
     ) -> None:
         self.source = source
         self.keywords = keywords
         self.scope = scope
         self.before = before
         self.call = call  # a function's parameters as one call of it binds them
+        self.functions = functions or {}  # the file's functions, whose return values are read
 
     def child(self, scope: Scope, before: int) -> ArgvBuilder:
         """A builder for an expression of ``scope`` before line ``before``, with the same call."""
-        return ArgvBuilder(self.source, self.keywords, scope, before, self.call)
+        return ArgvBuilder(self.source, self.keywords, scope, before, self.call, self.functions)
+
+    def returned(self, node: ast.Call, depth: int) -> list[Token] | None:
+        """The argv a call of a function of the file returns (``build("m", seed=1)``), read
+        with its parameters bound as this call binds them; ``None`` when it is no such call
+        or the function does not end in one ``return`` of a value."""
+        if not (isinstance(node.func, ast.Name) and node.func.id in self.functions):
+            return None
+        func, inner = self.functions[node.func.id]
+        returns = [n for n in inner.nodes if isinstance(n, ast.Return) and n.value is not None]
+        binding = bind(func, node, self, self.keywords, self.scope)
+        if len(returns) != 1 or binding is None or returns[0].value is None:
+            return None
+        builder = ArgvBuilder(self.source, self.keywords, inner, returns[0].lineno, binding, self.functions)
+        return builder.argv(returns[0].value, None, depth + 1)
 
     def argv(self, node: ast.AST, env: dict[str, Token] | None = None, depth: int = 0) -> list[Token]:
         """Tokens of ``node``; unresolved tokens for what cannot be evaluated."""
@@ -115,6 +172,8 @@ class ArgvBuilder:
             return [w if plain.fullmatch(w.text) else replace(w, resolved=False) for w in joined]
         if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
             return self.comprehension(node, env, depth)
+        if isinstance(node, ast.Call) and (returned := self.returned(node, depth)) is not None:
+            return returned
         if isinstance(node, ast.Name) and self.call is not None and node.id in self.call.params:
             return [self.call.params[node.id]]
         if isinstance(node, ast.Name) and node.id not in env:

@@ -1,53 +1,16 @@
 """Functions of a Python file that run a command built from their parameters
 (``def start(model, **opts)`` building ``["vllm", "serve", model, f"--{k}", ...]``): which
-they are (:func:`builders`), and what one call of them binds their parameters to (:func:`bind`).
+they are (:func:`builders`, and every function the file defines, :func:`functions`); what one
+call of them binds their parameters to is :func:`.argv.bind`.
 """
 
 from __future__ import annotations
 
 import ast
 
-from vllm_upgrade_check.parsing.words import Token
-from vllm_upgrade_check.sources.scanners.python.argv import ArgvBuilder, CallBinding
-from vllm_upgrade_check.sources.scanners.python.keywords import Entry, KeywordReader
 from vllm_upgrade_check.sources.scanners.python.names import SUBPROCESS_CALLS
 from vllm_upgrade_check.sources.scanners.python.scope import Scope
 from vllm_upgrade_check.sources.scanners.python.source import PythonSource
-
-
-def bind(
-    func: ast.FunctionDef | ast.AsyncFunctionDef,
-    call: ast.Call,
-    caller: ArgvBuilder,
-    keywords: KeywordReader,
-    scope: Scope,
-) -> CallBinding | None:
-    """What ``call`` binds the parameters of ``func`` to, read by ``caller`` (the builder of
-    the calling scope); ``None`` when the call passes ``*args`` (which parameter gets what
-    is not known). A parameter left to its default is its default; one the call does not
-    say is an unresolved word; the keywords no parameter names go to ``**opts``."""
-    if any(isinstance(a, ast.Starred) for a in call.args):
-        return None
-    args = func.args
-    positional = [*args.posonlyargs, *args.args]
-    params: dict[str, Token] = {}
-    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults) :], args.defaults, strict=True))
-    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None})
-    for param, value in zip(positional, call.args, strict=False):
-        params[param.arg] = caller.word(value, {})
-    named = {a.arg for a in [*positional, *args.kwonlyargs]}
-    extra: list[ast.keyword] = []
-    for kw in call.keywords:
-        if kw.arg is not None and kw.arg in named:
-            params[kw.arg] = caller.word(kw.value, {})
-        else:
-            extra.append(kw)
-    for name, default in defaults.items():
-        params.setdefault(name, caller.word(default, {}))
-    kwargs: dict[str, list[Entry]] = {}
-    if args.kwarg is not None:
-        kwargs[args.kwarg.arg] = keywords.keyword_entries(extra, scope, call.lineno) or []
-    return CallBinding(params, kwargs)
 
 
 def builders(
@@ -69,3 +32,16 @@ def builders(
             ):
                 out[node.name] = (node, body)
     return out
+
+
+def functions(
+    scopes: list[Scope], inner: dict[int, Scope]
+) -> dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]]:
+    """Every function the file defines (by name; a later definition wins), with its scope:
+    an argv may be the value one of them returns (``subprocess.run(build("m", seed=1))``)."""
+    return {
+        node.name: (node, inner[id(node)])
+        for scope in scopes
+        for node in scope.nodes
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }

@@ -15,8 +15,8 @@ from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Span, Spans
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact, with_model_settings
 from vllm_upgrade_check.sources.scanners.base import SourceFile, shared_words
-from vllm_upgrade_check.sources.scanners.python.argv import ArgvBuilder, CallBinding
-from vllm_upgrade_check.sources.scanners.python.builders import bind, builders
+from vllm_upgrade_check.sources.scanners.python.argv import ArgvBuilder, CallBinding, bind
+from vllm_upgrade_check.sources.scanners.python.builders import builders, functions
 from vllm_upgrade_check.sources.scanners.python.keywords import KeywordReader
 from vllm_upgrade_check.sources.scanners.python.modules import ModuleReader
 from vllm_upgrade_check.sources.scanners.python.names import (
@@ -79,6 +79,7 @@ class _Module:
         # functions of the file that run a command built from their parameters, by name,
         # with their scopes: read at each call of them in the file (see builder_call)
         self.builders: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]] = {}
+        self.functions: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]] = {}
 
     def _add(self, fact: Fact | None) -> None:
         if fact is not None:
@@ -284,8 +285,12 @@ class _Module:
             facts, _ = shell_facts(text, self.source.path, "python", relocate=relocate)
             self.facts.extend(facts)
             return
-        tokens = ArgvBuilder(self.source, self.keywords, scope, call.lineno, binding).argv(command)
+        tokens = ArgvBuilder(self.source, self.keywords, scope, call.lineno, binding, self.functions).argv(command)
         found = argv_facts(tokens, self.source.path, "python", syntax="python") if tokens else []
+        if isinstance(command, ast.Call) and isinstance(command.func, ast.Name) and command.func.id in self.functions:
+            # an argv a function of the file returns: one launch per call, told at the call
+            group, at = f"call {command.lineno}:{command.col_offset + 1}", self.source.loc(command)
+            found = [replace(f, group=group, location=at if f.kind == FactKind.LAUNCH else f.location) for f in found]
         self.facts.extend(found)
         if tokens and not tokens[0].resolved and not any(f.kind == FactKind.LAUNCH for f in found):
             # a command the file does not say (`" ".join(cmd)` of an unknown list, a
@@ -321,6 +326,7 @@ class _Module:
                 elif isinstance(node, (ast.Import, ast.ImportFrom)):
                     self.import_facts(node)
         self.builders = builders(scopes, inner, self.source)
+        self.functions = functions(scopes, inner)
         imports_vllm = bool(self.source.aliases) or any(f.kind == FactKind.IMPORT for f in self.facts)
         self.responses = ResponseReader(self.source, imports_vllm, self.fields)
         self.ray, self.modal = imported_from(self.source.tree, "ray"), imported_from(self.source.tree, "modal")
@@ -413,7 +419,8 @@ class _Module:
         of ``def start(model, **opts)`` building ``["vllm", "serve", model, f"--{k}", ...]``;
         each flag from a keyword is reported at that keyword, the launch at the call."""
         func, inner = self.builders[self.source.qualified(call.func) or ""]
-        binding = bind(func, call, ArgvBuilder(self.source, self.keywords, scope, call.lineno), self.keywords, scope)
+        caller = ArgvBuilder(self.source, self.keywords, scope, call.lineno, None, self.functions)
+        binding = bind(func, call, caller, self.keywords, scope)
         if binding is None:
             return
         first = len(self.facts)
