@@ -385,3 +385,45 @@ def test_a_repository_mixing_every_construct_reports_each_finding_once_at_its_li
     # every value the repository does not say is named with its file and line
     for where in ("py/launch.py:22", "py/offline.py:13", "py/worker.py:9", "scripts/coder.sh:6"):
         assert any(f"at {where}:" in note for note in report.notes), (where, report.notes)
+
+
+K8S_ANCHOR = '''apiVersion: v1
+kind: List
+items:
+  - apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: a}
+    spec:
+      template:
+        spec:
+          containers:
+            - name: engine-a
+              image: vllm/vllm-openai:v0.10.0
+              args: &args ["--model", "m", "--preemption-mode", "swap"]
+  - apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: b}
+    spec:
+      template:
+        spec:
+          containers:
+            - name: engine-b
+              image: vllm/vllm-openai:v0.10.0
+              args: *args
+'''
+
+
+def test_an_anchor_two_kubernetes_containers_share_names_them(tmp_path: Path) -> None:
+    report, _facts = scan(tmp_path, {"deploy.yaml": K8S_ANCHOR})
+    shared = [(f.rule.name, f.location.line, f.context) for f in report.findings if f.context]
+    assert shared == [("removed-preemption-mode", 13, "shared by containers engine-a, engine-b")]
+
+
+def test_the_unread_part_of_an_imported_dict_is_named_with_its_module_and_line(tmp_path: Path) -> None:
+    files = {
+        "presets.py": 'import os\nFP8 = {"swap_space": 4, **load_overrides()}\n',
+        "off.py": 'from vllm import LLM\nfrom presets import FP8\nLLM("m", **FP8)\n',
+    }
+    report, _facts = scan(tmp_path, files, frm="0.26.0")
+    assert [(f.fact.name, f.location.path, f.location.line) for f in report.findings] == [("swap_space", "presets.py", 2)]
+    assert any("**load_overrides() (presets.py:2)" in n and "off.py:3" in n for n in report.notes), report.notes

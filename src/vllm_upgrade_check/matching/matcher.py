@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
@@ -479,37 +479,3 @@ def sort_key(finding: Finding) -> tuple[str, int, int, str]:
     """Order findings by path (environment first), line, column, rule id."""
     loc = finding.location
     return (loc.path or "", loc.line or 0, loc.column or 0, finding.rule.id)
-
-
-def distinct(findings: Iterable[Finding]) -> list[Finding]:
-    """``findings`` without repeats: the same rule on the same words, seen through two
-    launches that share them (a compose ``<<: *anchor`` merged into two services), is
-    reported once, even where the launches run different releases (one fingerprint, one
-    finding): the one checked from the oldest release stands (an unknown release counts as
-    the oldest), in the place of the first. Order is kept."""
-    kept: dict[tuple[object, ...], int] = {}
-    owners: dict[int, list[str]] = {}
-    out: list[Finding] = []
-    for finding in findings:
-        loc, fact = finding.location, finding.fact
-        key = (finding.rule.id, loc.path, loc.line, loc.column, fact.kind, fact.name, fact.value)
-        if key not in kept:
-            kept[key] = len(out)
-            out.append(finding)
-        elif _older(finding.from_version, out[kept[key]].from_version):
-            out[kept[key]] = finding
-        if fact.owner is not None:
-            seen = owners.setdefault(kept[key], [])
-            if fact.owner not in seen:
-                seen.append(fact.owner)
-    for index, seen in owners.items():
-        if len(seen) > 1:  # one anchor read by several services: named in the one finding
-            out[index] = replace(out[index], shared_by=tuple(seen))
-    return out
-
-
-def _older(a: str | None, b: str | None) -> bool:
-    """Whether release ``a`` is older than ``b`` (``None``: unknown, the oldest)."""
-    if a is None or b is None:
-        return a is None and b is not None
-    return Version(a) < Version(b)
