@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from test_sources_repo import FILES
-from test_sources_targets import TEST_PACK
+from test_targets import REPO_PACK as TEST_PACK
 from vllm_upgrade_check.cli import _register, app
 from vllm_upgrade_check.engine import run_scan
 from vllm_upgrade_check.knowledge.registry import Registry, load_registry

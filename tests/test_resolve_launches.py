@@ -360,7 +360,7 @@ MIXED = Path(__file__).resolve().parent / "repos" / "launches16"
 
 
 def test_a_repository_mixing_every_construct_reports_each_finding_once_at_its_line() -> None:
-    from test_sources_targets import annotations
+    from test_targets import annotations
 
     report = run_scan(ScanOptions.of(paths=[MIXED], to_version="0.28.0", from_version="0.25.0"))
     found_at = {(f.location.path, f.location.line, f.rule.id) for f in report.findings}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_sources_targets import TEST_PACK
+from test_targets import REPO_PACK as TEST_PACK
 from vllm_upgrade_check.engine import run_scan
 from vllm_upgrade_check.knowledge.registry import load_registry
 from vllm_upgrade_check.model.options import ScanOptions
