@@ -360,6 +360,7 @@ def test_a_file_result_survives_the_cache_format_field_for_field() -> None:
             word=Span(3, 4, 3, 20),
         ),
         group="3:5",
+        owner="service api",
     )
     defaults = Fact(FactKind.ARG, "x", Location(None))
     for field in dataclasses.fields(Fact):
@@ -368,7 +369,7 @@ def test_a_file_result_survives_the_cache_format_field_for_field() -> None:
         taken=True,
         facts=[fact],
         skipped=[Skipped("a/run.sh", "why", True, 2)],
-        conditionals=[Conditional("configmap:x", (fact,))],
+        conditionals=[Conditional("configmap:x", (fact,)), Conditional("kserve-isvc:x", (fact,), ("kserve-isvc:y",))],
         references=["configmap:x"],
         file_references=[FileReference("/etc/x.env", "systemd")],
         lines=["# vllm-upgrade-check: ignore[X]"],

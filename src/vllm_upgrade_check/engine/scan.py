@@ -20,7 +20,8 @@ from vllm_upgrade_check.knowledge.requires import release_requirements
 from vllm_upgrade_check.knowledge.versions import parse_version
 from vllm_upgrade_check.matching.advisories import ADVISORY_IDS, advisory_findings
 from vllm_upgrade_check.matching.checks import UNKNOWN_FLAG_ID, unknown_flag_findings
-from vllm_upgrade_check.matching.matcher import Assumption, VersionContext, distinct, match_rules, sort_key
+from vllm_upgrade_check.matching.matcher import Assumption, VersionContext, match_rules, sort_key
+from vllm_upgrade_check.matching.repeats import distinct
 from vllm_upgrade_check.matching.requires_check import REQUIRES_DIST_ID, requires_dist_findings
 from vllm_upgrade_check.matching.suppress import apply_filters, check_prefixes
 from vllm_upgrade_check.matching.surface_checks import (

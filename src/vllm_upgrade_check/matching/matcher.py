@@ -37,7 +37,9 @@ from vllm_upgrade_check.model.pack import (
     Severity,
 )
 
-_ARG_ORIGINS_CLI = frozenset({"cli", "config"})
+_ARG_ORIGINS_CLI = frozenset({"cli", "config", "env-wrapper", "flag-table"})
+"""Origins of ``arg`` facts written as command-line flags: a command line, a ``--config``
+file, an env var a wrapper puts on the command line, a wrapper's table of flag names."""
 
 _FACT_KINDS: dict[MatchKind, frozenset[FactKind]] = {
     MatchKind.ENGINE_ARG: frozenset({FactKind.ARG}),
@@ -381,10 +383,11 @@ def match_rules(
                 elif not fact_matches(rule.match, fact):
                     continue
                 severity, deprecated_only = applied
-                capped = fact.kind == FactKind.RESPONSE_FIELD or fact.origin == "env-wrapper"
+                capped = fact.kind == FactKind.RESPONSE_FIELD or fact.origin in ("env-wrapper", "flag-table")
                 if capped and not fact.resolved and severity == Severity.BLOCKER:
                     # the file does not say the response is vLLM's, or that a wrapper makes
-                    # this env var a flag (the convention is recognised, not read)
+                    # this env var a flag, or which flag of a table reaches a launch (the
+                    # convention is recognised, not read)
                     severity = Severity.WARNING
                 available = rule.fix.available_in
                 fix_first = available is not None and start is not None and start >= Version(available)
@@ -476,29 +479,3 @@ def sort_key(finding: Finding) -> tuple[str, int, int, str]:
     """Order findings by path (environment first), line, column, rule id."""
     loc = finding.location
     return (loc.path or "", loc.line or 0, loc.column or 0, finding.rule.id)
-
-
-def distinct(findings: Iterable[Finding]) -> list[Finding]:
-    """``findings`` without repeats: the same rule on the same words, seen through two
-    launches that share them (a compose ``<<: *anchor`` merged into two services), is
-    reported once, even where the launches run different releases (one fingerprint, one
-    finding): the one checked from the oldest release stands (an unknown release counts as
-    the oldest), in the place of the first. Order is kept."""
-    kept: dict[tuple[object, ...], int] = {}
-    out: list[Finding] = []
-    for finding in findings:
-        loc, fact = finding.location, finding.fact
-        key = (finding.rule.id, loc.path, loc.line, loc.column, fact.kind, fact.name, fact.value)
-        if key not in kept:
-            kept[key] = len(out)
-            out.append(finding)
-        elif _older(finding.from_version, out[kept[key]].from_version):
-            out[kept[key]] = finding
-    return out
-
-
-def _older(a: str | None, b: str | None) -> bool:
-    """Whether release ``a`` is older than ``b`` (``None``: unknown, the oldest)."""
-    if a is None or b is None:
-        return a is None and b is not None
-    return Version(a) < Version(b)

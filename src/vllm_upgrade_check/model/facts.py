@@ -235,6 +235,9 @@ class Fact:
         group: the launch the fact belongs to (``line:column`` where it starts), so that the
             flags of one launch are told from another's in the same file; ``None`` for facts
             of no launch.
+        owner: what in the file reads it (``service api``, ``container engine``), where a
+            file holds several such and one YAML anchor may be read by more than one; ``None``
+            when the file says nothing of the kind.
     """
 
     kind: FactKind
@@ -252,6 +255,7 @@ class Fact:
     model: str | None = None
     spans: Spans | None = None
     group: str | None = None
+    owner: str | None = None
 
     def answers_to(self, name: str) -> bool:
         """Return ``True`` if ``name`` is this fact's name or one of its aliases."""
@@ -282,6 +286,7 @@ class Fact:
             self.model,
             None if self.spans is None else self.spans.to_row(),
             self.group,
+            self.owner,
         )
 
     @staticmethod
@@ -322,6 +327,7 @@ class Fact:
         _set(fact, "model", row[16])
         _set(fact, "spans", None if row[17] is None else Spans.from_row(row[17]))
         _set(fact, "group", row[18])
+        _set(fact, "owner", None if row[19] is None else sys.intern(row[19]))
         return fact
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -330,7 +336,7 @@ class Fact:
         return (Fact.from_row, (self.to_row(),))
 
 
-_ROW_LENGTH = 19
+_ROW_LENGTH = 20
 """Values in :meth:`Fact.to_row`: the fields of :class:`Fact` with :class:`Location`'s inlined."""
 
 _KINDS = {kind.value: kind for kind in FactKind}

@@ -107,6 +107,9 @@ class Finding:
             the run is asked for them; empty when there is none).
         included_by: when its file is a requirements file another one includes (``-r``/
             ``-c``), the chain of includes that reach it, outermost first; empty otherwise.
+        shared_by: the services or containers (``service api``) that read the words it is
+            about, when more than one does (a YAML anchor several services use): the
+            finding is reported once, in the place it is written.
     """
 
     rule: Rule
@@ -120,11 +123,33 @@ class Finding:
     fix_before_upgrade: bool = False
     edits: tuple[Replacement, ...] = ()
     included_by: tuple[Include, ...] = ()
+    shared_by: tuple[str, ...] = ()
+
+    @property
+    def include_context(self) -> str:
+        """The include chain that reaches the finding's file (:func:`chain_text`), or ``""``."""
+        return chain_text(self.included_by)
+
+    @property
+    def shared_context(self) -> str:
+        """What else reads the words it is about: ``shared by services a, b, c`` when one
+        YAML anchor (or merge key) is read by several services or containers; ``""``
+        otherwise."""
+        if len(self.shared_by) < 2:
+            return ""
+        kinds = {who.partition(" ")[0] for who in self.shared_by}
+        if len(kinds) == 1:
+            kind = next(iter(kinds))
+            names = ", ".join(who.partition(" ")[2] for who in self.shared_by)
+            return f"shared by {kind}s {names}"
+        return "shared by " + ", ".join(self.shared_by)
 
     @property
     def context(self) -> str:
-        """The include chain that reaches the finding's file (:func:`chain_text`), or ``""``."""
-        return chain_text(self.included_by)
+        """Where the finding's words come from, for the reports: the include chain that
+        reaches its file (:func:`chain_text`) and who shares them (:attr:`shared_context`),
+        joined by ``; ``; ``""`` when neither applies."""
+        return "; ".join(part for part in (self.include_context, self.shared_context) if part)
 
     @property
     def location(self) -> Location:

@@ -25,6 +25,8 @@ def _finding_lines(finding: Finding, report: Report) -> list[str]:
     if finding.included_by:
         chain = " -> ".join(f"{report.base.of(i.path)}:{i.line} {i.option} {report.base.of(i.target)}" for i in finding.included_by)
         lines.append(f"    included: {escape(chain)}")
+    if finding.shared_context:
+        lines.append(f"    [dim]{escape(finding.shared_context)}[/dim]")
     fix = f"    fix: {escape(finding.rule.fix.summary)}"
     if finding.fix_before_upgrade:
         fix += " [green](can land before the upgrade)[/green]"

@@ -67,7 +67,8 @@ def annotation(finding: Finding, report: Report | None = None) -> str:
             if value is not None:
                 props.append((key, value))
     props.append(("title", f"{finding.rule.id} {finding.rule.name}"))
-    message = f"{subject(finding)}: {finding.rule.message}\nfix: {finding.rule.fix.summary}"
+    context = f"\n{finding.context}" if finding.context else ""
+    message = f"{subject(finding)}: {finding.rule.message}{context}\nfix: {finding.rule.fix.summary}"
     return _command(COMMANDS[finding.severity], props, message)
 
 

@@ -25,9 +25,11 @@ Schema version 1 (``schema_version: 1``)::
                   "applicability": "safe", "before_upgrade": false},
           "from_version": "0.26.0" | null, "from_basis": "file", "from_source": "...",
           "fingerprint": "16 hex digits",
-          "context": "requirements.txt:3 -r requirements/prod.txt" | "",  # the include chain, outermost first
+          "context": "requirements.txt:3 -r requirements/prod.txt" | "shared by services a, b" | "",
+                     # the include chain (outermost first) and the services sharing the words, "; "-joined
           "included_by": [{"path": "requirements.txt", "line": 3, "option": "-r",
                            "target": "requirements/prod.txt"}]  # [] when no file includes it
+          "shared_by": ["service a", "service b"],  # the services one YAML anchor is read by (else [])
       }],
       "skipped": [{"path": "...", "repo_path": "...", "reason": "...", "line": 3 | null,
                    "configures_vllm": true, "fails_gate": true}]
@@ -84,6 +86,7 @@ def finding_dict(finding: Finding, report: Report | None = None) -> dict[str, An
         "included_by": [
             {"path": i.path, "line": i.line, "option": i.option, "target": i.target} for i in finding.included_by
         ],
+        "shared_by": list(finding.shared_by),
     }
 
 

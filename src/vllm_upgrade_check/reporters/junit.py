@@ -32,7 +32,8 @@ def _detail(finding: Finding, report: Report) -> str:
     where = str(loc).replace(loc.path, report.base.of(loc.path), 1) if loc.path else "environment"
     return (
         f"{where}: {finding.severity.value} {finding.rule.id} {subject(finding)}: {finding.rule.message}\n"
-        f"  fix: {finding.rule.fix.summary}"
+        + (f"  {finding.context}\n" if finding.context else "")
+        + f"  fix: {finding.rule.fix.summary}"
     )
 
 

@@ -196,7 +196,8 @@ def _details(report: Report) -> list[str]:
             fix += " It can land before the upgrade."
         out += ["", fix, ""]
         for finding in group:
-            out.append(f"- {_link(finding, report)}: `{subject(finding)}`")
+            context = f" ({finding.context})" if finding.context else ""
+            out.append(f"- {_link(finding, report)}: `{subject(finding)}`{context}")
         out.append("")
     hit = {f.release for f in report.findings}
     with_findings = [i for i in report.release_info if i.release in hit]

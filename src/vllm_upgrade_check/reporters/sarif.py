@@ -103,7 +103,7 @@ def _rule(pack_release: str, notes_url: str, rule: Any) -> dict[str, Any]:
 
 def _included(finding: Finding) -> str:
     """The include chain of a finding's file, as a sentence for its message (``""``: none)."""
-    return f"; included: {finding.context}" if finding.included_by else ""
+    return f"; included: {finding.include_context}" if finding.included_by else ""
 
 
 def _result(finding: Finding, report: Report, index: int) -> dict[str, Any]:
@@ -112,13 +112,18 @@ def _result(finding: Finding, report: Report, index: int) -> dict[str, Any]:
         "ruleId": finding.rule.id,
         "ruleIndex": index,
         "level": LEVELS[finding.severity],
-        "message": {"text": f"{finding.rule.message} ({subject(finding)})" + _included(finding)},
+        "message": {
+            "text": f"{finding.rule.message} ({subject(finding)}"
+            + (f"; {finding.shared_context})" if finding.shared_context else ")")
+            + _included(finding)
+        },
         "partialFingerprints": {FINGERPRINT_KEY: finding.fingerprint},
         "properties": {
             "severity": finding.severity.value,
             "release": finding.release,
             "deprecated_only": finding.deprecated_only,
             "fix_before_upgrade": finding.fix_before_upgrade,
+            "shared_by": list(finding.shared_by),
         },
     }
     if loc.path is None:
@@ -144,7 +149,7 @@ def _result(finding: Finding, report: Report, index: int) -> dict[str, Any]:
             physical["region"] = region
         result["locations"] = [{"physicalLocation": physical}]
         if finding.included_by:
-            result["properties"]["included_by"] = finding.context
+            result["properties"]["included_by"] = finding.include_context
             result["relatedLocations"] = [
                 {
                     "id": number,

@@ -45,7 +45,7 @@ from vllm_upgrade_check.sources.scanners.base import Conditional, FileReference
 CACHE_ENV = "VLLM_UPGRADE_CHECK_CACHE_DIR"
 """Environment variable naming the cache directory (overrides the platform default)."""
 
-FORMAT = 5
+FORMAT = 7
 """Version of the cache file layout; bumped when it changes."""
 
 
@@ -172,6 +172,7 @@ _ROW_TYPES: tuple[tuple[type, ...], ...] = (
     _OPT_STR,  # model
     (list, type(None)),  # spans
     _OPT_STR,  # group
+    _OPT_STR,  # owner
 )
 
 
@@ -186,7 +187,7 @@ def _strings(value: Any, what: str) -> list[str]:
 
 
 _ROW_SIGNATURES = frozenset(itertools.product(*_ROW_TYPES))
-"""Every tuple of exact value types a fact row may have (2,048 of them): one set lookup checks
+"""Every tuple of exact value types a fact row may have (4,096 of them): one set lookup checks
 a whole row, and exact types keep ``True`` out of the integer fields."""
 
 
@@ -221,7 +222,10 @@ def encode_result(result: FileResult) -> dict[str, Any]:
     if result.skipped:
         out["skipped"] = [[s.path, s.reason, s.configures_vllm, s.line] for s in result.skipped]
     if result.conditionals:
-        out["conditionals"] = [[c.key, [_fact_out(f) for f in c.facts]] for c in result.conditionals]
+        out["conditionals"] = [
+            [c.key, [_fact_out(f) for f in c.facts], *([list(c.refers)] if c.refers else [])]
+            for c in result.conditionals
+        ]
     if result.references:
         out["references"] = list(result.references)
     if result.file_references:
@@ -261,8 +265,15 @@ def decode_result(data: Any) -> FileResult:
         ):
             raise _bad("a skipped record")
     for pair in conditionals:
-        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], list)):
+        if not (
+            isinstance(pair, list)
+            and len(pair) in (2, 3)
+            and isinstance(pair[0], str)
+            and isinstance(pair[1], list)
+        ):
             raise _bad("a conditional")
+        if len(pair) == 3:
+            _strings(pair[2], "a conditional's references")
     for row in file_references:
         if not (
             isinstance(row, list)
@@ -283,7 +294,10 @@ def decode_result(data: Any) -> FileResult:
         taken=data["taken"],
         facts=[_fact_in(row) for row in facts],
         skipped=[Skipped(p, r, c, line) for p, r, c, line in skipped],
-        conditionals=[Conditional(key, tuple(_fact_in(row) for row in rows)) for key, rows in conditionals],
+        conditionals=[
+            Conditional(pair[0], tuple(_fact_in(row) for row in pair[1]), tuple(pair[2]) if len(pair) == 3 else ())
+            for pair in conditionals
+        ],
         references=_strings(data.get("references", []), "references"),
         file_references=[FileReference(*row) for row in file_references],
         lines=None if lines is None else _strings(lines, "lines"),

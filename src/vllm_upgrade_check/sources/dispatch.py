@@ -111,7 +111,7 @@ def scan_source(source: SourceFile, takers: Sequence[Scanner]) -> FileResult:
     if result.hint is not None:
         result.facts = hinted(result.facts, result.hint)
         result.conditionals = [
-            Conditional(c.key, tuple(hinted(list(c.facts), result.hint))) for c in result.conditionals
+            Conditional(c.key, tuple(hinted(list(c.facts), result.hint)), c.refers) for c in result.conditionals
         ]
     return result
 

@@ -115,9 +115,10 @@ def scan_files(
         root_facts.extend(_referenced_files(found, files, request, skipped, scanners, others, own, graph))
         root_facts.extend(_referenced_configs(root_facts, files, request, skipped, label))
         if root_facts:
-            from vllm_upgrade_check.sources.wrappers import wrapper_facts
+            from vllm_upgrade_check.sources.wrappers import without_unlaunched_tables, wrapper_facts
 
             root_facts.extend(wrapper_facts(root_facts))
+            root_facts = without_unlaunched_tables(root_facts)
         facts.extend(root_facts)
     if includes_out is not None:
         includes_out.settle()
@@ -227,11 +228,20 @@ def _linked_facts(results: Sequence[FileResult]) -> list[Fact]:
             if referenced.get(key) is None:
                 referenced[key] = result.hint
     out: list[Fact] = []
-    for result in results:
-        for conditional in result.conditionals:
-            if conditional.key in referenced:
+    counted: set[int] = set()
+    grew = True
+    while grew:  # a conditional that counts may make others count (its `refers`)
+        grew = False
+        for result in results:
+            for conditional in result.conditionals:
+                if id(conditional) in counted or conditional.key not in referenced:
+                    continue
+                counted.add(id(conditional))
                 hint = referenced[conditional.key]
                 out.extend(hinted(list(conditional.facts), hint) if hint else conditional.facts)
+                for key in conditional.refers:
+                    if key not in referenced:
+                        referenced[key], grew = hint, True
     return out
 
 

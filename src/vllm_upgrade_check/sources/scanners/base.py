@@ -59,10 +59,13 @@ class Conditional:
     Attributes:
         key: what links them, e.g. ``configmap:engine-env``.
         facts: the facts, located in the file that yielded them.
+        refers: the keys these facts refer to in turn once they count (a KServe
+            ``InferenceService`` served by a vLLM runtime makes the patches of its args count).
     """
 
     key: str
     facts: tuple[Fact, ...]
+    refers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from dockerfile_parse import DockerfileParser
 
 from vllm_upgrade_check.parsing.yamlnodes import get, mapping_items, scalar
 from vllm_upgrade_check.sources.scanners.base import SourceFile
-from vllm_upgrade_check.sources.scanners.dockerfile import expand_from
+from vllm_upgrade_check.sources.scanners.dockerfile_versions import expand_from
 
 
 def build_files(doc: yaml.Node, compose_rel: str) -> Iterator[tuple[str, str, str | None]]:

@@ -6,6 +6,14 @@ serving runtime (``kserve/huggingfaceserver``) runs vLLM by default and hands th
 does not know itself to vLLM's own argument parser. ``ServingRuntime`` objects list ordinary
 ``containers`` and are read by :mod:`vllm_upgrade_check.sources.scanners.manifests` like any pod.
 
+An ``InferenceService`` whose ``runtime`` (or ``modelFormat``) names a runtime of another
+name runs vLLM when that runtime does: KServe appends the predictor's ``args`` to the
+runtime container's own. Its facts are yielded as a :class:`~.base.Conditional` on the
+runtime's name (or the formats it lists as ``supportedModelFormats``), which a
+``ServingRuntime``/``ClusterServingRuntime`` whose container launches vLLM refers to
+(:func:`runtime_references`). A patch of an ``InferenceService`` (a kustomize overlay's,
+naming neither) counts when the ``InferenceService`` of its name runs vLLM.
+
 Source: KServe's ``python/huggingfaceserver/huggingfaceserver/__main__.py`` (its parser
 extends vLLM's ``AsyncEngineArgs.add_cli_args``) and ``kserve/model_server.py`` (the flags
 every KServe model server takes).
@@ -20,6 +28,7 @@ import yaml
 from vllm_upgrade_check.model.facts import Fact, FactKind
 from vllm_upgrade_check.parsing.yamlnodes import get, items, scalar, sequence_words
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts
+from vllm_upgrade_check.sources.scanners.base import Conditional, Reference
 from vllm_upgrade_check.sources.scanners.yamlenv import env_facts
 
 KSERVE_OWN_FLAGS = frozenset(
@@ -50,17 +59,65 @@ def _runs_vllm(model: yaml.Node) -> bool:
     return True
 
 
-def predictor_facts(text: str, doc: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
-    """``arg`` and ``env_var`` facts of ``spec.predictor.model`` of an ``InferenceService`` run by vLLM.
+RUNTIME_KEY = "kserve-runtime:"
+"""Prefix of the :class:`~.base.Conditional` key of the predictors a named runtime serves."""
+FORMAT_KEY = "kserve-format:"
+"""Prefix of the key of the predictors that name only a model format a runtime supports."""
+SERVICE_KEY = "kserve-isvc:"
+"""Prefix of the key of the patches of a named ``InferenceService``."""
+
+RUNTIME_KINDS = frozenset({"ServingRuntime", "ClusterServingRuntime"})
+
+
+def predictor_items(text: str, doc: yaml.Node, path: str, scanner: str) -> Iterator[Fact | Conditional | Reference]:
+    """The facts of an ``InferenceService``'s predictor (:func:`predictor_facts`): its own
+    when it runs vLLM by itself (the Hugging Face runtime, a runtime named ``*vllm*``), else
+    a :class:`~.base.Conditional` on the runtime (or model format) it names, or for a patch
+    naming neither, on the ``InferenceService`` it patches; with a :class:`~.base.Reference`
+    (or ``refers``) that makes the patches of this ``InferenceService`` count."""
+    if scalar(get(doc, "kind")) != "InferenceService":
+        return
+    model = get(get(get(doc, "spec"), "predictor"), "model")
+    if model is None:
+        return
+    service = SERVICE_KEY + (scalar(get(get(doc, "metadata"), "name")) or "")
+    facts = tuple(predictor_facts(text, model, path, scanner))
+    if _runs_vllm(model):
+        yield from facts
+        yield Reference(service)
+        return
+    runtime = scalar(get(model, "runtime"))
+    fmt = scalar(get(get(model, "modelFormat"), "name"))
+    if runtime:
+        yield Conditional(RUNTIME_KEY + runtime, facts, refers=(service,))
+    elif fmt:
+        yield Conditional(FORMAT_KEY + fmt.lower(), facts, refers=(service,))
+    elif facts:
+        yield Conditional(service, facts)
+
+
+def runtime_references(doc: yaml.Node, facts: list[Fact]) -> Iterator[Reference]:
+    """For a ``ServingRuntime``/``ClusterServingRuntime`` whose containers launch vLLM
+    (``facts``: its containers' facts), the references that make the predictors it serves
+    count: its name, and each ``supportedModelFormats`` name."""
+    if scalar(get(doc, "kind")) not in RUNTIME_KINDS or not any(f.kind == FactKind.LAUNCH for f in facts):
+        return
+    name = scalar(get(get(doc, "metadata"), "name"))
+    if name:
+        yield Reference(RUNTIME_KEY + name)
+    for fmt in items(get(get(doc, "spec"), "supportedModelFormats")):
+        fmt_name = scalar(get(fmt, "name"))
+        if fmt_name:
+            yield Reference(FORMAT_KEY + fmt_name.lower())
+
+
+def predictor_facts(text: str, model: yaml.Node, path: str, scanner: str) -> Iterator[Fact]:
+    """``arg`` and ``env_var`` facts of an ``InferenceService``'s ``spec.predictor.model``
+    read as vLLM's.
 
     Args that are KServe's own (:data:`KSERVE_OWN_FLAGS`) are left out, and so is the
     value after ``--backend``; ``--model_id`` becomes a ``model`` fact.
     """
-    if scalar(get(doc, "kind")) != "InferenceService":
-        return
-    model = get(get(get(doc, "spec"), "predictor"), "model")
-    if model is None or not _runs_vllm(model):
-        return
     tokens = sequence_words(text, get(model, "args"))
     for fact in arg_facts(tokens, path, scanner, positional_model=False, syntax="yaml"):
         if fact.kind == FactKind.ARG and fact.name in KSERVE_OWN_FLAGS:

@@ -1,25 +1,19 @@
 """YAML deployment manifests: docker-compose files and Kubernetes objects (multi-document).
 
 Both describe containers: an image, an entry point (compose ``entrypoint`` / Kubernetes
-``command``), its arguments (compose ``command`` / Kubernetes ``args``) and an environment.
-A container whose image is a vLLM image and whose entry point is not overridden runs
-vLLM's server, so its arguments alone are vLLM CLI flags; a flag and its value may sit in
-two list items. ``sh -c 'TEXT'`` arguments are parsed as shell.
+``command``), its arguments (compose ``command`` / Kubernetes ``args``) and an environment;
+one container is read by :mod:`.containers`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 
 import yaml
 
-from vllm_upgrade_check.knowledge.versions import tag_version_span
-from vllm_upgrade_check.model.facts import VENDOR_ENTRY, Fact, FactKind, Skipped, Span
-from vllm_upgrade_check.parsing.shell import Token, parse_shell
-from vllm_upgrade_check.parsing.textpos import line_index
-from vllm_upgrade_check.parsing.words import sub_span
+from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span
 from vllm_upgrade_check.parsing.yamlnodes import (
     YamlProblem,
     documents,
@@ -27,13 +21,8 @@ from vllm_upgrade_check.parsing.yamlnodes import (
     items,
     mapping_items,
     node_span,
-    pos,
     scalar,
-    scalar_locator,
-    scalar_word,
-    sequence_words,
 )
-from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts
 from vllm_upgrade_check.sources.scanners.base import (
     Conditional,
     FileReference,
@@ -44,16 +33,8 @@ from vllm_upgrade_check.sources.scanners.base import (
     shared_words,
 )
 from vllm_upgrade_check.sources.scanners.compose_build import Built, build_files, built_bases
-from vllm_upgrade_check.sources.scanners.images import (
-    image_fact,
-    image_hint,
-    is_vllm_image,
-    replaced_server_note,
-    split_image,
-    vendor_vllm_image,
-)
-from vllm_upgrade_check.sources.scanners.kserve import predictor_facts
-from vllm_upgrade_check.sources.scanners.shell import _SHELLS, Relocate, argv_facts, shell_facts
+from vllm_upgrade_check.sources.scanners.containers import container_env, container_facts
+from vllm_upgrade_check.sources.scanners.kserve import predictor_items, runtime_references
 from vllm_upgrade_check.sources.scanners.templates import (
     PLACEHOLDER,
     has_template_actions,
@@ -68,275 +49,6 @@ HELM_IMAGE_KEY = "helm-chart-vllm-image:"
 """Links a chart's templates to its values: facts of a template container whose image is
 ``{{ .Values... }}`` count when a values file in the chart directory names a vLLM image."""
 
-CHART_IMAGE = "vllm/vllm-openai"
-"""The image a chart template's container is read as running (its values say it is vLLM's)."""
-
-
-def scalar_relocator(text: str, node: yaml.Node) -> Relocate:
-    """Place tokens parsed from a YAML scalar's value where their text is written in the file.
-
-    Where the value aligns with its source exactly (:func:`~vllm_upgrade_check.parsing.yamlnodes.scalar_offsets`)
-    every position is mapped, spans included, so a fix can cut words out of the scalar.
-    Otherwise each token's written text is searched for within the scalar's source span,
-    left to right, and the token is placed there without spans (a token that cannot be
-    found is placed at the scalar's start).
-    """
-    start, end = node.start_mark.index, node.end_mark.index
-    region = text[start:end]
-    cursor = [0]
-    origin = pos(node)
-    exact = scalar_locator(text, node) if isinstance(node, yaml.ScalarNode) else None
-    if exact is not None:
-        rows = str(node.value).split("\n")
-
-        def point(p: tuple[int, int]) -> tuple[int, int]:
-            # p: 1-based (line, character column) in the value, as parse_shell placed it
-            row = p[0] - 1
-            chars = p[1] - 1
-            line = rows[row] if row < len(rows) else ""
-            return exact(row, len(line[:chars].encode("utf-8")))
-
-        return lambda token: token.moved(point)
-
-    def move(token: Token) -> Token:
-        needle = token.written or token.text
-        index = region.find(needle, cursor[0]) if needle else -1
-        if index < 0:
-            return replace(token.unplaced(), line=origin.line, column=origin.column)
-        cursor[0] = index + len(needle)
-        line, column = line_index(text).line_col(start + index)
-        return replace(token.unplaced(), line=line, column=column)
-
-    return move
-
-
-@dataclass(frozen=True)
-class _Item:
-    token: Token
-    node: yaml.Node
-
-
-def _argv(text: str, node: yaml.Node | None) -> list[_Item]:
-    """argv items of a YAML list of scalars, or of a scalar command string (split as a shell would)."""
-    if node is None:
-        return []
-    if isinstance(node, yaml.SequenceNode):
-        scalars = [child for child in items(node) if scalar(child) is not None]
-        return [_Item(token, child) for token, child in zip(sequence_words(text, node), scalars, strict=True)]
-    value = scalar(node)
-    if value is None:
-        return []
-    move = scalar_relocator(text, node)
-    script = parse_shell(value)
-    out = [_Item(move(t), node) for c in script.commands for t in c.argv]
-    spans = [i.token.span for i in out]
-    if isinstance(node, yaml.ScalarNode) and not node.style and out and all(spans) and len(script.commands) == 1:
-        # A plain scalar left with no word reads as null (the image's default command):
-        # a cut of every word writes an empty list in its place.
-        first, last = spans[0], spans[-1]
-        assert first is not None and last is not None
-        whole = Span.between(first.start, last.end)
-        out = [_Item(replace(i.token, whole=whole, empty="[]"), i.node) for i in out]
-    return out
-
-
-_K8S_REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
-"""``$(VAR)`` in a Kubernetes container's ``command``, ``args`` and ``env`` values, and the
-``$$`` escape (Kubernetes docs, "Define a command and arguments for a container")."""
-
-
-def k8s_expand(value: str, env: Mapping[str, str | None]) -> tuple[str, bool]:
-    """``value`` with Kubernetes' ``$(VAR)`` references replaced from the container's ``env``
-    (``$$`` is a literal ``$``), and whether every reference was known. A variable set by
-    ``valueFrom`` (``None`` in ``env``), by ``envFrom`` or not at all is left as written:
-    the kubelet leaves an undefined one as it is, and the others are only known at run time.
-    """
-    known = True
-
-    def substitute(m: re.Match[str]) -> str:
-        nonlocal known
-        if m.group(1) is None:
-            return "$"
-        found = env.get(m.group(1))
-        if found is None:
-            known = False
-            return m.group(0)
-        return found
-
-    return _K8S_REFERENCE.sub(substitute, value), known
-
-
-def container_env(node: yaml.Node | None) -> dict[str, str | None]:
-    """A Kubernetes container's ``env`` as name -> value, each value expanded with the ones
-    before it as the kubelet does; ``None`` for ``valueFrom`` and for values that use an
-    unknown variable."""
-    env: dict[str, str | None] = {}
-    for child in items(node):
-        name = scalar(get(child, "name"))
-        if not name:
-            continue
-        value = scalar(get(child, "value"))
-        if value is None:
-            env[name] = None if get(child, "valueFrom") is not None else ""
-            continue
-        expanded, known = k8s_expand(value, env)
-        env[name] = expanded if known else None
-    return env
-
-
-def _expanded(item: _Item, env: Mapping[str, str | None]) -> _Item:
-    token = item.token
-    if "$" not in token.text:
-        return item
-    text, known = k8s_expand(token.text, env)
-    if text == token.text and known:
-        return item
-    # Still the word written there (a fix may cut it out), now reading as its expansion.
-    return _Item(replace(token, text=text, resolved=token.resolved and known, written=token.written or token.text), item.node)
-
-
-_COMPOSE_DEFAULT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:?-)([^}]*)\}")
-"""``${VAR:-default}`` / ``${VAR-default}`` in a compose value (compose's interpolation)."""
-
-
-def compose_interpolated(token: Token) -> tuple[str, Span | None]:
-    """A compose image written with ``${VAR:-default}`` (``vllm/vllm-openai:v${TAG:-0.17.0}``)
-    as compose reads it when the variable is not set, and where its version is written
-    when it lies in the default word (``None`` otherwise). Compose reads ``.env`` and the
-    shell environment too: what they set is not known here, so the default stands for it."""
-    text = token.text
-    # Each part of the expanded text, with where it starts in the written one.
-    parts: list[tuple[int, str, int]] = []  # (offset in expanded, text, offset in written)
-    expanded, cursor = "", 0
-    for m in _COMPOSE_DEFAULT.finditer(text):
-        parts.append((len(expanded), text[cursor : m.start()], cursor))
-        expanded += text[cursor : m.start()]
-        parts.append((len(expanded), m.group(3), m.start(3)))
-        expanded += m.group(3)
-        cursor = m.end()
-    parts.append((len(expanded), text[cursor:], cursor))
-    expanded += text[cursor:]
-    tag = split_image(expanded)[1] or ""
-    found = tag_version_span(tag)
-    if found is None:
-        return expanded, None
-    at, length = len(expanded) - len(tag) + found[0], found[1] - found[0]
-    for offset, piece, written_at in parts:
-        if offset <= at and at + length <= offset + len(piece):
-            begin = written_at + at - offset
-            return expanded, sub_span(token, begin, begin + length)
-    return expanded, None
-
-
-def container_facts(
-    text: str,
-    path: str,
-    scanner: str,
-    image_node: yaml.Node | None,
-    entry_node: yaml.Node | None,
-    args_node: yaml.Node | None,
-    env: Mapping[str, str | None] | None = None,
-    assume_vllm: bool = False,
-    built: tuple[str, str, int] | None = None,
-) -> Iterator[Fact]:
-    """Facts of one container (compose service or Kubernetes container). With ``env`` (a
-    Kubernetes container's, :func:`container_env`), ``$(VAR)`` in its command and args is
-    expanded first (:func:`k8s_expand`). ``assume_vllm``: read what it runs as vLLM's image
-    runs it (a chart template's image is the chart values' vLLM image), without an image fact.
-    ``built``: the base image of the Dockerfile a compose service is built from, with where it
-    is written (see :mod:`.compose_build`); when it is a vLLM image the container runs vLLM's
-    server, checked from that image's release."""
-    image = scalar(image_node)
-    hint = None
-    image_token: Token | None = None
-    version: Span | None = None
-    if image and isinstance(image_node, yaml.ScalarNode):
-        token = scalar_word(text, image_node)
-        if scanner == "compose" and "$" in image:
-            image, version = compose_interpolated(token)
-            token = replace(token, text=image)
-        if is_vllm_image(image):
-            image_token = token
-            hint = image_hint(image, path, token.line)
-    vllm_image = image if image_token else None
-    if vllm_image is None and built is not None and is_vllm_image(built[0]):
-        vllm_image, hint = built[0], image_hint(built[0], built[1], built[2])
-    entry = _argv(text, entry_node)
-    args = _argv(text, args_node)
-    if env is not None:
-        entry = [_expanded(item, env) for item in entry]
-        args = [_expanded(item, env) for item in args]
-    holder = args_node if args else entry_node
-    vendor = vendor_vllm_image(image, [i.token.text for i in args]) if image and not entry else None
-    if vendor is not None:
-        # a vendor's build of vLLM: its args are vLLM's flags, its vLLM release unknown
-        words = args[1:] if args[0].token.text == "serve" else args
-        tokens = [i.token for i in words]
-        syntax = "yaml" if isinstance(args_node, yaml.SequenceNode) else "shell"
-        start = args[0].token
-        yield from arg_facts(tokens, path, scanner, entry=VENDOR_ENTRY + vendor, start=start, syntax=syntax)
-        return
-    run_image = vllm_image or (CHART_IMAGE if assume_vllm else None)
-    facts = list(_run_facts(text, path, scanner, run_image, image_node, entry, args, holder, hint))
-    if image_token is not None:
-        note = ""
-        if entry and not any(f.kind == FactKind.LAUNCH for f in facts):
-            program = " ".join(i.token.text for i in entry[:2])
-            note = replaced_server_note(program, "its command is replaced")
-        yield image_fact(image_token, path, scanner, version=version, note=note, syntax="yaml")
-    yield from facts
-
-
-def _run_facts(
-    text: str,
-    path: str,
-    scanner: str,
-    vllm_image: str | None,
-    image_node: yaml.Node | None,
-    entry: list[_Item],
-    args: list[_Item],
-    holder: yaml.Node | None,
-    hint: tuple[str, str] | None,
-) -> Iterator[Fact]:
-    """The facts of what a container runs: its entry point and args (``vllm_image``: its
-    vLLM image reference, ``None`` when it runs no vLLM image; ``holder``: the node the
-    words that start the launch are written in)."""
-    argv = entry + args
-    if not argv:
-        if vllm_image and image_node is not None:
-            # The image's own entry point runs vLLM's server, with no flags at all.
-            repo, _tag = split_image(vllm_image)
-            start = scalar_word(text, image_node) if isinstance(image_node, yaml.ScalarNode) else None
-            yield from arg_facts([], path, scanner, entry=f"image {repo}", start=start, hint=hint, syntax="yaml")
-        return
-    if (
-        len(argv) >= 3
-        and argv[0].token.text.rsplit("/", 1)[-1] in _SHELLS
-        and argv[1].token.text.startswith("-")
-        and "c" in argv[1].token.text
-    ):
-        script = argv[2]
-        relocate = scalar_relocator(text, script.node)
-        facts, _ = shell_facts(script.token.text, path, scanner, hint=hint, relocate=relocate)
-        yield from facts
-        return
-    tokens = [i.token for i in argv]
-    if isinstance(holder, yaml.SequenceNode):
-        syntax = "yaml"
-    elif isinstance(holder, yaml.ScalarNode) and holder.style in ("'", '"', None, ""):
-        syntax = f"shell|yaml{holder.style or ''}"  # shell words inside a YAML string
-    else:
-        syntax = "shell"
-    facts = argv_facts(tokens, path, scanner, hint, syntax=syntax)
-    if facts:
-        yield from facts
-    elif vllm_image and not entry:
-        repo, _tag = split_image(vllm_image)
-        yield from arg_facts(
-            tokens, path, scanner, entry=f"image {repo}", start=tokens[0], hint=hint, syntax=syntax
-        )
-
-
 def compose_facts(text: str, doc: yaml.Node, path: str, scanner: str, built: Built | None = None) -> Iterator[Fact]:
     """Facts of a docker-compose document (``services.*``; ``built``: the base images of the
     services built from a Dockerfile, see :func:`.compose_build.built_bases`)."""
@@ -349,8 +61,8 @@ def compose_facts(text: str, doc: yaml.Node, path: str, scanner: str, built: Bui
         found = list(container_facts(text, path, scanner, get(service, "image"), entry, command, built=base))
         if not any(f.kind == FactKind.LAUNCH for f in found):
             others.extend(_read_by(words, f"service {name}"))
-        facts.extend(found)
-        facts.extend(env_facts(text, get(service, "environment"), path, scanner))
+        found.extend(env_facts(text, get(service, "environment"), path, scanner))
+        facts.extend(replace(f, owner=f"service {name}") for f in found)
     yield from shared_words(facts, others)
 
 
@@ -428,10 +140,11 @@ def kubernetes_facts(
             chart_image.extend(env_facts(text, get(container, "env"), path, scanner))
             continue
         found = list(container_facts(text, path, scanner, image_node, command, args, env))
+        who = f"container {scalar(get(container, 'name')) or '?'}"
         if not any(f.kind == FactKind.LAUNCH for f in found):
-            others.extend(_read_by(words, f"container {scalar(get(container, 'name')) or '?'}"))
-        facts.extend(found)
-        facts.extend(env_facts(text, get(container, "env"), path, scanner))
+            others.extend(_read_by(words, who))
+        found.extend(env_facts(text, get(container, "env"), path, scanner))
+        facts.extend(replace(f, owner=who) for f in found)
     yield from shared_words(facts, others)
 
 
@@ -519,7 +232,8 @@ class ManifestScanner(Scanner):
         builds = "services" in lower and "build" in lower
         chart = chart_of(source.relpath)
         values = chart is not None and ".Values." in source.text
-        if "configmap" not in lower and not source.mentions_vllm() and not builds and not values:
+        kserve = "inferenceservice" in lower
+        if "configmap" not in lower and not source.mentions_vllm() and not builds and not values and not kserve:
             return
         text = source.text
         templated = has_template_actions(text)
@@ -540,10 +254,16 @@ class ManifestScanner(Scanner):
                 links.extend(FileReference(rel, self.name) for _s, rel, _t in build_files(doc, source.relpath))
             elif is_kubernetes(doc):
                 chart_image: list[Fact] | None = [] if values and templated else None
-                facts.extend(kubernetes_facts(text, doc, source.relpath, "kubernetes", chart_image))
+                pod_facts = list(kubernetes_facts(text, doc, source.relpath, "kubernetes", chart_image))
+                links.extend(runtime_references(doc, pod_facts))
+                facts.extend(pod_facts)
                 if chart_image:
                     links.append(Conditional(HELM_IMAGE_KEY + (chart or ""), tuple(untemplated(iter(chart_image)))))
-                facts.extend(predictor_facts(text, doc, source.relpath, "kserve"))
+                for item in predictor_items(text, doc, source.relpath, "kserve"):
+                    if isinstance(item, Fact):
+                        facts.append(item)
+                    else:
+                        links.append(item)
                 for name, node in _config_maps(doc):
                     env = config_map_env_facts(text, node, source.relpath, "kubernetes")
                     found = tuple(untemplated(env) if templated else env)

@@ -39,8 +39,9 @@ from vllm_upgrade_check.parsing.yamlnodes import (
 )
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.containers import scalar_relocator
 from vllm_upgrade_check.sources.scanners.images import image_fact, image_hint, is_vllm_image
-from vllm_upgrade_check.sources.scanners.manifests import YAML_SUFFIXES, scalar_relocator
+from vllm_upgrade_check.sources.scanners.manifests import YAML_SUFFIXES
 from vllm_upgrade_check.sources.scanners.shell import Relocate, shell_facts
 from vllm_upgrade_check.sources.scanners.vllm_config import config_arg_fact, entry_spans
 

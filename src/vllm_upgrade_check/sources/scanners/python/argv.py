@@ -1,7 +1,10 @@
 """The argv of a subprocess launch, read from a Python expression: list and tuple literals,
 ``+``, ``*spread``, names bound earlier (with later ``+=``, ``.append``, ``.extend``), ``shlex.split``
 of a literal, and comprehensions over a dict's ``.items()``; each word a token placed where it
-is written (:class:`ArgvBuilder`).
+is written (:class:`ArgvBuilder`). Inside a function, its parameters may be bound as one call
+binds them (:class:`CallBinding`, :func:`bind`): ``**opts`` iterated with ``.items()`` gives
+the call's keywords, each placed at its keyword; a call of a function of the file that
+returns an argv is read the same way.
 """
 
 from __future__ import annotations
@@ -9,13 +12,68 @@ from __future__ import annotations
 import ast
 import re
 import shlex
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.sources.scanners.python.keywords import Entry, KeywordReader
 from vllm_upgrade_check.sources.scanners.python.names import const_text, dotted_name
 from vllm_upgrade_check.sources.scanners.python.scope import Scope, last_binding, later_updates
 from vllm_upgrade_check.sources.scanners.python.source import PythonSource
+
+Functions = dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]]
+"""The functions a file defines, by name, with their scopes."""
+
+
+@dataclass(frozen=True)
+class CallBinding:
+    """What one call of a function defined in the file binds its parameters to, for reading
+    the argv the function builds as that call builds it (``start("m", port=9100)``).
+
+    Attributes:
+        params: parameter name -> the word it is bound to (placed at the call's argument,
+            or at the parameter's default; unresolved when the call passes what the file
+            does not say).
+        kwargs: the ``**opts`` parameter's name -> the call's extra keywords (each placed
+            at its keyword in the call).
+    """
+
+    params: dict[str, Token] = field(default_factory=dict)
+    kwargs: dict[str, list[Entry]] = field(default_factory=dict)
+
+
+def bind(
+    func: ast.FunctionDef | ast.AsyncFunctionDef,
+    call: ast.Call,
+    caller: ArgvBuilder,
+    keywords: KeywordReader,
+    scope: Scope,
+) -> CallBinding | None:
+    """What ``call`` binds the parameters of ``func`` to, read by ``caller`` (the builder of
+    the calling scope); ``None`` when the call passes ``*args`` (which parameter gets what
+    is not known). A parameter left to its default is its default; one the call does not
+    say is an unresolved word; the keywords no parameter names go to ``**opts``."""
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    args = func.args
+    positional = [*args.posonlyargs, *args.args]
+    params: dict[str, Token] = {}
+    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults) :], args.defaults, strict=True))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None})
+    for param, value in zip(positional, call.args, strict=False):
+        params[param.arg] = caller.word(value, {})
+    named = {a.arg for a in [*positional, *args.kwonlyargs]}
+    extra: list[ast.keyword] = []
+    for kw in call.keywords:
+        if kw.arg is not None and kw.arg in named:
+            params[kw.arg] = caller.word(kw.value, {})
+        else:
+            extra.append(kw)
+    for name, default in defaults.items():
+        params.setdefault(name, caller.word(default, {}))
+    kwargs: dict[str, list[Entry]] = {}
+    if args.kwarg is not None:
+        kwargs[args.kwarg.arg] = keywords.keyword_entries(extra, scope, call.lineno) or []
+    return CallBinding(params, kwargs)
 
 
 class ArgvBuilder:
@@ -27,11 +85,39 @@ class ArgvBuilder:
     that cannot be computed becomes an unresolved token (its source text), never a guess.
     """
 
-    def __init__(self, source: PythonSource, keywords: KeywordReader, scope: Scope, before: int) -> None:
+    def __init__(
+        self,
+        source: PythonSource,
+        keywords: KeywordReader,
+        scope: Scope,
+        before: int,
+        call: CallBinding | None = None,
+        functions: Functions | None = None,
+    ) -> None:
         self.source = source
         self.keywords = keywords
         self.scope = scope
         self.before = before
+        self.call = call  # a function's parameters as one call of it binds them
+        self.functions = functions or {}  # the file's functions, whose return values are read
+
+    def child(self, scope: Scope, before: int) -> ArgvBuilder:
+        """A builder for an expression of ``scope`` before line ``before``, with the same call."""
+        return ArgvBuilder(self.source, self.keywords, scope, before, self.call, self.functions)
+
+    def returned(self, node: ast.Call, depth: int) -> list[Token] | None:
+        """The argv a call of a function of the file returns (``build("m", seed=1)``), read
+        with its parameters bound as this call binds them; ``None`` when it is no such call
+        or the function does not end in one ``return`` of a value."""
+        if not (isinstance(node.func, ast.Name) and node.func.id in self.functions):
+            return None
+        func, inner = self.functions[node.func.id]
+        returns = [n for n in inner.nodes if isinstance(n, ast.Return) and n.value is not None]
+        binding = bind(func, node, self, self.keywords, self.scope)
+        if len(returns) != 1 or binding is None or returns[0].value is None:
+            return None
+        builder = ArgvBuilder(self.source, self.keywords, inner, returns[0].lineno, binding, self.functions)
+        return builder.argv(returns[0].value, None, depth + 1)
 
     def argv(self, node: ast.AST, env: dict[str, Token] | None = None, depth: int = 0) -> list[Token]:
         """Tokens of ``node``; unresolved tokens for what cannot be evaluated."""
@@ -86,6 +172,10 @@ class ArgvBuilder:
             return [w if plain.fullmatch(w.text) else replace(w, resolved=False) for w in joined]
         if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
             return self.comprehension(node, env, depth)
+        if isinstance(node, ast.Call) and (returned := self.returned(node, depth)) is not None:
+            return returned
+        if isinstance(node, ast.Name) and self.call is not None and node.id in self.call.params:
+            return [self.call.params[node.id]]
         if isinstance(node, ast.Name) and node.id not in env:
             return self.name(node, depth)
         return [self.unresolved(node)]
@@ -97,18 +187,21 @@ class ArgvBuilder:
         if bound is None:
             return [self.unresolved(node)]
         value, owner = bound
-        tokens = ArgvBuilder(self.source, self.keywords, owner, getattr(value, "lineno", self.before)).argv(
-            value, None, depth + 1
-        )
+        tokens = self.child(owner, getattr(value, "lineno", self.before)).argv(value, None, depth + 1)
         end = getattr(value, "end_lineno", 0) or 0
+        read_until = 0  # the last line of a loop read whole: its statements are not read again
         for stmt in later_updates(node.id, owner, end, self.before, self.scope):
+            if getattr(stmt, "lineno", 0) <= read_until:
+                continue
             tokens = self.update(node.id, stmt, tokens, owner, depth)
+            if isinstance(stmt, ast.For) and self.dict_items(stmt.iter, stmt.target) is not None:
+                read_until = getattr(stmt, "end_lineno", 0) or 0
         return tokens
 
     def update(self, name: str, stmt: ast.AST, tokens: list[Token], owner: Scope, depth: int) -> list[Token]:
         """``tokens`` (of list ``name``) as ``stmt`` leaves them: ``+=``, a new binding,
         ``.append``/``.extend`` (also in a ``for k, v in D.items()`` loop over a dict)."""
-        builder = ArgvBuilder(self.source, self.keywords, owner, getattr(stmt, "lineno", self.before))
+        builder = self.child(owner, getattr(stmt, "lineno", self.before))
         if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name:
             return tokens + builder.argv(stmt.value, None, depth + 1)
         if isinstance(stmt, ast.Assign) and any(
@@ -158,12 +251,21 @@ class ArgvBuilder:
             and all(isinstance(e, ast.Name) for e in target.elts)
         ):
             return None
-        entries = self.keywords.dict_entries(iterable.func.value, self.scope, self.before)
+        base = iterable.func.value
+        if self.call is not None and isinstance(base, ast.Name) and base.id in self.call.kwargs:
+            entries: list[Entry] | None = self.call.kwargs[base.id]  # `**opts` of the call
+        else:
+            entries = self.keywords.dict_entries(base, self.scope, self.before)
         if entries is None:
             return None
         k_name, v_name = (e.id for e in target.elts)  # type: ignore[attr-defined]
         out = []
         for entry in entries:
+            if not entry.resolved:  # a part of the dict the file does not say
+                loc = self.source.loc(entry.node)
+                unread = Token(entry.name, loc.line or 0, loc.column or 0, False, entry.name)
+                out.append({k_name: unread, v_name: replace(unread, text="", written="")})
+                continue
             key_loc = self.source.key_loc(entry.node, entry.name)
             value_node = self._value_node(entry)
             value_loc = self.source.loc(value_node) if value_node is not None else key_loc
@@ -223,6 +325,8 @@ class ArgvBuilder:
         text, anchor = self.evaluate(node, env)
         if text is None:
             return self.unresolved(node)
+        if anchor is not None and not anchor.resolved:
+            return anchor
         if anchor is not None:
             return Token(text, anchor.line, anchor.column, True, anchor.written)
         loc = self.source.loc(node)
@@ -245,6 +349,9 @@ class ArgvBuilder:
             return "python", None  # the interpreter running the launcher
         if isinstance(node, ast.Name) and node.id in env:
             return env[node.id].text, env[node.id]
+        if isinstance(node, ast.Name) and self.call is not None and node.id in self.call.params:
+            bound = self.call.params[node.id]
+            return (bound.text, bound) if bound.resolved else (None, None)
         if isinstance(node, ast.Call) and dotted_name(node.func) == "str" and len(node.args) == 1:
             return self.evaluate(node.args[0], env)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):

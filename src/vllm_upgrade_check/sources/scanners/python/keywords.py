@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from vllm_upgrade_check.model.facts import Span, Spans
 from vllm_upgrade_check.parsing.words import cut
+from vllm_upgrade_check.sources.scanners.python.modules import ModuleReader, imported_names
 from vllm_upgrade_check.sources.scanners.python.names import DICT_CHANGES, const_text, dotted_name, is_logging
 from vllm_upgrade_check.sources.scanners.python.scope import Scope, last_binding, later_updates
 from vllm_upgrade_check.sources.scanners.python.source import PythonSource
@@ -27,6 +28,7 @@ class Entry:
     node: ast.AST
     resolved: bool = True
     value_node: ast.AST | None = None
+    source: PythonSource | None = None  # the module it is written in, when not the file read
 
 
 def _position(node: ast.AST) -> tuple[int, int]:
@@ -38,8 +40,10 @@ class KeywordReader:
     removing each one cuts, which names were read as a vLLM call's keywords and where the
     dicts behind them are written."""
 
-    def __init__(self, source: PythonSource) -> None:
+    def __init__(self, source: PythonSource, modules: ModuleReader | None = None) -> None:
         self.source = source
+        self.modules = modules  # the repository's other modules, when they may be read
+        self.imports = imported_names(source.tree) if modules is not None else {}
         self.cuts: dict[int, Span | None] = {}
         self.dict_reads: set[int] = set()  # Name nodes read as the keywords of a vLLM call
         self.dict_spans: dict[str, list[Span]] = {}  # dict name -> where it is written
@@ -83,9 +87,17 @@ class KeywordReader:
             base = self.dict_entries(node.args[0], scope, before, depth + 1)
             more = self.keyword_entries(node.keywords, scope, before, depth + 1)
             return None if base is None or more is None else base + more
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            imported = self.imports.get(node.value.id)
+            if imported is not None and imported[1] is None and scope.owner(node.value.id) is None:
+                return self.foreign(imported[0], imported[2], node.attr, depth)
+            return None
         if isinstance(node, ast.Name):
             bound = last_binding(node.id, scope, before)
             if bound is None:
+                imported = self.imports.get(node.id)
+                if imported is not None and imported[1] is not None:
+                    return self.foreign(imported[0], imported[2], imported[1], depth)
                 return None
             bound_value, owner = bound
             entries = self.dict_entries(bound_value, owner, getattr(bound_value, "lineno", before), depth + 1)
@@ -105,6 +117,22 @@ class KeywordReader:
                 entries = updated
             return entries
         return None
+
+    def foreign(self, module: str, level: int, name: str, depth: int) -> list[Entry] | None:
+        """The entries of the dict ``name`` that module ``module`` of the repository binds at
+        its top level (each told the module it is written in), or ``None`` when the
+        repository does not hold it or it is no dict the file says."""
+        if self.modules is None:
+            return None
+        found = self.modules.binding(module, level, name, self.source.path)
+        if found is None:
+            return None
+        other, value, scope = found
+        reader = KeywordReader(other, self.modules)
+        entries = reader.dict_entries(value, scope, getattr(value, "lineno", 0), depth + 1)
+        if entries is None:
+            return None
+        return [e if e.source is not None else replace(e, source=other) for e in entries]
 
     def apply_update(
         self, name: str, stmt: ast.AST, entries: list[Entry], scope: Scope, depth: int

@@ -4,10 +4,12 @@ parse, and which of the walk's facts (:func:`.walker.file_facts`) it reports.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import ast
+from collections.abc import Callable, Iterator, Sequence
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
-from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.python.modules import ModuleReader, imported_names
 from vllm_upgrade_check.sources.scanners.python.names import RESPONSE_FIELDS
 from vllm_upgrade_check.sources.scanners.python.source import parse_module
 from vllm_upgrade_check.sources.scanners.python.walker import file_facts
@@ -30,7 +32,7 @@ class PythonSourceScanner(Scanner):
         """``*.py`` files."""
         return source.name.endswith(".py")
 
-    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+    def scan(self, source: SourceFile) -> Iterator[ScanItem]:
         """The facts of ``source``: all of them when it mentions vLLM, else only its reads of
         response fields; a syntax error skips the file."""
         vllm = source.mentions_vllm()
@@ -48,6 +50,34 @@ class PythonSourceScanner(Scanner):
                 line=line,
             )
             return
-        for fact in file_facts(source, tree, self.fields):
+        facts = file_facts(source, tree, self.fields)
+        for fact in facts:
             if vllm or fact.kind == FactKind.RESPONSE_FIELD:
                 yield fact
+        if vllm:
+            yield from _module_references(tree, facts)
+
+    def with_referenced(
+        self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
+    ) -> list[Fact] | None:
+        """The file read again with the dicts it splats from the repository's other modules
+        (``from presets import FP8_PRESET; LLM(**FP8_PRESET)``): their keys are facts at
+        the lines of the module that writes them."""
+        try:
+            tree = ast.parse(source.text, filename=source.relpath)
+        except (SyntaxError, ValueError):
+            return None
+        modules = ModuleReader(source.relpath, files, read)
+        return list(file_facts(source, tree, self.fields, modules))
+
+
+def _module_references(tree: ast.Module, facts: list[Fact]) -> Iterator[FileReference]:
+    """A :class:`FileReference` per module the file imports a name from that an unresolved
+    launch splats (``**FP8_PRESET``, ``**presets.FP8_PRESET``): the file is read again with
+    the repository's modules (:meth:`PythonSourceScanner.with_referenced`)."""
+    unread = " ".join(f.value or "" for f in facts if f.kind == FactKind.LAUNCH and not f.resolved)
+    if "**" not in unread:
+        return
+    for local, (module, _name, level) in imported_names(tree).items():
+        if f"**{local}" in unread:
+            yield FileReference("." * level + module, PythonSourceScanner.name)

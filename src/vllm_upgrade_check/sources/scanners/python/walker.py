@@ -15,8 +15,10 @@ from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Span, Spans
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact, with_model_settings
 from vllm_upgrade_check.sources.scanners.base import SourceFile, shared_words
-from vllm_upgrade_check.sources.scanners.python.argv import ArgvBuilder
+from vllm_upgrade_check.sources.scanners.python.argv import ArgvBuilder, CallBinding, bind
+from vllm_upgrade_check.sources.scanners.python.builders import builders, functions
 from vllm_upgrade_check.sources.scanners.python.keywords import KeywordReader
+from vllm_upgrade_check.sources.scanners.python.modules import ModuleReader
 from vllm_upgrade_check.sources.scanners.python.names import (
     ENGINE_CALLS,
     RESPONSE_FIELDS,
@@ -36,15 +38,22 @@ from vllm_upgrade_check.sources.scanners.python.platforms import (
 from vllm_upgrade_check.sources.scanners.python.responses import ResponseReader
 from vllm_upgrade_check.sources.scanners.python.scope import Scope
 from vllm_upgrade_check.sources.scanners.python.source import PythonSource
+from vllm_upgrade_check.sources.scanners.python.tables import table_facts, without_launch_args
 from vllm_upgrade_check.sources.scanners.requirements import pip_install_facts
 from vllm_upgrade_check.sources.scanners.shell import argv_facts, is_env_name, shell_facts
 
 
-def file_facts(source: SourceFile, tree: ast.Module, fields: frozenset[str] = RESPONSE_FIELDS) -> list[Fact]:
+def file_facts(
+    source: SourceFile,
+    tree: ast.Module,
+    fields: frozenset[str] = RESPONSE_FIELDS,
+    modules: ModuleReader | None = None,
+) -> list[Fact]:
     """The facts of one Python file, ``tree`` being its parsed text (every one, also those
     a file that does not mention vLLM has no use for: the scanner picks); ``fields``: the
-    response fields whose reads are facts."""
-    module = _Module(source, tree, fields)
+    response fields whose reads are facts; ``modules``: the repository's other modules, for
+    the dicts the file imports from them (not read without it)."""
+    module = _Module(source, tree, fields, modules)
     module.run()
     return module.facts
 
@@ -53,14 +62,24 @@ class _Module:
     """State for one file: the source (with its vLLM import aliases), the readers of its
     keywords and response reads, the facts collected."""
 
-    def __init__(self, source: SourceFile, tree: ast.Module, fields: frozenset[str] = RESPONSE_FIELDS) -> None:
+    def __init__(
+        self,
+        source: SourceFile,
+        tree: ast.Module,
+        fields: frozenset[str] = RESPONSE_FIELDS,
+        modules: ModuleReader | None = None,
+    ) -> None:
         self.source = PythonSource(source, tree)
         self.fields = fields
-        self.keywords = KeywordReader(self.source)
+        self.keywords = KeywordReader(self.source, modules)
         self.responses: ResponseReader  # set by run once the imports are read
         self.facts: list[Fact] = []
         self.ray: dict[str, str] = {}  # names bound from ray and modal (see .platforms)
         self.modal: dict[str, str] = {}
+        # functions of the file that run a command built from their parameters, by name,
+        # with their scopes: read at each call of them in the file (see builder_call)
+        self.builders: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]] = {}
+        self.functions: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]] = {}
 
     def _add(self, fact: Fact | None) -> None:
         if fact is not None:
@@ -95,19 +114,26 @@ class _Module:
             names.add("model")
         for entry in entries:
             if not entry.resolved:
-                unresolved.append(entry.name)
+                where = entry.source or self.source
+                unresolved.append(entry.name if entry.source is None else f"{entry.name} ({where.path}:{getattr(entry.node, 'lineno', '?')})")
                 continue
             names.add(entry.name)
+            written = entry.source or self.source
+            spans = (
+                self.keywords.entry_spans(entry)
+                if entry.source is None
+                else Spans(syntax="python", note=f"written in {written.path}, which other code may import; change it there by hand")
+            )
             self.facts.append(
                 Fact(
                     FactKind.ARG,
                     entry.name,
-                    self.source.key_loc(entry.node, entry.name),
+                    written.key_loc(entry.node, entry.name),
                     raw=entry.name,
                     value=entry.value,
                     origin=origin,
                     scanner="python",
-                    spans=self.keywords.entry_spans(entry),
+                    spans=spans,
                 )
             )
             if origin == "python" and entry.name == "model" and entry.value:
@@ -116,7 +142,7 @@ class _Module:
                     Fact(
                         FactKind.MODEL,
                         entry.value,
-                        self.source.key_loc(entry.node, entry.name),
+                        written.key_loc(entry.node, entry.name),
                         raw=entry.value,
                         value=entry.value,
                         scanner="python",
@@ -245,10 +271,13 @@ class _Module:
                 if key is not None:
                     self.env_from(key, value)
 
-    def subprocess_call(self, call: ast.Call, scope: Scope) -> None:
-        """The facts of a command run by ``call``: a string read as shell, else an argv."""
+    def subprocess_call(self, call: ast.Call, scope: Scope, binding: CallBinding | None = None) -> None:
+        """The facts of a command run by ``call``: a string read as shell, else an argv
+        (``binding``: the parameters of the function it is in, as one call binds them)."""
         if not call.args:
             return
+        if binding is None and any(scope is s for _f, s in self.builders.values()):
+            return  # read at each call of the function that runs it (builder_call)
         command = call.args[0]
         text = const_text(command)
         if isinstance(command, ast.Constant) and text is not None:
@@ -256,8 +285,12 @@ class _Module:
             facts, _ = shell_facts(text, self.source.path, "python", relocate=relocate)
             self.facts.extend(facts)
             return
-        tokens = ArgvBuilder(self.source, self.keywords, scope, call.lineno).argv(command)
+        tokens = ArgvBuilder(self.source, self.keywords, scope, call.lineno, binding, self.functions).argv(command)
         found = argv_facts(tokens, self.source.path, "python", syntax="python") if tokens else []
+        if isinstance(command, ast.Call) and isinstance(command.func, ast.Name) and command.func.id in self.functions:
+            # an argv a function of the file returns: one launch per call, told at the call
+            group, at = f"call {command.lineno}:{command.col_offset + 1}", self.source.loc(command)
+            found = [replace(f, group=group, location=at if f.kind == FactKind.LAUNCH else f.location) for f in found]
         self.facts.extend(found)
         if tokens and not tokens[0].resolved and not any(f.kind == FactKind.LAUNCH for f in found):
             # a command the file does not say (`" ".join(cmd)` of an unknown list, a
@@ -292,12 +325,14 @@ class _Module:
                     scopes.append(child)
                 elif isinstance(node, (ast.Import, ast.ImportFrom)):
                     self.import_facts(node)
+        self.builders = builders(scopes, inner, self.source)
+        self.functions = functions(scopes, inner)
         imports_vllm = bool(self.source.aliases) or any(f.kind == FactKind.IMPORT for f in self.facts)
         self.responses = ResponseReader(self.source, imports_vllm, self.fields)
         text = self.source.src
         self.ray, self.modal = imported_from(self.source.tree, "ray", text), imported_from(self.source.tree, "modal", text)
         self.walk_scope(module, inner)
-        self.facts = shared_words(self.facts, list(self.keywords.other_readers()))
+        self.facts = without_launch_args(shared_words(self.facts, list(self.keywords.other_readers())))
 
     def walk_scope(self, scope: Scope, inner: dict[int, Scope]) -> None:
         """Read every node of ``scope`` in source order, and the scopes defined in it."""
@@ -307,6 +342,8 @@ class _Module:
                 continue
             if isinstance(node, ast.Lambda):
                 continue
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                self.facts.extend(table_facts(self.source, node.value))
             if isinstance(node, ast.Assign):
                 self.env_assign(node)
             elif isinstance(node, ast.Call):
@@ -366,6 +403,8 @@ class _Module:
             self.engine_call(call, last, scope)
         elif qualified in SUBPROCESS_CALLS:
             self.subprocess_call(call, scope)
+        elif isinstance(call.func, ast.Name) and qualified in self.builders:
+            self.builder_call(call, scope)
         elif qualified.startswith("os."):
             self.env_call(call, qualified)
         if isinstance(call.func, ast.Attribute):
@@ -374,3 +413,24 @@ class _Module:
             key = const_text(call.args[1])
             if key in self.fields:
                 self._add(self.responses.response_field(call, key, call.args[1]))
+
+    def builder_call(self, call: ast.Call, scope: Scope) -> None:
+        """The launches a call of a function of the file runs, read with its parameters bound
+        as this call binds them (:func:`bind`): ``start("m", port=9100, preemption_mode="swap")``
+        of ``def start(model, **opts)`` building ``["vllm", "serve", model, f"--{k}", ...]``;
+        each flag from a keyword is reported at that keyword, the launch at the call."""
+        func, inner = self.builders[self.source.qualified(call.func) or ""]
+        caller = ArgvBuilder(self.source, self.keywords, scope, call.lineno, None, self.functions)
+        binding = bind(func, call, caller, self.keywords, scope)
+        if binding is None:
+            return
+        first = len(self.facts)
+        for node in inner.nodes:
+            if isinstance(node, ast.Call) and self.source.qualified(node.func) in SUBPROCESS_CALLS:
+                self.subprocess_call(node, inner, binding)
+        group = f"call {call.lineno}:{call.col_offset + 1}"
+        at = self.source.loc(call.func)
+        self.facts[first:] = [
+            replace(f, group=group, location=at if f.kind == FactKind.LAUNCH else f.location)
+            for f in self.facts[first:]
+        ]
