@@ -23,6 +23,7 @@ from vllm_upgrade_check.sources.scanners.python.names import (
     SAMPLING_CALLS,
     SUBPROCESS_CALLS,
     const_text,
+    is_literal,
 )
 from vllm_upgrade_check.sources.scanners.python.platforms import (
     MODAL_INSTALLS,
@@ -107,6 +108,7 @@ class _Module:
                     value=entry.value,
                     origin=origin,
                     scanner="python",
+                    resolved=is_literal(entry.value_node),
                     spans=self.keywords.entry_spans(entry),
                 )
             )
