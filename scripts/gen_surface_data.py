@@ -19,7 +19,9 @@ Writes:
   ``WHEELS_DIR`` (default ``/work/wheels``) when it is there, else from the surfaces'
   ``modules``.
 
-Re-run it when new surfaces are extracted.
+Re-run it when new surfaces are extracted, then ``scripts/gen_public_names.py`` (the public
+names of each module, and the ``response_fields`` kind of ``history.json``, which this script
+keeps as it finds it).
 """
 
 from __future__ import annotations
@@ -179,6 +181,10 @@ def main(argv: list[str]) -> int:
         "kinds": kinds,
     }
     target = OUT / "history.json"
+    if target.exists():  # the response fields come from scripts/gen_public_names.py: kept
+        kept = json.loads(target.read_text(encoding="utf-8")).get("kinds", {}).get("response_fields")
+        if kept is not None:
+            kinds["response_fields"] = kept
     target.write_text(json.dumps(history, separators=(",", ":")) + "\n", encoding="utf-8")
     print(f"{target}: " + ", ".join(f"{k} {len(v)}" for k, v in kinds.items()))
     per_release = []

@@ -276,15 +276,26 @@ def run_scan(
 
 
 def response_vocabulary(rules: Sequence[tuple[object, Rule]]) -> frozenset[str]:
-    """The response fields the loaded packs' ``response_field`` rules name, and the fields
-    their renames lead to (a fixed client still reads as one)."""
-    out: set[str] = set()
+    """The response fields the loaded packs' ``response_field`` rules name, the fields
+    their renames lead to (a fixed client still reads as one), and every chat completion
+    response field some release returned and a later one no longer does (read from the
+    wheels: :func:`~vllm_upgrade_check.knowledge.surface.surface_history`)."""
+    out: set[str] = set(lost_response_fields())
     for _pack, rule in rules:
         if rule.match.kind == MatchKind.RESPONSE_FIELD:
             out.add(rule.match.name)
             if rule.fix.action == FixAction.RENAME and rule.fix.replacement:
                 out.add(rule.fix.replacement)
     return frozenset(out)
+
+
+def lost_response_fields() -> frozenset[str]:
+    """The chat completion response fields some release returned that a later one does not."""
+    from vllm_upgrade_check.knowledge.surface import surface_history
+
+    fields = surface_history("response_fields")
+    last = len(fields.releases) - 1
+    return frozenset(n for n, runs in fields.runs.items() if any(b < last for _a, b in runs))
 
 
 def release_info(registry: Registry, releases: Sequence[str]) -> tuple[ReleaseInfo, ...]:

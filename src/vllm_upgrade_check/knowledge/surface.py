@@ -14,6 +14,10 @@ the runs of releases that have it:
   exposes them (a counter with its ``_total``);
 - ``quantization_methods``, ``load_formats``, ``architectures``: the values
   ``--quantization`` and ``--load-format`` accept and the model registry's architectures;
+- ``response_fields``: the fields of the OpenAI-compatible server's chat completion response
+  models (``ChatCompletionResponse``, its choice, ``ChatMessage``, the stream chunk, its
+  choice, ``DeltaMessage``, ``UsageInfo``, with their vLLM base classes' fields), read from the
+  wheel's ``protocol.py`` modules under ``vllm/entrypoints/``;
 - ``modules``: every importable module of ``vllm/`` (``.py`` files, packages, namespace
   packages and compiled extensions), from each wheel's file list.
 
@@ -47,6 +51,7 @@ KINDS = (
     "quantization_methods",
     "load_formats",
     "architectures",
+    "response_fields",
     "modules",
 )
 """The kinds of name :func:`surface_history` knows."""

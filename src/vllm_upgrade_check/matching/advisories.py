@@ -2,7 +2,8 @@
 
 These findings say nothing breaks; they point at the lines an upgrade changes:
 
-- ``VUC000-010`` (info): a vLLM image tag or an ``==`` vLLM pin older than the target:
+- ``VUC000-010`` (info): a vLLM image tag, an ``==`` vLLM pin or a ``vllm @ URL`` whose
+  wheel, sdist or git tag names a version older than the target:
   the line to move (``fix`` moves it once no blocker is left), with the line where the
   version is written when that is elsewhere (an ``ARG`` default, a Helm ``tag:``);
 - ``VUC000-011`` (info): a vLLM image with a floating tag (``:latest``, ``:nightly``, none),
@@ -170,6 +171,17 @@ def _requirement_advisory(fact: Fact, target: Version) -> Rule | None:
     if all(clause.operator in ("==", "===") for clause in spec):
         if any(_newer(clause.version, target) for clause in spec):
             return None  # pinned past the target: a downgrade is no upgrade to advise on
+        if "@" in fact.raw and "://" in fact.raw:  # vllm @ URL: the version the URL names
+            return _rule(
+                MOVE_ID,
+                Severity.INFO,
+                match,
+                f"{fact.raw} installs vLLM {str(spec).lstrip('=')}, older than the target; "
+                f"point it at the {target} wheel or tag",
+                f"Point the URL at vLLM {target} once the blockers are fixed (fix does it where the URL "
+                "writes the version once; check that the new file exists there).",
+                _release_evidence(target, f"the release upgraded to, {target}"),
+            )
         return _rule(
             MOVE_ID,
             Severity.INFO,

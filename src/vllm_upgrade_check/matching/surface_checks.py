@@ -3,7 +3,7 @@
 A flag, keyword, import, metric, env var or value that the target does not have is found
 here even when no pack rule names it, or when the release that removed it lies before the
 version in use: the target is the judge. Each kind has a built-in rule (ids ``VUC000-003`` to
-``VUC000-009``), and each finding's severity follows what the target does with the thing
+``VUC000-009``, ``VUC000-014``, ``VUC000-015``), and each finding's severity follows what the target does with the thing
 (see :func:`rejection`):
 
 ========================  ===========================================================  ============
@@ -12,17 +12,22 @@ id                        what the target lacks                                 
 ``VUC000-003``            a CLI flag / ``--config`` key its parser does not define     blocker
 ``VUC000-004``            a keyword of ``LLM``/``EngineArgs``/``AsyncEngineArgs``     blocker (TypeError); warning when ``LLM`` pops and ignores it
 ``VUC000-005``            a keyword of ``SamplingParams``                             blocker (TypeError)
-``VUC000-006``            an imported module, or a ``vllm.envs`` attribute            blocker (ImportError/AttributeError) when an earlier release had it; warning when none did
+``VUC000-006``            an imported module or name, or a ``vllm.envs`` attribute    blocker (ImportError/AttributeError) when an earlier release had it; warning when none did
 ``VUC000-007``            an exported ``vllm:`` metric                                blocker in a Prometheus rule's ``expr`` when an earlier release exported it; warning elsewhere
 ``VUC000-008``            an env var its ``vllm/envs.py`` reads                       warning (silently ignored)
 ``VUC000-009``            a value of ``--quantization``, ``--load-format`` or a       blocker when an earlier release accepted it or argparse restricts the values; warning otherwise
-                          flag with argparse ``choices``
+                          flag with argparse ``choices`` (also a literal keyword
+                          value in Python)
+``VUC000-014``            an architecture (``--hf-overrides``, ``config.json``)       blocker when an earlier release served it; warning otherwise
+``VUC000-015``            a chat completion response field its server returns          warning (the client reads ``None`` or fails)
 ========================  ===========================================================  ============
 
 A pack rule that matches the same fact wins: it says why, when and how to fix, and no
 built-in finding is added; its severity is raised to ``blocker`` when the target rejects the
 thing (:func:`with_target_severity`). The data are the release surfaces read from the wheels
-(:mod:`vllm_upgrade_check.knowledge.surface`, :mod:`vllm_upgrade_check.knowledge.known_args`).
+(:mod:`vllm_upgrade_check.knowledge.surface`, :mod:`vllm_upgrade_check.knowledge.known_args`,
+:mod:`vllm_upgrade_check.knowledge.public_names`); imports are judged in :mod:`.surface_imports`,
+values and architectures in :mod:`.surface_values`.
 """
 
 from __future__ import annotations
@@ -33,21 +38,33 @@ from dataclasses import replace
 from packaging.version import Version
 
 from vllm_upgrade_check.knowledge.known_args import DATA_FILE, KnownArgs, known_args
-from vllm_upgrade_check.knowledge.surface import NameHistory, surface_history
+from vllm_upgrade_check.knowledge.surface import surface_history
 from vllm_upgrade_check.matching.checks import built_in_finding
 from vllm_upgrade_check.matching.matcher import VersionContext
+from vllm_upgrade_check.matching.surface_imports import import_rejection
 from vllm_upgrade_check.matching.surface_rules import (
     ENGINE_ARG_ID,
     ENV_VAR_ID,
     FLAG_ID,
-    IMPORT_ID,
     METRIC_ID,
+    RESPONSE_ID,
     SAMPLING_ID,
     SURFACE_IDS,
-    VALUE_ID,
     Rejection,
     documented_surface_rule,
     surface_rule,
+)
+from vllm_upgrade_check.matching.surface_values import (
+    architecture_rejection,
+    overridden_architectures,
+    value_rejection,
+)
+from vllm_upgrade_check.matching.surface_words import (
+    clear_word_caches,
+    closest,
+    closest_env,
+    env_gone,
+    history_words,
 )
 from vllm_upgrade_check.model.facts import Fact, FactKind
 from vllm_upgrade_check.model.findings import Finding
@@ -62,23 +79,7 @@ _ENGINE_CALLS = {
     "EngineArgs(...)": "EngineArgs",
     "AsyncEngineArgs(...)": "AsyncEngineArgs",
 }
-_VALUE_KINDS = {"quantization": "quantization_methods", "load_format": "load_formats"}
 _SERIES = ("_total", "_bucket", "_sum", "_count", "_created")
-
-
-def _history_words(history: NameHistory, name: str, target: Version, thing: str) -> tuple[str, bool]:
-    """``(words, had)``: what the releases say of ``name`` seen from ``target`` (``removed in
-    0.18.0, last in 0.17.1`` / ``added in 0.30.0, after 0.28.0`` / ``in no release``), and
-    whether an earlier release had it."""
-    removed = history.removed_in(name, target)
-    last = history.last_before(name, target)
-    if last is not None:
-        return f"removed in vLLM {removed} (last in {last})" if removed else f"last in {last}", True
-    later = [history.releases[a] for a, _b in history.runs.get(name, ()) if history.releases[a] > target]
-    if later:
-        return f"added in vLLM {min(later)}, after {target}", False
-    span = f"{history.releases[0]}-{history.releases[-1]}" if history.releases else "any"
-    return f"{thing} of no vLLM release ({span})", False
 
 
 def _flag_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejection | None:
@@ -135,8 +136,8 @@ def _engine_rejection(fact: Fact, target: Version, call: str) -> Rejection | Non
                 ignored.ref(name),
                 ignored.data_file,
             )
-    words, _had = _history_words(engine, name, target, "an engine arg")
-    suggestion = _closest("engine_args", name, target)
+    words, _had = history_words(engine, name, target, "an engine arg")
+    suggestion = closest("engine_args", name, target)
     return Rejection(
         ENGINE_ARG_ID,
         Severity.BLOCKER,
@@ -154,80 +155,17 @@ def _sampling_rejection(fact: Fact, target: Version) -> Rejection | None:
     name = fact.name.split(".", 1)[0]
     if not sampling.covers(target) or sampling.has(name, target):
         return None
-    words, _had = _history_words(sampling, name, target, "a field")
+    words, _had = history_words(sampling, name, target, "a field")
     return Rejection(
         SAMPLING_ID,
         Severity.BLOCKER,
         name,
         "keyword of SamplingParams(...)",
         words,
-        _closest("sampling_params", name, target),
+        closest("sampling_params", name, target),
         sampling.ref(name),
         sampling.data_file,
     )
-
-
-def _module_rejection(modules: NameHistory, module: str, target: Version) -> Rejection:
-    """A module ``target`` does not ship: a blocker when an earlier release had it (a
-    removal), a warning when none did (a build for another platform may)."""
-    words, had = _history_words(modules, module, target, "a module")
-    severity = Severity.BLOCKER if had else Severity.WARNING
-    return Rejection(
-        IMPORT_ID,
-        severity,
-        module,
-        "module",
-        words,
-        None,
-        modules.ref(module) if had else None,
-        modules.data_file,
-    )
-
-
-def _import_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejection | None:
-    modules = surface_history("modules")
-    if not modules.covers(target):
-        return None
-    module = fact.name
-    if not modules.has(module, target):
-        return _module_rejection(modules, module, target)
-    name = fact.value
-    if not name:
-        return None
-    submodule = f"{module}.{name}"
-    if modules.known(submodule) and not modules.has(submodule, target):
-        return _module_rejection(modules, submodule, target)
-    if (
-        module == "vllm.envs"
-        and name.startswith("VLLM_")
-        and name not in known.env_vars
-        and known.covers(target)
-    ):
-        return Rejection(
-            IMPORT_ID,
-            Severity.BLOCKER,
-            f"vllm.envs.{name}",
-            "attribute of vllm.envs",
-            "no vLLM release defines it; vllm.envs raises AttributeError for it",
-            _closest_env(name, target, known),
-            "vllm/envs.py",
-            DATA_FILE,
-        )
-    if module == "vllm.envs" and name in known.env_vars and known.covers(target):
-        first, last, gaps = known.env_vars[name]
-        if name in _env_gone(known, target) or first > target:
-            detail = f"last read by {last}" if last < target else f"added in vLLM {first}, after {target}"
-            return Rejection(
-                IMPORT_ID,
-                Severity.BLOCKER,
-                f"vllm.envs.{name}",
-                "attribute of vllm.envs",
-                detail,
-                None,
-                "vllm/envs.py",
-                DATA_FILE,
-            )
-    return None
 
 
 def _metric_names(fact: Fact) -> set[str]:
@@ -245,7 +183,7 @@ def _metric_rejection(fact: Fact, target: Version) -> Rejection | None:
     had_names = sorted(n for n in names if metrics.known(n))
     written = fact.raw or fact.name
     if had_names:
-        words, had = _history_words(metrics, had_names[0], target, "a metric")
+        words, had = history_words(metrics, had_names[0], target, "a metric")
     else:
         words, had = (
             f"a metric no vLLM release exported ({metrics.releases[0]}-{metrics.releases[-1]}); "
@@ -260,39 +198,10 @@ def _metric_rejection(fact: Fact, target: Version) -> Rejection | None:
         written,
         "metric in a Prometheus rule" if alert else "metric",
         words,
-        _closest("metrics", written, target) or _closest("metrics", fact.name, target),
+        closest("metrics", written, target) or closest("metrics", fact.name, target),
         metrics.ref(had_names[0]) if had_names else None,
         metrics.data_file,
     )
-
-
-_ENV_GONE: dict[Version, frozenset[str]] = {}
-_ENV_AT: dict[Version, list[str]] = {}
-
-
-def _closest_env(name: str, target: Version, known: KnownArgs) -> str | None:
-    """The env var release ``target`` reads closest to ``name`` (a typo), or ``None``."""
-    import difflib
-
-    names = _ENV_AT.get(target)
-    if names is None:
-        gone = _env_gone(known, target)
-        names = _ENV_AT[target] = sorted(
-            n for n, (first, _last, _gaps) in known.env_vars.items() if first <= target and n not in gone
-        )
-    key = ("env_vars", name, target)
-    if key not in _CLOSEST:
-        found = difflib.get_close_matches(name, names, n=1, cutoff=0.85)
-        _CLOSEST[key] = found[0] if found else None
-    return _CLOSEST[key]
-
-
-def _env_gone(known: KnownArgs, target: Version) -> frozenset[str]:
-    """:meth:`KnownArgs.env_gone_by`, once per target."""
-    found = _ENV_GONE.get(target)
-    if found is None:
-        found = _ENV_GONE[target] = known.env_gone_by(target)
-    return found
 
 
 def _env_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejection | None:
@@ -300,7 +209,7 @@ def _env_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejection |
         # vllm/envs.py's validate_environ logs "Unknown vLLM environment variable detected"
         # for any VLLM_ name it does not register; a team's own VLLM_ variable is common,
         # so only a near miss of one the target reads (a typo) is reported
-        near = _closest_env(fact.name, target, known)
+        near = closest_env(fact.name, target, known)
         if near is None:
             return None
         return Rejection(
@@ -313,7 +222,7 @@ def _env_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejection |
             "vllm/envs.py",
             DATA_FILE,
         )
-    if fact.name not in known.env_vars or fact.name not in _env_gone(known, target):
+    if fact.name not in known.env_vars or fact.name not in env_gone(known, target):
         return None
     _first, last, _gaps = known.env_vars[fact.name]
     return Rejection(
@@ -325,51 +234,6 @@ def _env_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejection |
         None,
         "vllm/envs.py",
         DATA_FILE,
-    )
-
-
-def _value_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejection | None:
-    # A Python keyword's value is not checked: the fact does not tell a literal ("fp8")
-    # from a name (``dtype=DT``).
-    if fact.origin not in ("cli", "config") or not fact.resolved or not fact.value:
-        return None
-    value = fact.value.strip().strip("'\"")
-    if not value or "$" in value or "{" in value:
-        return None
-    head = fact.name.split(".", 1)[0]
-    flag = "--" + head.replace("_", "-")
-    if not known.defines(flag, target):
-        return None
-    choices = known.choices_at(flag, target)
-    if choices is not None and known.arity(flag, target) == ("1", True):
-        if value.lower() in {c.lower() for c in choices}:
-            return None
-        return Rejection(
-            VALUE_ID,
-            Severity.BLOCKER,
-            f"{flag} {value}",
-            "value",
-            f"vLLM {target}'s parser accepts only: {', '.join(choices)}",
-            None,
-            known.flags[flag][2],
-            DATA_FILE,
-        )
-    kind = _VALUE_KINDS.get(head)
-    if kind is None:
-        return None
-    history = surface_history(kind)
-    if not history.covers(target) or history.has(value, target) or history.has(value.lower(), target):
-        return None
-    words, had = _history_words(history, value, target, "a value")
-    return Rejection(
-        VALUE_ID,
-        Severity.BLOCKER if had else Severity.WARNING,
-        f"{flag} {value}",
-        "value",
-        words if had else words + "; a plugin may register it",
-        _closest(history.kind, value, target),
-        history.ref(value),
-        history.data_file,
     )
 
 
@@ -405,25 +269,6 @@ def rejection(
     return found
 
 
-_CLOSEST: dict[tuple[str, str, Version], str | None] = {}
-
-
-def _closest(kind: str, name: str, target: Version) -> str | None:
-    """The closest name of ``kind`` (``flags`` or a :data:`~vllm_upgrade_check.knowledge.surface.KINDS`
-    entry) release ``target`` has, once per name."""
-    key = (kind, name, target)
-    if key not in _CLOSEST:
-        if len(_CLOSEST) > 10_000:
-            _CLOSEST.clear()
-        found = (
-            known_args().closest(name, target)
-            if kind == "flags"
-            else surface_history(kind).closest(name, target)
-        )
-        _CLOSEST[key] = found
-    return _CLOSEST[key]
-
-
 _JUDGED: dict[tuple[object, ...], Rejection | None] = {}
 """Rejections already decided, by everything :func:`_judge` reads of a fact (the same flag
 is written in many launches)."""
@@ -432,25 +277,56 @@ is written in many launches)."""
 def clear_caches() -> None:
     """Forget the rejections and suggestions decided so far (a benchmark times them afresh)."""
     _JUDGED.clear()
-    _CLOSEST.clear()
-    _ENV_AT.clear()
+    clear_word_caches()
 
 
 def _judge(fact: Fact, target: Version, call: str | None) -> Rejection | None:
     known = known_args()
     if fact.kind == FactKind.ARG:
+        if fact.name == "hf_overrides" and fact.value and fact.resolved:
+            found = architecture_rejection(overridden_architectures(fact.value), target)
+            if found is not None:
+                return found
         if fact.origin == "python":
-            return _engine_rejection(fact, target, call) if call else None
+            if not call:
+                return None
+            return _engine_rejection(fact, target, call) or value_rejection(fact, target, known)
         if fact.origin == "sampling":
             return _sampling_rejection(fact, target)
-        return _flag_rejection(fact, target, known) or _value_rejection(fact, target, known)
+        return _flag_rejection(fact, target, known) or value_rejection(fact, target, known)
     if fact.kind == FactKind.IMPORT:
-        return _import_rejection(fact, target, known)
+        return import_rejection(fact, target, known)
     if fact.kind == FactKind.METRIC:
         return _metric_rejection(fact, target)
     if fact.kind == FactKind.ENV_VAR:
         return _env_rejection(fact, target, known)
+    if fact.kind == FactKind.ARCHITECTURE:
+        return architecture_rejection([fact.name], target)
+    if fact.kind == FactKind.RESPONSE_FIELD:
+        return _response_rejection(fact, target)
     return None
+
+
+def _response_rejection(fact: Fact, target: Version) -> Rejection | None:
+    """A field of a chat completion response that ``target``'s server no longer returns: a
+    warning (the client reads ``None`` or raises ``KeyError``/``AttributeError``; what it
+    does next is the client's own)."""
+    if not fact.resolved:
+        return None  # the file does not say the response is a vLLM server's
+    fields = surface_history("response_fields")
+    if not fields.covers(target) or fields.has(fact.name, target) or not fields.last_before(fact.name, target):
+        return None
+    words, _had = history_words(fields, fact.name, target, "a response field")
+    return Rejection(
+        RESPONSE_ID,
+        Severity.WARNING,
+        fact.name,
+        "field of a chat completion response",
+        words,
+        closest("response_fields", fact.name, target),
+        fields.ref(fact.name),
+        fields.data_file,
+    )
 
 
 def python_launches(facts: Iterable[Fact]) -> dict[tuple[str | None, str | None], str]:
@@ -504,8 +380,8 @@ def surface_findings(
 
 
 def gone_subjects(rules: Iterable[tuple[object, Rule]], target: Version) -> frozenset[tuple[str, str]]:
-    """``(match kind, name)`` of the metrics, modules, engine args and ``SamplingParams``
-    fields that ``rules`` name, some release before ``target`` had and ``target`` does not:
+    """``(match kind, name)`` of the metrics, modules, engine args, ``SamplingParams``
+    fields and chat response fields that ``rules`` name, some release before ``target`` had and ``target`` does not:
     the rules that say how they went apply whatever the version in use (see
     :class:`~vllm_upgrade_check.matching.matcher.VersionContext`)."""
     out: set[tuple[str, str]] = set()
@@ -515,6 +391,8 @@ def gone_subjects(rules: Iterable[tuple[object, Rule]], target: Version) -> froz
             history, names = surface_history("metrics"), [match.name, match.name + "_total"]
         elif match.kind == MatchKind.IMPORT and not getattr(match, "names", None):
             history, names = surface_history("modules"), [match.name]
+        elif match.kind == MatchKind.RESPONSE_FIELD:
+            history, names = surface_history("response_fields"), [match.name]
         elif match.kind == MatchKind.ENGINE_ARG:
             sampling = match.origins is not None and "sampling" in match.origins
             history, names = surface_history("sampling_params" if sampling else "engine_args"), [match.name]

@@ -24,6 +24,8 @@ from vllm_upgrade_check.model.pack import (
     Match,
     MatchKind,
     MetricMatch,
+    ModelMatch,
+    ResponseFieldMatch,
     Rule,
     Severity,
     WheelEvidence,
@@ -36,7 +38,19 @@ IMPORT_ID = "VUC000-006"
 METRIC_ID = "VUC000-007"
 ENV_VAR_ID = "VUC000-008"
 VALUE_ID = "VUC000-009"
-SURFACE_IDS = (FLAG_ID, ENGINE_ARG_ID, SAMPLING_ID, IMPORT_ID, METRIC_ID, ENV_VAR_ID, VALUE_ID)
+ARCHITECTURE_ID = "VUC000-014"
+RESPONSE_ID = "VUC000-015"
+SURFACE_IDS = (
+    FLAG_ID,
+    ENGINE_ARG_ID,
+    SAMPLING_ID,
+    IMPORT_ID,
+    METRIC_ID,
+    ENV_VAR_ID,
+    VALUE_ID,
+    ARCHITECTURE_ID,
+    RESPONSE_ID,
+)
 """Ids of the built-in surface rules, in order."""
 
 
@@ -73,6 +87,8 @@ _MATCH: dict[str, type[Match]] = {
     METRIC_ID: MetricMatch,
     ENV_VAR_ID: EnvVarMatch,
     VALUE_ID: CliFlagMatch,
+    ARCHITECTURE_ID: ModelMatch,
+    RESPONSE_ID: ResponseFieldMatch,
 }
 _KIND: dict[str, MatchKind] = {
     FLAG_ID: MatchKind.CLI_FLAG,
@@ -82,6 +98,8 @@ _KIND: dict[str, MatchKind] = {
     METRIC_ID: MatchKind.METRIC,
     ENV_VAR_ID: MatchKind.ENV_VAR,
     VALUE_ID: MatchKind.CLI_FLAG,
+    ARCHITECTURE_ID: MatchKind.MODEL,
+    RESPONSE_ID: MatchKind.RESPONSE_FIELD,
 }
 _NAMES = {
     FLAG_ID: "flag-not-in-target",
@@ -91,6 +109,8 @@ _NAMES = {
     METRIC_ID: "metric-not-exported-by-target",
     ENV_VAR_ID: "env-var-not-read-by-target",
     VALUE_ID: "value-not-accepted-by-target",
+    ARCHITECTURE_ID: "architecture-not-served-by-target",
+    RESPONSE_ID: "response-field-not-returned-by-target",
 }
 _DOCS = {
     FLAG_ID: Docs(
@@ -111,10 +131,11 @@ _DOCS = {
         instead="SamplingParams(temperature=0.2)",
     ),
     IMPORT_ID: Docs(
-        why="An import of a module the target's wheel no longer ships raises ImportError, and reading an env var "
-        "vllm.envs no longer defines raises AttributeError, when the program starts.",
-        example="from vllm.entrypoints.openai.protocol import ChatCompletionRequest   # at 0.15.0",
-        instead="Import it from the module that holds it in the target release.",
+        why="An import of a module the target's wheel no longer ships, or of a name its module no longer defines "
+        "or re-exports, raises ImportError, and reading an env var vllm.envs no longer defines raises "
+        "AttributeError, when the program starts. Each module's names are read from the wheels with ast.",
+        example="from vllm.utils import FlexibleArgumentParser   # at 0.28.0",
+        instead="from vllm.utils.argparse_utils import FlexibleArgumentParser",
     ),
     METRIC_ID: Docs(
         why="A metric the target does not export makes an alert that can never fire again, and an empty panel or "
@@ -129,9 +150,24 @@ _DOCS = {
     ),
     VALUE_ID: Docs(
         why="A value argparse does not accept (choices), or a quantization method or load format the target does "
-        "not register, stops vllm serve at start-up.",
+        "not register, stops vllm serve at start-up; the same literal given as an engine-arg keyword in Python "
+        "(LLM(m, quantization=...)) fails when the engine config is built.",
         example="vllm serve my-model --quantization deepspeedfp   # at 0.28.0",
         instead="A value the target accepts.",
+    ),
+    ARCHITECTURE_ID: Docs(
+        why="vLLM loads a model by the architecture its config names (config.json's architectures, or "
+        "--hf-overrides '{\"architectures\": [...]}'); one the model registry no longer has stops the server "
+        "(a removed model names the last release that served it).",
+        example="vllm serve my-model --hf-overrides '{\"architectures\": [\"MllamaForConditionalGeneration\"]}'",
+        instead="Stay on the last release that serves it, or serve another model.",
+    ),
+    RESPONSE_ID: Docs(
+        why="The OpenAI-compatible server's chat completion response models (ChatCompletionResponse, "
+        "ChatMessage, DeltaMessage, UsageInfo) are read from each wheel; a field the target no longer returns "
+        "reads as None or raises KeyError in the client.",
+        example="message.reasoning_content   # at 0.28.0",
+        instead="message.reasoning",
     ),
 }
 
@@ -142,6 +178,8 @@ def surface_rule(rejected: Rejection, target: Version) -> Rule:
     where = rejected.ref or ("vllm/envs.py" if rejected.rule_id == ENV_VAR_ID else "vllm/")
     path, _, line = where.partition(":")
     match = _MATCH[rejected.rule_id].model_construct(kind=_KIND[rejected.rule_id], name=rejected.subject)
+    if isinstance(match, ModelMatch):
+        match = ModelMatch.model_construct(kind=MatchKind.MODEL, name=rejected.subject, patterns=[rejected.subject])
     # Built without validation: the name is the thing as written, which a pack's checks refuse.
     return Rule.model_construct(
         id=rejected.rule_id,
@@ -187,15 +225,25 @@ _GENERIC = {
         "data/surface/history.json",
     ),
     IMPORT_ID: (
-        "an imported vLLM module or vllm.envs attribute",
-        "the target's wheel has no such module",
-        "data/surface/modules.json",
+        "an imported vLLM module, name or vllm.envs attribute",
+        "the target's wheel has no such module, or its module no such name",
+        "data/surface/modules.json, data/surface/names.json",
     ),
     METRIC_ID: ("a vllm: metric", "the target does not export it", "data/surface/history.json"),
     ENV_VAR_ID: ("a VLLM_ env var", "the target's vllm/envs.py no longer reads it", DATA_FILE),
     VALUE_ID: (
-        "a flag value",
+        "a flag value or literal engine-arg keyword value",
         "the target's parser or registry does not accept it",
+        "data/surface/history.json",
+    ),
+    ARCHITECTURE_ID: (
+        "a model architecture",
+        "the target's model registry does not serve it",
+        "data/surface/history.json",
+    ),
+    RESPONSE_ID: (
+        "a field of a chat completion response",
+        "the target's server no longer returns it",
         "data/surface/history.json",
     ),
 }
@@ -205,7 +253,7 @@ def documented_surface_rule(rule_id: str) -> Rule:
     """The built-in rule ``rule_id`` as ``explain`` shows it (no particular fact), judged
     against the newest release the data covers."""
     subject, detail, data_file = _GENERIC[rule_id]
-    severity = Severity.WARNING if rule_id == ENV_VAR_ID else Severity.BLOCKER
+    severity = Severity.WARNING if rule_id in (ENV_VAR_ID, RESPONSE_ID) else Severity.BLOCKER
     target = known_args().newest or Version("0")
     rule = surface_rule(
         Rejection(rule_id, severity, subject, "any release", detail, None, None, data_file), target

@@ -38,6 +38,9 @@ class FactKind(str, Enum):
     """A Python import from vLLM: ``name`` the module, ``value`` the imported name or ``None``."""
     RESPONSE_FIELD = "response_field"
     """A field of a vLLM API response read by client code: ``name`` e.g. ``reasoning_content``."""
+    ARCHITECTURE = "architecture"
+    """A model architecture a repository's own model config names (the ``architectures`` of a
+    Hugging Face ``config.json``): ``name`` the class name (``LlamaForCausalLM``)."""
     LAUNCH = "launch"
     """A whole vLLM launch (``vllm serve``, ``LLM(...)``, a container running the vLLM image):
     ``name`` the entry point, ``args`` every arg name it sets; used by absence rules."""
@@ -228,7 +231,8 @@ class Fact:
         resolved: ``False`` when the value came through indirection that could not be
             resolved from the repository itself (for a ``response_field``: when the file does
             not say that the response read is a vLLM server's; such a finding is at most a
-            warning).
+            warning; for a Python keyword: when its value is no literal, ``dtype=DT``, so
+            that its value is not judged).
         model: for ``launch`` facts, the model the launch serves, when the scanner knows it.
         spans: where a fix may edit the fact (see :class:`Spans`); ``None`` when the scanner
             recorded none (the fact cannot be fixed mechanically).

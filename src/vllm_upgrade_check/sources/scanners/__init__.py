@@ -22,6 +22,7 @@ def default_scanners(response_fields: frozenset[str] | None = None) -> list[Scan
     from vllm_upgrade_check.sources.scanners.launchlines import LaunchLineScanner
     from vllm_upgrade_check.sources.scanners.makefile import MakefileScanner
     from vllm_upgrade_check.sources.scanners.manifests import ManifestScanner
+    from vllm_upgrade_check.sources.scanners.model_config import ModelConfigScanner
     from vllm_upgrade_check.sources.scanners.monitoring import MonitoringScanner
     from vllm_upgrade_check.sources.scanners.nvidia_smi import NvidiaSmiCaptureScanner
     from vllm_upgrade_check.sources.scanners.python.scanner import PythonSourceScanner
@@ -45,6 +46,7 @@ def default_scanners(response_fields: frozenset[str] | None = None) -> list[Scan
         NvidiaSmiCaptureScanner(),
         FreezeSnapshotScanner(),
         LaunchLineScanner(),
+        ModelConfigScanner(),
     ]
 
 

@@ -60,6 +60,22 @@ def requirement_fact(
         word = sub_span(token, 0, len(stripped))
     elif found is not None and token is None and "\n" not in stripped:
         value = Span(line, column + found[0], line, column + found[1])
+    specifier, spans = str(req.specifier), Spans(value=value, syntax=syntax, word=word)
+    pinned = url_version(req.url) if req.url and canonicalize_name(req.name) == "vllm" else None
+    if pinned is not None and req.url is not None:
+        # ``vllm @ https://.../vllm-0.20.0-cp38-abi3-manylinux1_x86_64.whl``: read as the pin
+        # the URL installs; the version is moved where it is written once, else by hand
+        version, at, count = pinned
+        specifier = f"=={version}"
+        version = version.split("+", 1)[0]  # a local label (+cu126) stays as written
+        offset = stripped.find(req.url) + at
+        where = None
+        if token is not None and token.text == stripped:
+            where = sub_span(token, offset, offset + len(version))
+        elif token is None and "\n" not in stripped:
+            where = Span(line, column + offset, line, column + offset + len(version))
+        note = "" if count == 1 else f"the URL writes the version {count} times; change it by hand"
+        spans = Spans(version=where, syntax=syntax, note=note if where is not None else note or URL_UNPLACED)
     found_at = content_columns(token) if token is not None and token.text == stripped else None
     if found_at is not None:
         line, column, _end = found_at
@@ -68,11 +84,58 @@ def requirement_fact(
         canonicalize_name(req.name),
         Location(path, line, column, line, column + len(stripped)),
         raw=stripped,
-        value=str(req.specifier),
+        value=specifier,
         origin=origin,
         scanner=scanner,
-        spans=Spans(value=value, syntax=syntax, word=word),
+        spans=spans,
     )
+
+
+URL_UNPLACED = "the scanner could not tell where the URL's version is written; change it by hand"
+"""``Spans.note`` of a vLLM URL requirement whose version has no span."""
+
+
+def url_version(url: str) -> tuple[str, int, int] | None:
+    """``(version, offset, count)`` of the vLLM release a direct URL installs, read where the
+    URL says it: a wheel's or sdist's file name (``vllm-0.20.0-cp38-abi3-...whl``,
+    ``vllm-0.20.0.tar.gz``) or a git tag (``git+https://...vllm.git@v0.20.0``); ``offset`` is
+    where the version is written in ``url`` and ``count`` how often it is written there.
+    ``None`` when the URL names no version (a branch, a commit, a name without one)."""
+    from packaging.utils import (
+        InvalidSdistFilename,
+        InvalidWheelFilename,
+        parse_sdist_filename,
+        parse_wheel_filename,
+    )
+    from packaging.version import InvalidVersion, Version
+
+    path = url.split("#", 1)[0].split("?", 1)[0]
+    version: str | None = None
+    if path.startswith("git+") and "@" in path.rsplit("/", 1)[-1]:
+        ref = path.rsplit("@", 1)[1]
+        text = ref[1:] if ref[:1] in ("v", "V") else ref
+        try:
+            Version(text)
+        except InvalidVersion:
+            return None
+        version, at = text, len(path) - len(text)
+    else:
+        name = path.rsplit("/", 1)[-1]
+        try:
+            if name.endswith(".whl"):
+                parsed = parse_wheel_filename(name)[1]
+            elif name.endswith((".tar.gz", ".zip")):
+                parsed = parse_sdist_filename(name)[1]
+            else:
+                return None
+        except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+            return None
+        written = name.split("-", 2)[1] if name.count("-") >= 1 else ""
+        text = written.removesuffix(".tar.gz").removesuffix(".zip")
+        if Version(text) != parsed:
+            return None
+        version, at = text, len(path) - len(name) + name.index("-") + 1
+    return version, at, url.count(version.split("+", 1)[0])
 
 
 def pip_install_facts(argv: Sequence[Token], path: str | None, scanner: str) -> Iterator[Fact]:

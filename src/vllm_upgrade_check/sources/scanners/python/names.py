@@ -58,6 +58,18 @@ def const_text(node: ast.AST) -> str | None:
     return None
 
 
+def is_literal(node: ast.AST | None) -> bool:
+    """Whether ``node`` is a literal (``"fp8"``, ``-1``, ``{"architectures": ["X"]}``: what
+    :func:`ast.literal_eval` reads), so that a check may judge its value; ``True`` for no node."""
+    if node is None:
+        return True
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
 def dotted_name(node: ast.AST) -> str | None:
     """``a.b.c`` for a name or an attribute chain on a name, else ``None``."""
     if isinstance(node, ast.Name):

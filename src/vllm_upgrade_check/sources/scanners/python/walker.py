@@ -25,6 +25,7 @@ from vllm_upgrade_check.sources.scanners.python.names import (
     SAMPLING_CALLS,
     SUBPROCESS_CALLS,
     const_text,
+    is_literal,
 )
 from vllm_upgrade_check.sources.scanners.python.platforms import (
     MODAL_INSTALLS,
@@ -133,6 +134,7 @@ class _Module:
                     value=entry.value,
                     origin=origin,
                     scanner="python",
+                    resolved=is_literal(entry.value_node),
                     spans=spans,
                 )
             )

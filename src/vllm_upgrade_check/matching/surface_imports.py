@@ -1,0 +1,143 @@
+"""Imports the target cannot satisfy: a vLLM module its wheel does not ship, a name its
+module no longer defines or re-exports (``from vllm.utils import FlexibleArgumentParser``),
+and a ``vllm.envs`` attribute it does not define. All are built-in rule ``VUC000-006``.
+
+The module history is the wheels' file lists (:mod:`vllm_upgrade_check.knowledge.surface`);
+the names are each module's top-level bindings read with ``ast``
+(:mod:`vllm_upgrade_check.knowledge.public_names`), loaded only when a scan sees an import
+of a name from vLLM.
+"""
+
+from __future__ import annotations
+
+from packaging.version import Version
+
+from vllm_upgrade_check.knowledge.known_args import DATA_FILE, KnownArgs
+from vllm_upgrade_check.knowledge.public_names import NAMES_FILE, public_names
+from vllm_upgrade_check.knowledge.surface import NameHistory, surface_history
+from vllm_upgrade_check.matching.surface_rules import IMPORT_ID, Rejection
+from vllm_upgrade_check.matching.surface_words import closest_env, env_gone, history_words
+from vllm_upgrade_check.model.facts import Fact
+from vllm_upgrade_check.model.pack import Severity
+
+
+def _new_home(name: str | None, module: str, target: Version) -> str | None:
+    """``from M import NAME`` for the module of ``target`` that defines ``name`` now, if it
+    moved out of ``module``: of several, the one sharing the most leading parts with
+    ``module``, then the shortest path."""
+    if not name or name == "*":
+        return None
+    names = public_names()
+    if not names.covers(target):
+        return None
+    homes = [m for m in names.homes(name, target) if m != module]
+    if not homes:
+        return None
+    parts = module.split(".")
+
+    def shared(home: str) -> int:  # leading parts in common: a name moves to a sibling or a child
+        count = 0
+        for a, b in zip(parts, home.split("."), strict=False):
+            if a != b:
+                break
+            count += 1
+        return count
+
+    best = max(homes, key=lambda h: (shared(h), -h.count(".")))
+    return f"from {best} import {name}"
+
+
+def module_rejection(modules: NameHistory, module: str, target: Version, name: str | None = None) -> Rejection:
+    """A module ``target`` does not ship: a blocker when an earlier release had it (a
+    removal), a warning when none did (a build for another platform may); with the module
+    that defines ``name`` (the name imported from it) in ``target``, when there is one."""
+    words, had = history_words(modules, module, target, "a module")
+    severity = Severity.BLOCKER if had else Severity.WARNING
+    return Rejection(
+        IMPORT_ID,
+        severity,
+        module,
+        "module",
+        words,
+        _new_home(name, module, target),
+        modules.ref(module) if had else None,
+        modules.data_file,
+    )
+
+
+def name_rejection(module: str, name: str, target: Version) -> Rejection | None:
+    """``from module import name`` where ``module`` of ``target`` binds no such name (an
+    ImportError): a blocker when an earlier release's module had it, a warning when none did
+    (the module may bind it in a way its source does not show); ``None`` when the target
+    has it, the module is open (a ``__getattr__`` without ``__all__``), or the name is private."""
+    names = public_names()
+    if name == "*" or name.startswith("_") or not names.covers(target) or not names.knows(module):
+        return None
+    if names.is_open(module, target):
+        return None
+    history = names.names(module)
+    if history.has(name, target):
+        return None
+    words, had = history_words(history, name, target, f"a name of {module}")
+    near = history.closest(name, target)
+    suggestion = _new_home(name, module, target) or (f"from {module} import {near}" if near else None)
+    return Rejection(
+        IMPORT_ID,
+        Severity.BLOCKER if had else Severity.WARNING,
+        f"from {module} import {name}",
+        "name",
+        words,
+        suggestion,
+        module.replace(".", "/") + ".py",
+        NAMES_FILE,
+    )
+
+
+def import_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejection | None:
+    """What ``target`` does with import fact ``fact`` (module in ``name``, the imported name or
+    ``vllm.envs`` attribute in ``value``) if it cannot satisfy it, else ``None``."""
+    modules = surface_history("modules")
+    if not modules.covers(target):
+        return None
+    module = fact.name
+    if not modules.has(module, target):
+        return module_rejection(modules, module, target, fact.value)
+    name = fact.value
+    if not name:
+        return None
+    submodule = f"{module}.{name}"
+    if modules.known(submodule):
+        return None if modules.has(submodule, target) else module_rejection(modules, submodule, target)
+    if module == "vllm.envs":
+        return _envs_rejection(name, target, known)
+    return name_rejection(module, name, target)
+
+
+def _envs_rejection(name: str, target: Version, known: KnownArgs) -> Rejection | None:
+    if not name.startswith("VLLM_") or not known.covers(target):
+        return None
+    if name not in known.env_vars:
+        return Rejection(
+            IMPORT_ID,
+            Severity.BLOCKER,
+            f"vllm.envs.{name}",
+            "attribute of vllm.envs",
+            "no vLLM release defines it; vllm.envs raises AttributeError for it",
+            closest_env(name, target, known),
+            "vllm/envs.py",
+            DATA_FILE,
+        )
+    first, last, _gaps = known.env_vars[name]
+    if name in env_gone(known, target) or first > target:
+        detail = f"last read by {last}" if last < target else f"added in vLLM {first}, after {target}"
+        return Rejection(
+            IMPORT_ID,
+            Severity.BLOCKER,
+            f"vllm.envs.{name}",
+            "attribute of vllm.envs",
+            detail,
+            None,
+            "vllm/envs.py",
+            DATA_FILE,
+        )
+    return None
