@@ -11,10 +11,17 @@ process) and the table gives the input size, the time (best of ``--repeat``), th
 Python allocated (``tracemalloc``), and the ratio of each to the 1x run: linear growth reads
 about 4 and 16, quadratic 16 and 256. Nothing is asserted: this prints.
 
+A second table (``--size``) gives each file kind at 1 MB (the goal: at most 2 s and 200 MiB
+for a 1 MB file of any kind), grown from 1/16 to 1/4 to 1 of that size, with the same ratios:
+a shell script with one long launch of known flags, one with many launches, a Dockerfile, a
+compose file, Kubernetes manifests, Python, a requirements file, Prometheus rules, a vLLM
+``--config`` YAML and a JSON file, each made of the lines a real one holds, repeated.
+
 Usage::
 
-    python benchmarks/bench_robust.py            # every shape, base sizes as below
-    python benchmarks/bench_robust.py --quick    # smaller bases (a check that it still runs)
+    python benchmarks/bench_robust.py            # every shape, base sizes as below, then 1 MB kinds
+    python benchmarks/bench_robust.py --quick    # smaller bases and 16 KB kinds (a check that it runs)
+    python benchmarks/bench_robust.py --kinds-only --size 1MB
 """
 
 from __future__ import annotations
@@ -112,6 +119,45 @@ SHAPES: dict[str, tuple[Builder, int]] = {
 }
 
 
+_FLAGS = ["--max-num-seqs 8", "--gpu-memory-utilization 0.9", "--tensor-parallel-size 2", "--enforce-eager",
+          "--max-model-len 4096", "--dtype auto"]  # fmt: skip
+
+
+def _fill(size: int, unit: Callable[[int], str], sep: str = "\n") -> str:
+    """``unit(0) + sep + unit(1) + ...`` until ``size`` characters are reached."""
+    out: list[str] = []
+    total = i = 0
+    while total < size:
+        out.append(unit(i))
+        total += len(out[-1]) + len(sep)
+        i += 1
+    return sep.join(out)
+
+
+KINDS: dict[str, tuple[str, Callable[[int], str]]] = {
+    "shell, one launch of known flags": ("run.sh", lambda n: "vllm serve m " + _fill(n, lambda i: _FLAGS[i % 6], " ") + "\n"),
+    "shell, many launches": ("run.sh", lambda n: _fill(n, lambda i: f"vllm serve m{i} --max-num-seqs {i}") + "\n"),
+    "Dockerfile": ("Dockerfile", lambda n: "FROM vllm/vllm-openai:v0.8.0\n" + _fill(
+        n, lambda i: f"ENV VLLM_USE_V1=1\nRUN pip install vllm==0.8.{i % 5}") + '\nCMD ["--max-num-seqs", "8"]\n'),
+    "compose": ("docker-compose.yaml", lambda n: "services:\n" + _fill(n, lambda i: (
+        f"  s{i}:\n    image: vllm/vllm-openai:v0.8.0\n    command: [--model, m, --max-num-seqs, '8']\n"
+        "    environment:\n      VLLM_USE_V1: '1'"))),
+    "Kubernetes": ("deploy.yaml", lambda n: _fill(n, lambda i: (
+        f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d{i}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.8.0\n"
+        "        args: [--model, m, --max-num-seqs, '8']"), "\n---\n") + "\n"),
+    "Python": ("serve.py", lambda n: "from vllm import LLM, SamplingParams\n" + _fill(
+        n, lambda i: f"llm{i} = LLM(model='m', max_num_seqs={i})\np{i} = SamplingParams(temperature=0.{i % 9})") + "\n"),
+    "requirements": ("requirements.txt", lambda n: "vllm==0.8.0\n" + _fill(n, lambda i: f"pkg{i}>=1.{i % 10}") + "\n"),
+    "Prometheus rules": ("alerts.rules.yaml", lambda n: "groups:\n- name: g\n  rules:\n" + _fill(
+        n, lambda i: f"  - alert: A{i}\n    expr: vllm:num_requests_running > {i}") + "\n"),
+    "vLLM --config YAML": ("vllm-config.yaml", lambda n: "model: m\nmax-num-seqs: 8\ncompilation-config:\n" + _fill(
+        n, lambda i: f"  k{i}: {i}") + "\n"),
+    "JSON": ("config.json", lambda n: json.dumps({"args": _fill(n, lambda i: _FLAGS[i % 6].split()[0], " ").split()})),
+}
+"""File kind -> (file name, text of about ``n`` characters)."""
+
+
 def measure(build: Builder, n: int, repeat: int) -> tuple[int, float, int]:
     """``(bytes written, best seconds, peak bytes allocated)`` of a scan of the shape at ``n``."""
     root = Path(tempfile.mkdtemp(prefix="bench-robust-"))
@@ -132,12 +178,48 @@ def measure(build: Builder, n: int, repeat: int) -> tuple[int, float, int]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def _kind(name: str, make: Callable[[int], str]) -> Builder:
+    def build(root: Path, n: int) -> tuple[list[str], int]:
+        return [], _write(root, name, make(n))
+
+    return build
+
+
+def _size(text: str) -> int:
+    number, unit = text.upper().rstrip("B").rstrip("I"), 1
+    for suffix, factor in (("K", 2**10), ("M", 2**20)):
+        if number.endswith(suffix):
+            number, unit = number[:-1], factor
+    return int(float(number) * unit)
+
+
+def kinds_table(size: int, repeat: int) -> None:
+    """Each file kind at ``size`` bytes and at 1/4 and 1/16 of it, with ratios to the smallest."""
+    print(f"\n{'file kind':34} {'bytes':>9} {'seconds':>8} {'x t':>6} {'peak MiB':>9} {'x mem':>6}  goal")
+    for label, (name, make) in KINDS.items():
+        first: tuple[float, int] | None = None
+        for part in (16, 4, 1):
+            written, seconds, peak = measure(_kind(name, make), size // part, repeat)
+            first = first or (seconds, peak)
+            goal = "" if part != 1 else ("ok" if seconds <= 2.0 and peak <= 200 * 2**20 else "OVER 2 s / 200 MiB")
+            print(
+                f"{label:34} {written:>9} {seconds:>8.3f} {seconds / max(first[0], 1e-9):>6.1f} "
+                f"{peak / 2**20:>9.1f} {peak / max(first[1], 1):>6.1f}  {goal}"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="bases divided by 10")
+    parser.add_argument("--quick", action="store_true", help="bases divided by 10, kinds at 16 KB")
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--size", default="1MB", help="size of the largest file of each kind (default 1MB)")
+    parser.add_argument("--kinds-only", action="store_true", help="only the table of file kinds")
     args = parser.parse_args()
     run_scan(ScanOptions.of(paths=[Path(__file__).parent], jobs=1, cache_dir=None))  # imports, packs
+    size = _size("16KB" if args.quick else args.size)
+    if args.kinds_only:
+        kinds_table(size, args.repeat)
+        return
     print(f"{'shape':36} {'scale':>5} {'n':>7} {'bytes':>9} {'seconds':>8} {'x t':>6} {'peak MiB':>9} {'x mem':>6}")
     for name, (build, base) in SHAPES.items():
         base = max(2, base // 10) if args.quick else base
@@ -149,6 +231,7 @@ def main() -> None:
                 f"{name:36} {scale:>4}x {base * scale:>7} {size:>9} {seconds:>8.3f} "
                 f"{seconds / max(first[0], 1e-9):>6.1f} {peak / 2**20:>9.1f} {peak / max(first[1], 1):>6.1f}"
             )
+    kinds_table(size, args.repeat)
 
 
 if __name__ == "__main__":

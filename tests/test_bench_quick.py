@@ -70,5 +70,8 @@ def test_robustness_benchmark_quick_mode_prints_every_shape() -> None:
         timeout=600,
     )
     assert run.returncode == 0, run.stderr
-    rows = [line for line in run.stdout.splitlines()[1:] if line.strip()]
+    shapes, _, kinds = run.stdout.partition("\nfile kind")
+    rows = [line for line in shapes.splitlines()[1:] if line.strip()]
     assert len(rows) == 9 * 3 and all(f"{s}x" in run.stdout for s in (1, 4, 16))
+    kind_rows = [line for line in kinds.splitlines()[1:] if line.strip()]
+    assert len(kind_rows) == 10 * 3 and sum(line.endswith(("ok", "OVER 2 s / 200 MiB")) for line in kind_rows) == 10

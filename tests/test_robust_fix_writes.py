@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from vllm_upgrade_check.cli import _register, app
-from vllm_upgrade_check.engine import fix as fix_engine
+from vllm_upgrade_check.engine import fixrun as fix_engine
 from vllm_upgrade_check.parsing.textfiles import ChangedOnDisk, write_atomic
 
 _register()

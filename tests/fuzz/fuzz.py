@@ -20,7 +20,7 @@ sys.path.insert(0, str(HERE))
 
 import atheris  # noqa: E402
 
-with atheris.instrument_imports(include=["vllm_upgrade_check", "yaml", "dockerfile_parse"]):
+with atheris.instrument_imports(include=["vllm_upgrade_check", "yaml", "dockerfile_parse", "packaging", "pathspec"]):
     import targets  # noqa: E402
 
 

@@ -4,18 +4,35 @@ Used by the atheris drivers (``fuzz_<target>.py``) and by ``tests/test_fuzz_corp
 which replays the saved corpus under ``tests/fuzz/corpus/<target>/`` on every test run.
 A target fails (raises) when the code under test raises anything, or returns something
 other than what a scanner yields (facts, skipped records, conditionals, references).
+
+The loaders of the tool's own inputs (configuration, baseline, freeze file, ``fleet merge``
+input, rule pack) and discovery under a hostile ``.gitignore`` hold one invariant: a valid
+result, or a :class:`~vllm_upgrade_check.errors.VucError` whose text is one line naming the
+file (the CLI prints it and exits 2). Anything else (a traceback) is a bug; a hang is caught
+by libFuzzer's ``-timeout``.
 """
 
 from __future__ import annotations
 
+import json
+import shutil
+import tempfile
+from collections import Counter
 from collections.abc import Callable, Iterable
+from pathlib import Path
 
-from vllm_upgrade_check.errors import RulePackError
+from vllm_upgrade_check.cli.config import Config, load_config
+from vllm_upgrade_check.cli.fleet_cmd import merge_reports, read_env_reports, render_markdown
+from vllm_upgrade_check.errors import RulePackError, VucError
+from vllm_upgrade_check.knowledge.registry import load_pack_text
+from vllm_upgrade_check.matching.baseline import load_baseline
+from vllm_upgrade_check.model.environment import Environment
 from vllm_upgrade_check.model.facts import Fact, Skipped
 from vllm_upgrade_check.model.pack import Pack
 from vllm_upgrade_check.parsing.shell import Token, parse_shell
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, compose_documents, to_python
 from vllm_upgrade_check.sources.discovery import _decode as _scan_decode
+from vllm_upgrade_check.sources.discovery import walk
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, normalise_flag
 from vllm_upgrade_check.sources.scanners.base import Conditional, FileReference, Reference, SourceFile
 from vllm_upgrade_check.sources.scanners.dockerfile import DockerfileScanner
@@ -87,16 +104,117 @@ def requirements(data: bytes) -> None:
         _check(scanner.scan(SourceFile(name, text)))
 
 
+def _one_line(exc: VucError, path: object) -> None:
+    """The invariant of a refused input: one line of text that starts with the file's name."""
+    text = str(exc)
+    assert "\n" not in text and "\r" not in text, f"error of more than one line: {text!r}"
+    assert text.startswith(f"{path}:"), f"error does not name {path}: {text!r}"
+    assert exc.message.strip(), "error with no message"
+
+
 def rulepack(data: bytes) -> None:
-    """The rule-pack loader: a :class:`Pack` or a :class:`RulePackError`, nothing else."""
-    from vllm_upgrade_check.knowledge.registry import load_pack_text
+    """The rule-pack loader: a :class:`Pack` or a one-line :class:`RulePackError`, nothing else."""
 
     try:
         pack = load_pack_text(_decode(data), "fuzz.yaml")
     except RulePackError as exc:
-        assert "\n" not in str(exc).strip() or str(exc).startswith("fuzz.yaml"), str(exc)
+        _one_line(exc, "fuzz.yaml")
         return
     assert isinstance(pack, Pack)
+    assert all(rule.id for rule in pack.rules)
+
+
+def _scratch(name: str, data: bytes) -> Path:
+    """``data`` written to a file called ``name`` in a fresh scratch directory (the caller removes it)."""
+    folder = Path(tempfile.mkdtemp(prefix="vuc-fuzz-"))
+    path = folder / name
+    path.write_bytes(data)
+    return path
+
+
+def _loader(name: str, data: bytes, load: Callable[[Path], object]) -> object | None:
+    """``load`` of ``data`` saved as ``name``: its result, or ``None`` after checking the error."""
+    path = _scratch(name, data)
+    try:
+        return load(path)
+    except VucError as exc:
+        _one_line(exc, path)
+        return None
+    finally:
+        shutil.rmtree(path.parent, ignore_errors=True)
+
+
+def config(data: bytes) -> None:
+    """``.vllm-upgrade-check.toml`` and ``[tool.vllm-upgrade-check]`` in a ``pyproject.toml``."""
+
+    for name in (".vllm-upgrade-check.toml", "pyproject.toml"):
+        result = _loader(name, data, load_config)
+        if result is not None:
+            assert isinstance(result, Config)
+            assert all(isinstance(p, str) for p in result.exclude)
+            assert all(i.id and i.id == i.id.strip() for i in result.ignores)
+
+
+def baseline(data: bytes) -> None:
+    """``--baseline`` files: fingerprints with positive counts, or a one-line error."""
+
+    result = _loader("baseline.json", data, load_baseline)
+    if result is not None:
+        assert isinstance(result, Counter)
+        assert all(isinstance(k, str) and isinstance(v, int) and v >= 1 for k, v in result.items())
+
+
+def freeze(data: bytes) -> None:
+    """``env --freeze`` files (pip freeze, uv pip freeze, pip list --format=freeze)."""
+    from vllm_upgrade_check.sources.host.environment import read_freeze_file
+
+    result = _loader("freeze.txt", data, read_freeze_file)
+    if result is not None:
+        assert isinstance(result, Environment)
+        assert all(isinstance(k, str) and isinstance(v, str) for k, v in result.distributions.items())
+        assert not set(result.unversioned) & set(result.distributions)
+
+
+def fleet(data: bytes) -> None:
+    """``fleet merge`` input: the env reports found in a log, checked and merged."""
+
+    reports = _loader("host.log", data, read_env_reports)
+    if reports is not None:
+        assert isinstance(reports, list) and reports and all(isinstance(r, dict) for r in reports)
+        merged = merge_reports([("host.log", r) for r in reports])
+        assert len(merged["hosts"]) == len(reports)
+        render_markdown(merged)
+        json.dumps(merged)
+
+
+def discovery(data: bytes) -> None:
+    """Discovery under a hostile ``.gitignore`` and ``--exclude``: the first line of ``data``
+    is an ``--exclude`` pattern, the rest the ``.gitignore``; a fixed tree of long names is
+    walked. Every file yielded exists under the root and is not ``.git`` content; a walk that
+    does not end is the hang libFuzzer's ``-timeout`` reports."""
+
+    text = data.decode("utf-8", "replace").replace("\0", "")
+    first, _, rest = text.partition("\n")
+    root = Path(tempfile.mkdtemp(prefix="vuc-fuzz-"))
+    try:
+        names = ["a" * 120 + "b.sh", "a" * 60 + "/" + "ab" * 40 + ".yaml", "x/y/run.sh", ".hidden/é.sh"]
+        for name in names:
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text("vllm serve m\n")
+        (root / ".gitignore").write_text(rest, encoding="utf-8")
+        skipped: list[Skipped] = []
+        try:
+            found = list(walk(root, exclude=[first] if first.strip() else [], skipped=skipped))
+        except VucError as exc:  # an --exclude pattern refused: exit 2 with one line
+            text = str(exc)
+            assert "\n" not in text and exc.message.strip(), text
+            return
+        rels = [rel for _, rel in found]
+        assert len(rels) == len(set(rels)), rels
+        assert set(rels) <= {*names, ".gitignore"}, rels
+        assert all(Path(path).is_file() for path, _ in found)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 TARGETS: dict[str, Callable[[bytes], None]] = {
@@ -106,5 +224,10 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "dockerfile": dockerfile,
     "requirements": requirements,
     "rulepack": rulepack,
+    "config": config,
+    "baseline": baseline,
+    "freeze": freeze,
+    "fleet": fleet,
+    "discovery": discovery,
 }
 """Target name (also the corpus folder name) -> function."""

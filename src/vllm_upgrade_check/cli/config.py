@@ -14,7 +14,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.knowledge.versions import parse_version
+from vllm_upgrade_check.model.facts import Skipped
 from vllm_upgrade_check.model.options import Ignore
 from vllm_upgrade_check.model.validation import first_problem, format_path
 from vllm_upgrade_check.parsing.textfiles import read_named_file
@@ -102,6 +103,8 @@ class Config:
         exclude: gitignore-style patterns.
         rules: extra rule pack directories, resolved against the file's directory.
         ignores: configured ignores.
+        passed_over: configuration files found but not read (symlinked out of their
+            directory), as skipped records for the report.
     """
 
     source: Path | None = None
@@ -111,12 +114,14 @@ class Config:
     exclude: tuple[str, ...] = ()
     rules: tuple[Path, ...] = ()
     ignores: tuple[Ignore, ...] = field(default_factory=tuple)
+    passed_over: tuple[Skipped, ...] = ()
 
 
-def _inside(path: Path, place: Path) -> bool:
+def _inside(path: Path, place: Path, passed_over: list[Skipped] | None = None, roots: Sequence[Path] = ()) -> bool:
     """Whether ``path`` (a configuration file found in ``place``) is no symlink leading out of
     ``place``: such a file, which anyone who can commit a link could point anywhere, is not
-    read; a note on stderr says so."""
+    read; a note on stderr says so at once, and a :class:`Skipped` in ``passed_over`` carries
+    it into the report (every output format)."""
     real, base = os.path.realpath(path), os.path.realpath(place)
     if not os.path.islink(path) or real.startswith(base.rstrip(os.sep) + os.sep):
         return True
@@ -124,22 +129,40 @@ def _inside(path: Path, place: Path) -> bool:
         f"vllm-upgrade-check: note: {path} is a symlink leading outside {place}: not read as configuration",
         file=sys.stderr,
     )
+    if passed_over is not None:
+        passed_over.append(Skipped(_label(path, place, roots), f"a symlink leading outside {place}: not read as configuration"))
     return False
 
 
-def find_config(paths: Sequence[Path], cwd: Path | None = None) -> Path | None:
+def _label(path: Path, place: Path, roots: Sequence[Path]) -> str:
+    """``path`` (a file of ``place``) as a report names it: as discovery labels a file of
+    ``place`` when it is a scanned root, else its absolute path."""
+    from vllm_upgrade_check.sources.discovery import labelled, root_label
+
+    if roots and place == (roots[0] if roots[0].is_dir() else roots[0].parent) and roots[0].is_dir():
+        return labelled(root_label(roots[0], roots), roots[0], path.name)
+    return os.path.abspath(path)
+
+
+def find_config(paths: Sequence[Path], cwd: Path | None = None, passed_over: list[Skipped] | None = None) -> Path | None:
     """The configuration file for a run: in the first scanned root (a file's directory), else
-    in ``cwd``; ``.vllm-upgrade-check.toml`` before a ``pyproject.toml`` that has the table."""
+    in ``cwd``; ``.vllm-upgrade-check.toml`` before a ``pyproject.toml`` that has the table.
+    A candidate symlinked out of its directory is not read: ``passed_over`` (if given) gets a
+    :class:`Skipped` for it."""
     places: list[Path] = []
     for path in paths[:1]:
         places.append(path if path.is_dir() else path.parent)
     places.append(cwd or Path.cwd())
+    seen: set[str] = set()
     for place in places:
+        if os.path.realpath(place) in seen:
+            continue  # the root is the current directory: looked at once
+        seen.add(os.path.realpath(place))
         own = place / CONFIG_FILE
-        if own.is_file() and _inside(own, place):
+        if own.is_file() and _inside(own, place, passed_over, paths):
             return own
         pyproject = place / "pyproject.toml"
-        if pyproject.is_file() and _inside(pyproject, place):
+        if pyproject.is_file() and _inside(pyproject, place, passed_over, paths):
             try:
                 data = load_toml(pyproject.read_text(encoding="utf-8"))
             except (OSError, TomlProblem, UnicodeDecodeError):
@@ -214,8 +237,10 @@ def config_for(paths: Sequence[Path], explicit: Path | None = None) -> Config:
     Raises:
         UsageError: as :func:`load_config`.
     """
-    found = explicit or find_config(paths)
-    return load_config(found) if found is not None else Config()
+    passed_over: list[Skipped] = []
+    found = explicit or find_config(paths, passed_over=passed_over)
+    config = load_config(found) if found is not None else Config()
+    return replace(config, passed_over=tuple(passed_over))
 
 
 def scan_options(
@@ -250,4 +275,5 @@ def scan_options(
         ignore_rules=list(ignore_rules),
         cache_dir=cache_dir,
         jobs=jobs,
+        passed_over=config.passed_over,
     )

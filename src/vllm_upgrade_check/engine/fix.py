@@ -12,363 +12,35 @@ that still fails at the target.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
-from vllm_upgrade_check.engine.scan import response_vocabulary
-from vllm_upgrade_check.errors import VucError
-from vllm_upgrade_check.fixing.edits import LineMap, apply_to_text, edits_of
+from vllm_upgrade_check.engine.fixrun import ChangedDuringFix, _Candidate, _Run
 from vllm_upgrade_check.fixing.interface import (
     UPGRADE_ID,
     CannotFix,
     Edit,
     FixResult,
     NotBumped,
-    NotWritten,
-    StaleEditError,
     Unfixed,
 )
-from vllm_upgrade_check.fixing.planned import Planned, plan_finding, plan_moves, signature, version_change
-from vllm_upgrade_check.fixing.verify import FileReading, check, read_file
-from vllm_upgrade_check.knowledge.registry import load_registry
+from vllm_upgrade_check.fixing.planned import plan_finding, version_change
 from vllm_upgrade_check.knowledge.versions import version_from_tag
 from vllm_upgrade_check.matching.advisories import VERSION_ADVISORY_IDS
 from vllm_upgrade_check.model.facts import COMPILED, Fact, FactKind
 from vllm_upgrade_check.model.findings import Finding
-from vllm_upgrade_check.model.pack import Applicability, FixAction, Severity
-from vllm_upgrade_check.parsing.textfiles import FileText, read_text, write_atomic
-from vllm_upgrade_check.sources.discovery import OutsideRoots, resolve_in_roots
+from vllm_upgrade_check.model.pack import Severity
 from vllm_upgrade_check.sources.dispatch import pinned_version
-from vllm_upgrade_check.sources.scanners import Scanner, default_scanners
 from vllm_upgrade_check.sources.scanners.images import is_vllm_image
+
+__all__ = ["ChangedDuringFix", "fix_paths"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from vllm_upgrade_check.model.options import ScanOptions
-
-
-@dataclass
-class _Candidate:
-    """One fix to make: the plan, its fact, the finding (``None`` for a bump)."""
-
-    planned: Planned
-    fact: Fact
-    finding: Finding | None
-    rule_id: str
-    group: int = 0
-    edits: list[Edit] = field(default_factory=list)
-    members: Sequence[Finding] = ()
-
-
-def _move_key(finding: Finding) -> tuple[str | None, str | None, str]:
-    """Which config flag of which launch a ``move_to_config`` finding moves its value into."""
-    return (finding.location.path, finding.fact.group, (finding.rule.fix.replacement or "").partition(".")[0])
-
-
-def _key(finding: Finding, lines: LineMap | None = None) -> tuple[str, str, tuple[str, ...], str]:
-    """Which finding a refusal is remembered for across passes: its file, rule, what it reads
-    as and its launch (two launches of one file may carry the same flag and value). A launch
-    is named by ``line:column`` of the text it was read from; with ``lines`` (how that file's
-    lines moved in the passes so far) the line is told as a line of the file before the run,
-    so that a launch keeps its name when an earlier pass removed lines above it."""
-    group = finding.fact.group or ""
-    line, sep, column = group.partition(":")
-    if lines is not None and sep and line.isdigit():
-        group = f"{lines.original(int(line))}:{column}"
-    return (finding.location.path or "", finding.rule.id, signature(finding.fact), group)
-
-
-class ChangedDuringFix(VucError):
-    """A file this run wrote was changed by something else before the run ended."""
-
-
-class _Run:
-    """State of one ``fix`` run."""
-
-    def __init__(self, options: ScanOptions, unsafe: bool, overlay: dict[str, bytes] | None) -> None:
-        self.options = options
-        self.unsafe = unsafe
-        self.overlay = overlay
-        self.roots = list(options.paths)
-        scanners = options.request.scanners
-        self.registry = load_registry(options.rule_paths)  # once for every pass
-        vocabulary = response_vocabulary(list(self.registry.rules()))
-        self.scanners: Sequence[Scanner] = scanners if scanners is not None else default_scanners(vocabulary)
-        self.result = FixResult()
-        self.refused: dict[tuple[str, str, tuple[str, ...], str], str] = {}
-        self.lines: dict[str, LineMap] = {}
-        self.groups = 0
-        self.applied: list[tuple[Edit, int]] = []  # each edit written, with the pass (of its file) it was made in
-        self.wrote: dict[str, bytes] = {}  # what this run wrote to each file, to notice other writers
-        self.first_seen: dict[tuple[str, str, tuple[str, ...], str], tuple[int | None, int | None]] = {}
-        self.versions: list[Finding] = []  # advisories on a vLLM pin or tag: the bump settles them
-
-    # -- scanning ---------------------------------------------------------------------------
-    def scan(self) -> tuple[list[Finding], list[Fact]]:
-        from vllm_upgrade_check.engine import run_scan
-
-        facts: list[Fact] = []
-        report = run_scan(self.options, self.registry, facts_out=facts)
-        if not self.result.target:
-            self.result.from_version, self.result.target = report.from_version, report.to_version
-        self.result.skipped = list(report.skipped)
-        if not self.lines:  # no edit made yet: the files as they were
-            for finding in report.findings:
-                loc = finding.location
-                self.first_seen.setdefault(self._key(finding), (loc.line, loc.column))
-        return list(report.findings), facts
-
-    def text(self, rel: str) -> FileText:
-        """File ``rel`` as it is now.
-
-        Raises:
-            ChangedDuringFix: it is not what this run wrote to it (something else wrote it).
-        """
-        source = read_text(resolve_in_roots(self.roots, rel), self.overlay)
-        wrote = self.wrote.get(rel)
-        if wrote is not None and source.encode(source.text) != wrote:
-            raise ChangedDuringFix("changed by something else while fix ran (nothing more written to it); run fix again", rel)
-        return source
-
-    # -- planning ---------------------------------------------------------------------------
-    def classify(
-        self, findings: Sequence[Finding], facts: Sequence[Fact], target: Version
-    ) -> tuple[list[_Candidate], list[Unfixed], list[Finding]]:
-        """The fixes to make now, the findings left for a person, and the requirement pins
-        that move with vLLM (set in the bump phase). Values moving into one config flag of
-        one launch are one fix (:func:`~vllm_upgrade_check.fixing.planned.plan_moves`)."""
-        by_file: dict[str, list[Fact]] = {}
-        for fact in facts:
-            if fact.location.path is not None:
-                by_file.setdefault(fact.location.path, []).append(fact)
-        candidates: list[_Candidate] = []
-        unfixed: list[Unfixed] = []
-        deferred: list[Finding] = []
-        moves: dict[tuple[str | None, str | None, str], list[Finding]] = {}
-        partly = {s.path: s.reason for s in self.result.skipped}
-        self.versions = []
-        for finding in findings:
-            if finding.rule.id in VERSION_ADVISORY_IDS:
-                self.versions.append(finding)  # the vLLM version itself: moved by the bump
-                continue
-            fix = finding.rule.fix
-            refused = self.refused.get(self._key(finding))
-            if refused is None and finding.location.path in partly:
-                # No edit goes into a file that was not read whole: the check that the
-                # fixed file reads as intended cannot be made of it.
-                refused = f"{partly[finding.location.path]}; fix it by hand"
-            if refused is not None:
-                unfixed.append(Unfixed(finding, refused))
-                continue
-            if fix.action == FixAction.SET_SPECIFIER and finding.location.path is not None:
-                deferred.append(finding)
-                continue
-            if fix.action == FixAction.MOVE_TO_CONFIG and finding.location.path is not None:
-                moves.setdefault(_move_key(finding), []).append(finding)
-                continue
-            try:
-                planned = plan_finding(finding, target, by_file.get(finding.location.path or "", ()))
-            except CannotFix as exc:
-                unfixed.append(Unfixed(finding, str(exc)))
-                continue
-            if not self._allowed(planned, finding, unfixed):
-                continue
-            candidates.append(_Candidate(planned, finding.fact, finding, finding.rule.id))
-        for group in moves.values():
-            if group[0].rule.fix.applicability == Applicability.DISPLAY_ONLY:
-                unfixed.extend(Unfixed(f, "no mechanical fix") for f in group)
-                continue
-            try:
-                planned = plan_moves(group, by_file.get(group[0].location.path or "", ()))
-            except CannotFix as exc:
-                unfixed.extend(Unfixed(f, str(exc)) for f in group)
-                continue
-            if not self._allowed(planned, group[0], unfixed, group):
-                continue
-            first = min(group, key=lambda f: (f.location.line or 0, f.location.column or 0))
-            candidates.append(_Candidate(planned, first.fact, first, first.rule.id, members=group))
-        return candidates, unfixed, deferred
-
-    def _allowed(
-        self, planned: Planned, finding: Finding, unfixed: list[Unfixed], group: Sequence[Finding] = ()
-    ) -> bool:
-        """Whether a fix may be made now: an unsafe one only with ``--unsafe-fixes``."""
-        if planned.applicability != Applicability.UNSAFE or self.unsafe:
-            return True
-        reason = (
-            "unsafe fix: use --unsafe-fixes"
-            if finding.rule.fix.applicability == Applicability.UNSAFE
-            else "unsafe here: no release's parser says which words the flag takes; use --unsafe-fixes"
-        )
-        unfixed.extend(Unfixed(f, reason) for f in (group or [finding]))
-        return False
-
-    # -- writing ----------------------------------------------------------------------------
-    def apply(self, candidates: list[_Candidate]) -> int:
-        """Make ``candidates`` (overlapping ones are left for the next pass); returns the
-        number of edits written."""
-        texts: dict[str, FileText] = {}
-        placed: list[_Candidate] = []
-        for candidate in candidates:
-            rel = candidate.fact.location.path or ""
-            try:
-                if rel not in texts:
-                    texts[rel] = self.text(rel)
-                self.groups += 1
-                candidate.group = self.groups
-                candidate.edits = edits_of(
-                    candidate.planned,
-                    texts[rel].text,
-                    rel,
-                    candidate.rule_id,
-                    candidate.fact.location.line or 0,
-                    self.groups,
-                )
-            except (CannotFix, OutsideRoots) as exc:
-                self._refuse(candidate, str(exc))
-                continue
-            except OSError as exc:
-                self._refuse(candidate, f"cannot read: {exc.strerror or exc}")
-                continue
-            placed.append(candidate)
-        written = 0
-        for rel, group in sorted(_by_file(placed).items()):
-            kept = _without_overlaps(group)
-            if kept:
-                written += self._write(rel, texts[rel], kept)
-        return written
-
-    def _key(self, finding: Finding) -> tuple[str, str, tuple[str, ...], str]:
-        """:func:`_key` with the lines of ``finding``'s file as this run moved them."""
-        return _key(finding, self.lines.get(finding.location.path or ""))
-
-    def _refuse(self, candidate: _Candidate, reason: str) -> None:
-        if candidate.finding is not None:
-            for finding in candidate.members or [candidate.finding]:
-                self.refused[self._key(finding)] = reason
-        else:
-            self.result.not_bumped.append(
-                NotBumped(candidate.fact.location.path or "", candidate.fact.location.line, candidate.fact.raw, reason)
-            )
-
-    def _write(self, rel: str, source: FileText, group: list[_Candidate]) -> int:
-        """Write the fixes of ``group`` to file ``rel`` when the fixed text passes the check:
-        all of them, else each on its own that passes; returns the edits written."""
-        referenced = self._referenced(rel, source.text, group)
-        before = read_file(rel, source.text, self.scanners, referenced)
-        chosen, reason = self._passing(rel, source.text, before, group, referenced)
-        for candidate in group:
-            if candidate not in chosen:
-                self._refuse(candidate, f"not written: {reason}" if reason else "not written")
-        if reason and not chosen:
-            rules = tuple(sorted({c.rule_id for c in group}))
-            self.result.not_written.append(NotWritten(rel, reason, rules))
-        if not chosen:
-            return 0
-        edits = [e for c in chosen for e in c.edits]
-        try:
-            after = apply_to_text(source.text, edits, rel)
-            data = source.encode(after)
-            if self.overlay is not None:
-                self.overlay[os.path.realpath(source.path)] = data
-            else:
-                write_atomic(source.path, data, expected=source.encode(source.text))
-            self.wrote[rel] = data
-        except StaleEditError as exc:
-            self.result.errors.append(exc)
-            return 0
-        except OSError as exc:
-            self.result.errors.append(VucError(f"cannot write: {exc.strerror or exc}", rel))
-            return 0
-        lines = self.lines.setdefault(rel, LineMap())
-        self.applied.extend((edit, len(lines.passes)) for edit in edits)
-        lines.record(source.text, edits)
-        return len(edits)
-
-    def _passing(
-        self, rel: str, text: str, before: FileReading, group: list[_Candidate], referenced: bool
-    ) -> tuple[list[_Candidate], str]:
-        def verdict(chosen: list[_Candidate]) -> str | None:
-            edits = [e for c in chosen for e in c.edits]
-            try:
-                after_text = apply_to_text(text, edits, rel)
-            except StaleEditError as exc:
-                return str(exc)
-            after = read_file(rel, after_text, self.scanners, referenced)
-            replacements = [(e.old, e.new) for e in edits]
-            return check(before, after, [(c.fact, c.planned) for c in chosen], replacements)
-
-        reason = verdict(group)
-        if reason is None:
-            return group, ""
-        if len(group) == 1:
-            return [], reason
-        alone = [c for c in group if verdict([c]) is None]
-        if alone and verdict(alone) is None:
-            return alone, reason
-        return alone[:1], reason
-
-    def _referenced(self, rel: str, text: str, group: list[_Candidate]) -> bool:
-        """Whether ``rel`` was read as a file another file named: some fact to fix is not one
-        the scanners that accept it read."""
-        plain = read_file(rel, text, self.scanners, referenced=False)
-        known = {(signature(f), f.location.line, f.location.column) for f in plain.facts}
-        return any(
-            (signature(c.fact), c.fact.location.line, c.fact.location.column) not in known for c in group
-        )
-
-    # -- positions --------------------------------------------------------------------------
-    def placed(self, unfixed: Unfixed) -> Unfixed:
-        """``unfixed`` at its line and column in the file on disk when the run ends: the last
-        scan's position where the fixes were written; with an overlay (nothing written),
-        where the first scan saw it (a column on an edited line is the column it had)."""
-        loc = unfixed.finding.location
-        if self.overlay is not None and loc.path in self.lines:
-            seen = self.first_seen.get(self._key(unfixed.finding))
-            if seen is not None:
-                return replace(unfixed, line=seen[0], column=seen[1])
-        return replace(unfixed, line=self.on_disk(loc.path, loc.line))
-
-    def on_disk(self, rel: str | None, line: int | None) -> int | None:
-        """A line of the last scan's text, as a line of the file on disk when the run ends
-        (with an overlay nothing is written: the file as it was)."""
-        if rel is None or line is None or self.overlay is None or rel not in self.lines:
-            return line
-        return self.lines[rel].original(line)
-
-
-def _by_file(candidates: Iterable[_Candidate]) -> dict[str, list[_Candidate]]:
-    grouped: dict[str, list[_Candidate]] = {}
-    for candidate in candidates:
-        grouped.setdefault(candidate.fact.location.path or "", []).append(candidate)
-    return grouped
-
-
-def _without_overlaps(group: list[_Candidate]) -> list[_Candidate]:
-    """The candidates whose edits overlap no earlier one's (by offset); the same edit made
-    by two fixes is made once."""
-    kept: list[_Candidate] = []
-    taken: list[tuple[int, int, str]] = []
-    for candidate in sorted(group, key=lambda c: min((e.start for e in c.edits), default=0)):
-        edits = []
-        clash = False
-        for edit in candidate.edits:
-            if (edit.start, edit.end, edit.new) in taken:
-                continue
-            if any(edit.start < end and start < edit.end or (edit.start == edit.end == start) for start, end, _ in taken):
-                clash = True
-                break
-            edits.append(edit)
-        if clash:
-            continue
-        taken.extend((e.start, e.end, e.new) for e in edits)
-        candidate.edits = edits
-        kept.append(candidate)
-    return kept
 
 
 def _admits(fact: Fact, target: Version) -> bool | None:
@@ -427,11 +99,31 @@ def fix_paths(
         options = replace(options, request=replace(options.request, overlay=overlay))
     run = _Run(options, unsafe, overlay)
     run.result.hold_at = hold_at
+    with run.lock:
+        _passes(run, max_passes, bump)
+    return run.result
+
+
+def _files_to_edit(candidates: Iterable[_Candidate], facts: Iterable[Fact], deferred: Iterable[Finding]) -> set[str]:
+    """The files a run may edit, as the first scan sees them: those of the fixes to make, of
+    the vLLM pins and images a bump moves, and of the pins that move with them."""
+    rels = {c.fact.location.path or "" for c in candidates}
+    rels |= set(_vllm_facts(facts))
+    rels |= {f.location.path or "" for f in deferred}
+    return rels - {""}
+
+
+def _passes(run: _Run, max_passes: int, bump: bool) -> None:
+    """The passes of :func:`fix_paths`, with the run's lock taken after the first scan."""
     findings: list[Finding] = []
     facts: list[Fact] = []
-    for _number in range(max_passes):
+    for number in range(max_passes):
         findings, facts = run.scan()
-        candidates, _unfixed, _deferred = run.classify(findings, facts, Version(run.result.target))
+        candidates, _unfixed, deferred = run.classify(findings, facts, Version(run.result.target))
+        if number == 0 and run.lock_files(_files_to_edit(candidates, facts, deferred)):
+            # Another fix run held them and may have written them: start from what is there now.
+            findings, facts = run.scan()
+            candidates, _unfixed, deferred = run.classify(findings, facts, Version(run.result.target))
         if not candidates or not run.apply(candidates):
             break
         if run.result.errors:
@@ -447,7 +139,6 @@ def fix_paths(
     not_bumped = [replace(n, line=run.on_disk(n.path, n.line)) for n in run.result.not_bumped]
     run.result.not_bumped = list(dict.fromkeys(not_bumped))
     run.result.applied = _applied_lines(run)
-    return run.result
 
 
 def _applied_lines(run: _Run) -> list[Edit]:

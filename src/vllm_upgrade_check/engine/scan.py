@@ -171,6 +171,7 @@ def run_scan(
     request = replace(request, response_fields=response_vocabulary(rules))
     includes = IncludeGraph()
     facts, skipped, count = scan_files(request, lines_of, blocks_of, includes)
+    skipped = [*request.passed_over, *skipped]
     # an nvidia-smi capture or a pip freeze snapshot in the repository: the environment rules apply
     captured = any(f.kind in (FactKind.PLATFORM, FactKind.DISTRIBUTION) for f in facts)
     if request.environment is not None or request.host is not None or captured:

@@ -31,7 +31,7 @@ def history_words(history: NameHistory, name: str, target: Version, thing: str) 
 
 _CLOSEST: dict[tuple[str, str, Version], str | None] = {}
 _ENV_GONE: dict[Version, frozenset[str]] = {}
-_ENV_AT: dict[Version, list[str]] = {}
+_ENV_AT: dict[Version, dict[int, list[str]]] = {}
 
 
 def closest(kind: str, name: str, target: Version) -> str | None:
@@ -58,17 +58,28 @@ def env_gone(known: KnownArgs, target: Version) -> frozenset[str]:
     return found
 
 
+ENV_CUTOFF = 0.85
+"""Least difflib ratio at which an unknown ``VLLM_`` name is taken for a typo of a known one."""
+
+
 def closest_env(name: str, target: Version, known: KnownArgs) -> str | None:
     """The env var release ``target`` reads closest to ``name`` (a typo), or ``None``."""
-    names = _ENV_AT.get(target)
-    if names is None:
+    by_length = _ENV_AT.get(target)
+    if by_length is None:
         gone = env_gone(known, target)
-        names = _ENV_AT[target] = sorted(
-            n for n, (first, _last, _gaps) in known.env_vars.items() if first <= target and n not in gone
-        )
+        by_length = _ENV_AT[target] = {}
+        for n in sorted(n for n, (first, _l, _g) in known.env_vars.items() if first <= target and n not in gone):
+            by_length.setdefault(len(n), []).append(n)
     key = ("env_vars", name, target)
     if key not in _CLOSEST:
-        found = difflib.get_close_matches(name, names, n=1, cutoff=0.85)
+        if len(_CLOSEST) > 10_000:
+            _CLOSEST.clear()
+        # difflib's ratio 2*M/(a+b) cannot reach the cutoff c when one length is under
+        # c/(2-c) of the other: only names of a length in that window are compared (the
+        # same answer as comparing with all of them, at a fraction of the cost).
+        low, high = (ENV_CUTOFF * len(name)) / (2 - ENV_CUTOFF), (2 - ENV_CUTOFF) * len(name) / ENV_CUTOFF
+        pool = [n for length, names in by_length.items() if low <= length <= high for n in names]
+        found = difflib.get_close_matches(name, pool, n=1, cutoff=ENV_CUTOFF) if pool else []
         _CLOSEST[key] = found[0] if found else None
     return _CLOSEST[key]
 

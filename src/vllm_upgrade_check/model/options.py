@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from vllm_upgrade_check.model.environment import Environment, HostInfo
+from vllm_upgrade_check.model.facts import Skipped
 from vllm_upgrade_check.model.findings import Gate
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
@@ -43,6 +44,8 @@ class ScanRequest:
         response_fields: the response fields whose reads by client code are facts, beyond
             the built-in ones: what the loaded packs' ``response_field`` rules name and
             rename to (``None``: only the built-in ones).
+        passed_over: files of the run's own set-up that were not read (a configuration file
+            symlinked out of its directory): reported as skipped, in every output format.
     """
 
     paths: Sequence[Path] = ()
@@ -56,6 +59,7 @@ class ScanRequest:
     cache_dir: Path | None = None
     jobs: int | None = None
     response_fields: frozenset[str] | None = None
+    passed_over: tuple[Skipped, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ pattern that matches decides.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 import pathspec
@@ -48,6 +49,8 @@ class GitIgnoreRules:
             self._specs.append(pathspec.GitIgnoreSpec.from_lines([line for _, line in chunk], backend="re2"))
             return
         except ValueError as exc:  # pathspec's GitIgnorePatternError: git would ignore the line
+            reason = f"invalid pattern ({exc})"
+        except re.error as exc:  # a class git matches nothing with, such as [z-a]
             reason = f"invalid pattern ({exc})"
         except re2.error:
             reason = "too complex to match in linear time (over RE2's memory budget)"
