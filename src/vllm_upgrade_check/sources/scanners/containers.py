@@ -20,15 +20,8 @@ from vllm_upgrade_check.model.facts import VENDOR_ENTRY, Fact, FactKind, Span
 from vllm_upgrade_check.parsing.shell import Token, parse_shell
 from vllm_upgrade_check.parsing.textpos import line_index
 from vllm_upgrade_check.parsing.words import sub_span
-from vllm_upgrade_check.parsing.yamlnodes import (
-    get,
-    items,
-    pos,
-    scalar,
-    scalar_locator,
-    scalar_word,
-    sequence_words,
-)
+from vllm_upgrade_check.parsing.yamlnodes import get, items, pos, scalar
+from vllm_upgrade_check.parsing.yamlwords import scalar_locator, scalar_word, sequence_words
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts
 from vllm_upgrade_check.sources.scanners.images import (
     image_fact,
@@ -47,7 +40,7 @@ CHART_IMAGE = "vllm/vllm-openai"
 def scalar_relocator(text: str, node: yaml.Node) -> Relocate:
     """Place tokens parsed from a YAML scalar's value where their text is written in the file.
 
-    Where the value aligns with its source exactly (:func:`~vllm_upgrade_check.parsing.yamlnodes.scalar_offsets`)
+    Where the value aligns with its source exactly (:func:`~vllm_upgrade_check.parsing.yamlwords.scalar_offsets`)
     every position is mapped, spans included, so a fix can cut words out of the scalar.
     Otherwise each token's written text is searched for within the scalar's source span,
     left to right, and the token is placed there without spans (a token that cannot be

@@ -30,15 +30,17 @@ from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Sp
 from vllm_upgrade_check.parsing.words import Token, sub_span
 from vllm_upgrade_check.parsing.yamlnodes import (
     YamlProblem,
-    alias_used,
-    anchor_of,
     documents,
-    entry_cuts,
     get,
     items,
     mapping_items,
     pos,
     scalar,
+)
+from vllm_upgrade_check.parsing.yamlwords import (
+    alias_used,
+    anchor_of,
+    entry_cuts,
     scalar_word,
     sequence_words,
     value_word,

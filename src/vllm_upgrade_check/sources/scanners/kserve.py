@@ -26,7 +26,8 @@ from collections.abc import Iterator
 import yaml
 
 from vllm_upgrade_check.model.facts import Fact, FactKind
-from vllm_upgrade_check.parsing.yamlnodes import get, items, scalar, sequence_words
+from vllm_upgrade_check.parsing.yamlnodes import get, items, scalar
+from vllm_upgrade_check.parsing.yamlwords import sequence_words
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts
 from vllm_upgrade_check.sources.scanners.base import Conditional, Reference
 from vllm_upgrade_check.sources.scanners.yamlenv import env_facts

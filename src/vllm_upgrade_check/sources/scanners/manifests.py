@@ -14,15 +14,8 @@ from dataclasses import replace
 import yaml
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span
-from vllm_upgrade_check.parsing.yamlnodes import (
-    YamlProblem,
-    documents,
-    get,
-    items,
-    mapping_items,
-    node_span,
-    scalar,
-)
+from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, items, mapping_items, scalar
+from vllm_upgrade_check.parsing.yamlwords import node_span
 from vllm_upgrade_check.sources.scanners.base import (
     Conditional,
     FileReference,

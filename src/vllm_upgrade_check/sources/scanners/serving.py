@@ -30,13 +30,13 @@ from vllm_upgrade_check.parsing.shell import Token
 from vllm_upgrade_check.parsing.yamlnodes import (
     YamlProblem,
     documents,
-    entry_cuts,
     get,
     items,
     mapping_items,
     pos,
     scalar,
 )
+from vllm_upgrade_check.parsing.yamlwords import entry_cuts
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.containers import scalar_relocator

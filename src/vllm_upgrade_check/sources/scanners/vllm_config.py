@@ -27,16 +27,8 @@ import yaml
 from vllm_upgrade_check.knowledge.known_args import known_args
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
 from vllm_upgrade_check.parsing.words import Token, sub_span
-from vllm_upgrade_check.parsing.yamlnodes import (
-    YamlProblem,
-    documents,
-    entry_cuts,
-    mapping_items,
-    pos,
-    scalar,
-    scalar_word,
-    to_python,
-)
+from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, mapping_items, pos, scalar, to_python
+from vllm_upgrade_check.parsing.yamlwords import entry_cuts, scalar_word
 from vllm_upgrade_check.sources.scanners.arg_facts import json_subkey_facts
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.manifests import YAML_SUFFIXES, is_compose, is_kubernetes
@@ -111,7 +103,7 @@ def entry_spans(
     text: str, key_node: yaml.Node, value_node: yaml.Node, cuts: dict[int, Span | None], syntax: str = "yaml"
 ) -> Spans:
     """Where a fix edits the mapping entry ``key: value``: the key, a scalar value (inside
-    its quotes), and the entry's cut from :func:`~vllm_upgrade_check.parsing.yamlnodes.entry_cuts`."""
+    its quotes), and the entry's cut from :func:`~vllm_upgrade_check.parsing.yamlwords.entry_cuts`."""
     key = scalar_word(text, key_node) if isinstance(key_node, yaml.ScalarNode) else None
     value = scalar_word(text, value_node) if isinstance(value_node, yaml.ScalarNode) else None
     return Spans(

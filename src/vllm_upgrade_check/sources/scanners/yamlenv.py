@@ -10,7 +10,8 @@ import yaml
 
 from vllm_upgrade_check.model.facts import Fact, Spans
 from vllm_upgrade_check.parsing.words import part, sub_span
-from vllm_upgrade_check.parsing.yamlnodes import Pos, get, items, mapping_items, pos, scalar, scalar_word
+from vllm_upgrade_check.parsing.yamlnodes import Pos, get, items, mapping_items, pos, scalar
+from vllm_upgrade_check.parsing.yamlwords import scalar_word
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact
 
 

@@ -1,0 +1,220 @@
+"""Where YAML nodes are written: spans, the words of a list, scalar character positions and
+the cuts that remove an entry, for the scanners that record edits and the fixer that makes
+them (the node tree itself: :mod:`.yamlnodes`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+import yaml
+
+from vllm_upgrade_check.model.facts import Span
+from vllm_upgrade_check.parsing.textpos import INDENT, ByteColumns, line_index, own_lines
+from vllm_upgrade_check.parsing.words import Token, cut, link, unlink_at_comments
+from vllm_upgrade_check.parsing.yamlnodes import pos
+
+
+def node_span(node: yaml.Node) -> Span:
+    """Where ``node`` is written (its quotes, brackets or block included), 1-based, end exclusive."""
+    start, end = node.start_mark, node.end_mark
+    return Span(start.line + 1, start.column + 1, end.line + 1, end.column + 1)
+
+
+_ITEM_HEAD = re.compile(r"[ \t]*-[ \t]+")
+
+
+def scalar_word(text: str, node: yaml.ScalarNode) -> Token:
+    """A scalar as one word placed where it is written (``written`` is its source text,
+    quotes included; the column is that of its first character inside the quotes)."""
+    span = node_span(node)
+    quoted = 1 if node.style in ("'", '"') else 0
+    written = text[node.start_mark.index : node.end_mark.index]
+    return Token(str(node.value), span.line, span.column + quoted, True, written, span)
+
+
+def sequence_words(text: str, node: yaml.Node | None) -> list[Token]:
+    """The scalar items of a YAML sequence as argv words placed where they are written: a
+    block item is an element of whole lines (its dash and trailing comment included), a
+    flow item a word between commas. Other items are left out (the words on either side of
+    one are not linked across it)."""
+    if not isinstance(node, yaml.SequenceNode):
+        return []
+    lines = text.split("\n")
+    runs: list[list[Token]] = [[]]
+    for child in node.value:
+        if not isinstance(child, yaml.ScalarNode):
+            runs.append([])
+            continue
+        word = scalar_word(text, child)
+        assert word.span is not None
+        if node.flow_style:
+            start, end = _flow_line(lines, word.span)
+            runs[-1].append(replace(word, line_start=start, line_end=end))
+            continue
+        element = own_lines(lines, word.span.start, word.span.end, _ITEM_HEAD)
+        runs[-1].append(replace(word, element=element))
+    tokens = [token for run in runs for token in unlink_at_comments(link(run), lines)]
+    if not node.flow_style and len(runs) == 1 and tokens and all(t.element is not None for t in tokens):
+        # A block list that loses every item reads as null (for a container: the image's
+        # default command, not none): such a cut writes an empty flow list in its place.
+        first, last = tokens[0].element, tokens[-1].element
+        assert first is not None and last is not None
+        indent = lines[first.line - 1][: len(lines[first.line - 1]) - len(lines[first.line - 1].lstrip())]
+        whole = Span.between(first.start, last.end)
+        tokens = [replace(t, whole=whole, empty=f"{indent}  []\n") for t in tokens]  # deeper than its key
+    return tokens
+
+
+_FLOW_TAIL = re.compile(r"[ \t]*,?[ \t]*(#.*)?")
+
+
+def _flow_line(lines: Sequence[str], span: Span) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+    """``(line_start, line_end)`` of a flow list item at ``span`` (see :class:`Token`)."""
+    line = lines[span.line - 1] if span.line <= len(lines) else ""
+    end_line = lines[span.end_line - 1] if span.end_line <= len(lines) else ""
+    starts = not line[: span.column - 1].strip()
+    ends = _FLOW_TAIL.fullmatch(end_line[span.end_column - 1 :]) is not None and span.end_line < len(lines)
+    return ((span.line, 1) if starts else None), ((span.end_line + 1, 1) if ends else None)
+
+
+def scalar_offsets(text: str, node: yaml.ScalarNode) -> list[int] | None:
+    """The offset in ``text`` of each character of the scalar's value, and of the place just
+    past it (one more entry than the value has characters); ``None`` when the value cannot
+    be aligned with its source exactly.
+
+    Quotes, escapes, folded line breaks and block indentation are what YAML adds around
+    the value's characters; everything else must be the character itself.
+    """
+    value = str(node.value)
+    start, end = node.start_mark.index, node.end_mark.index
+    source = text[start:end]
+    style = node.style
+    j = 0
+    if style in ("'", '"'):
+        j = 1
+        source_end = len(source) - 1
+    elif style in ("|", ">"):
+        newline = source.find("\n")
+        if newline < 0:
+            return None
+        j = newline + 1
+        source_end = len(source)
+    else:
+        source_end = len(source)
+    out: list[int] = []
+    skippable = " \t\n"
+    for ch in value:
+        while j < source_end:
+            got = source[j]
+            if got == ch:
+                break
+            if style == '"' and got == "\\" and j + 1 < source_end:
+                escape = source[j + 1]
+                decoded = _ESCAPES.get(escape)
+                if decoded == ch:
+                    break
+                if escape == "\n":  # an escaped line break: nothing
+                    j += 2
+                    continue
+                return None
+            if style == "'" and got == "'" and ch == "'":
+                break
+            if ch == " " and got == "\n":  # a folded line break
+                break
+            if got in skippable:
+                j += 1
+                continue
+            return None
+        if j >= source_end:
+            return None
+        out.append(start + j)
+        if style == '"' and source[j] == "\\":
+            j += 2
+        elif style == "'" and source[j] == "'":
+            j += 2
+        else:
+            j += 1
+    out.append(start + j if style not in ("'", '"') else start + min(j, source_end))
+    return out
+
+
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "/": "/", " ": " ", "0": "\0", "r": "\r", "e": "\x1b"}
+"""YAML double-quoted escapes of one character (``\\x..`` and the like are not aligned)."""
+
+
+def scalar_locator(text: str, node: yaml.ScalarNode) -> Callable[[int, int], tuple[int, int]] | None:
+    """A map from a position in the scalar's value (0-based row, UTF-8 byte column, as
+    tree-sitter gives them) to where that character is written in ``text`` (1-based line and
+    column); ``None`` when :func:`scalar_offsets` cannot align the value."""
+    offsets = scalar_offsets(text, node)
+    if offsets is None:
+        return None
+    value = str(node.value)
+    rows = value.split("\n")
+    row_starts = [0]
+    for row in rows[:-1]:
+        row_starts.append(row_starts[-1] + len(row) + 1)
+    index = line_index(text)
+    columns: dict[int, ByteColumns] = {}
+
+    def locate(row: int, byte_col: int) -> tuple[int, int]:
+        if row >= len(rows):
+            return index.line_col(offsets[-1])
+        if row not in columns:
+            columns[row] = ByteColumns(rows[row])
+        chars = columns[row].chars(byte_col)
+        at = min(row_starts[row] + chars, len(offsets) - 1)
+        return index.line_col(offsets[at])
+
+    return locate
+
+
+
+
+def value_word(text: str, node: yaml.ScalarNode) -> Token:
+    """The scalar's value, blanks around it dropped, as a word placed where that text is
+    written inside the node (after an anchor or a tag, inside quotes, on the line of a
+    one-line block scalar); without spans when it is not written there exactly once."""
+    value = str(node.value).strip()
+    begin, end = node.start_mark.index, node.end_mark.index
+    found = text.find(value, begin, end) if value else -1
+    index = line_index(text)
+    if found < 0 or text.find(value, found + 1, end) >= 0 or "\n" in value:
+        line, column = pos(node).line, pos(node).column
+        return Token(value, line, column, True, value)
+    line, column = index.line_col(found)
+    return Token(value, line, column, True, value, Span(line, column, line, column + len(value)))
+
+
+def anchor_of(text: str, node: yaml.Node) -> str | None:
+    """The anchor written on ``node`` (``&name`` before its value), if any."""
+    head = text[node.start_mark.index : node.end_mark.index]
+    match = re.match(r"&([^\s,\[\]{}]+)", head)
+    return match.group(1) if match else None
+
+
+def alias_used(text: str, anchor: str) -> bool:
+    """Whether ``*anchor`` is used anywhere in ``text``."""
+    return re.search(rf"\*{re.escape(anchor)}(?![^\s,\]}}])", text) is not None
+
+
+def entry_cuts(text: str, node: yaml.Node | None) -> dict[int, Span | None]:
+    """What to delete to remove each entry of a mapping, by ``id`` of its key node: the whole
+    lines of a block mapping entry (trailing comment included; ``None`` when the entry
+    shares a line), or the entry and one comma of a flow mapping (a JSON object)."""
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    lines = text.split("\n")
+    out: dict[int, Span | None] = {}
+    if not node.flow_style:
+        for key_node, value_node in node.value:
+            out[id(key_node)] = own_lines(lines, node_span(key_node).start, node_span(value_node).end, INDENT)
+        return out
+    entries = [
+        Token("", 0, 0, span=Span.between(node_span(k).start, node_span(v).end)) for k, v in node.value
+    ]
+    for (key_node, _value), token in zip(node.value, unlink_at_comments(link(entries), lines), strict=True):
+        out[id(key_node)] = cut([token])
+    return out
