@@ -104,3 +104,16 @@ def test_file_values_win_and_braced_values_stay_one_word(tmp_path: Path) -> None
     assert not [a for a in got if a[1] == "1"]
     assert ("seed 7", None, "x.service", 4) in got  # ${SEEDED}: one word
     assert ("seed", "7", "x.service", 2) in got  # $SEEDED: split
+
+
+def test_a_unit_whose_exec_line_does_not_parse_fails_the_gate_closed(tmp_path: Path) -> None:
+    """An unbalanced quote in ExecStart= (systemd refuses the line too) is a skipped file that
+    configures vLLM: exit 2, never a silent pass."""
+    from vllm_upgrade_check.engine import run_scan
+    from vllm_upgrade_check.model.options import ScanOptions
+
+    (tmp_path / "v.service").write_text('[Service]\nExecStart=/usr/bin/vllm serve m "--swap-space 4\n')
+    report = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.28.0"))
+    assert [(s.path, s.configures_vllm) for s in report.skipped] == [("v.service", True)]
+    (tmp_path / "v.service").write_text('[Service]\nExecStart=/usr/bin/vllm serve m "--port" 9000\n')
+    assert run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.28.0")).skipped == ()

@@ -133,3 +133,20 @@ def test_every_authored_dependency_rule_says_what_its_release_requires_dist_says
             )
             checked += 1
     assert checked > 50
+
+
+@pytest.mark.parametrize(
+    ("to", "start"), [("0.16", None), ("0.16", "0.16"), ("0.18", "0.18.0"), ("0.18.0", "0.18")]
+)
+def test_a_short_version_is_the_release_it_equals(to: str, start: str | None, tmp_path: Path) -> None:
+    """``--to 0.16`` is 0.16.0: the same findings (the data is keyed by the packs' spelling)."""
+    release = to if to.count(".") == 2 else to + ".0"
+    (tmp_path / "requirements.txt").write_text(f"vllm=={release}\ntorch==2.9.0\n")
+
+    def ids(t: str, f: str | None) -> list[str]:
+        report = run_scan(ScanOptions.of(paths=[tmp_path], to_version=t, from_version=f))
+        return sorted(x.rule.id for x in report.findings)
+
+    full = ids(release, start and (start if start.count(".") == 2 else start + ".0"))
+    assert "VUC000-002" in full
+    assert ids(to, start) == full

@@ -140,7 +140,8 @@ def resolve_target(registry: Registry, text: str | None) -> Version:
             raise UsageError(f"--to {text}: older than the oldest release with a pack ({releases[0]})")
         known = ", ".join(str(v) for v in releases[-5:])
         raise UsageError(f"--to {text}: unknown vLLM release (newest known: {known})")
-    return version
+    # The release as the packs spell it: 0.16 is 0.16.0, and data is keyed by that spelling.
+    return next(r for r in registry.releases if r == version)
 
 
 def run_scan(
@@ -163,6 +164,8 @@ def run_scan(
     registry = registry or load_registry(options.rule_paths)
     target = resolve_target(registry, window.to_version)
     option = parse_version(window.from_version, "--from") if window.from_version is not None else None
+    if option is not None:  # a release with a pack, as the packs spell it (0.16 is 0.16.0)
+        option = next((r for r in registry.releases if r == option), option)
     if option is not None and option > target:
         raise UsageError(f"--from {window.from_version} is newer than the target {target}: a downgrade is not checked")
     lines_of: dict[str, list[str] | None] = {}

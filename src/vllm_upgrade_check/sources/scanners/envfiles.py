@@ -222,11 +222,18 @@ class SystemdScanner(Scanner):
         # One shell text with every ExecStart value at its own line and column.
         lines = source.text.split("\n")
         shell_lines = [_braced_as_one_word(exec_lines.get(n, ""), set(variables)) for n in range(1, len(lines) + 1)]
-        facts, _ = shell_facts("\n".join(shell_lines), path, self.name, variables=variables)
+        facts, script = shell_facts("\n".join(shell_lines), path, self.name, variables=variables)
         for fact in facts:
             if fact.kind == FactKind.LAUNCH and not fact.resolved and fact.value and problems:
                 fact = replace(fact, value=f"{fact.value} ({'; '.join(problems)})")
             yield fact
+        if script.has_error:  # systemd refuses such a line too (unbalanced quotes, ...)
+            yield Skipped(
+                path,
+                f"command line syntax error at line {script.error_line}: the unit's Exec lines were only partly read",
+                configures_vllm=True,
+                line=script.error_line,
+            )
 
 
 def environment_file(
