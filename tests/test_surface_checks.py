@@ -41,7 +41,9 @@ def test_engine_args_is_a_blocker_where_llm_drops_the_keyword_with_a_warning(tmp
         "llm = LLM('m', swap_space=2)\n"
     )
     at_24 = _scan(tmp_path, "0.24.0", "0.24.0")
-    assert at_24[(2, "VUC000-004")] == "blocker" and at_24[(3, "VUC000-004")] == "warning", at_24
+    # the 0.18.0 pack rule on LLM(swap_space=...) says why (it wins, before the from-version
+    # as it is), at the severity of what 0.24.0 does: EngineArgs raises, LLM(...) warns
+    assert at_24 == {(2, "VUC0180-002"): "blocker", (3, "VUC0180-002"): "warning"}, at_24
     at_28 = _scan(tmp_path, "0.28.0", "0.28.0")
     # the 0.26.0 rule says how it went (LLM stopped dropping it): a blocker on both lines
     assert at_28 == {(2, "VUC0260-009"): "blocker", (3, "VUC0260-009"): "blocker"}, at_28
@@ -230,3 +232,14 @@ def test_what_a_new_user_met(tmp_path: Path) -> None:
         (4, "VUC000-006"): "blocker",  # app.py: envs.VLLM_NOT_A_THING
         (1, "VUC000-013"): "blocker",  # requirements.txt
     }, got
+
+
+def test_a_flag_removed_before_the_from_version_keeps_its_pack_rule_and_fix(tmp_path: Path) -> None:
+    """A newer rule on the same engine arg for other facts (0.26.0's LLM(swap_space=...))
+    does not hide the 0.18.0 rule on the --swap-space flag: its message and fix stay."""
+    (tmp_path / "s.sh").write_text("#!/bin/sh\nvllm serve m --swap-space 4\n")
+    (tmp_path / "app.py").write_text('from vllm import LLM\nllm = LLM(model="m", swap_space=4)\n')
+    report = run_scan(ScanOptions.of(paths=[tmp_path], from_version="0.20.0", to_version="0.33.0"))
+    by_file = {(f.location.path, f.rule.id) for f in report.findings}
+    assert ("s.sh", "VUC0180-001") in by_file, by_file
+    assert ("app.py", "VUC0260-009") in by_file, by_file

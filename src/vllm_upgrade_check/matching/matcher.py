@@ -413,7 +413,9 @@ def _gone_rules(rules: Sequence[tuple[Pack, Rule]], versions: VersionContext) ->
     for each, the rule of the newest release at or before the target that matches it."""
     if not versions.gone and not versions.gone_env and not versions.gone_other:
         return frozenset()
-    newest: dict[tuple[str, str], tuple[Version, str]] = {}
+    # The newest rule per subject and per the facts it reads (origins): the 0.18.0 rule on the
+    # --swap-space flag and the 0.26.0 one on LLM(swap_space=...) are both revived.
+    newest: dict[tuple[str, str, tuple[str, ...]], tuple[Version, str]] = {}
     for pack, rule in rules:
         kind, name = rule.match.kind, rule.match.name
         if kind in (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG):
@@ -424,7 +426,7 @@ def _gone_rules(rules: Sequence[tuple[Pack, Rule]], versions: VersionContext) ->
             gone = (kind.value, name) in versions.gone_other
         if not gone or pack.version > versions.target or rule.severity == Severity.INFO:
             continue
-        key = (kind.value, name)
+        key = (kind.value, name, tuple(sorted(rule.match.origins or ())))
         if key not in newest or pack.version > newest[key][0]:
             newest[key] = (pack.version, rule.id)
     return frozenset(rule_id for _version, rule_id in newest.values())
