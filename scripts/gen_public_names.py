@@ -14,7 +14,8 @@ imported) and its public top-level names are read:
   not known (the module is "open").
 
 Names starting with ``_`` are left out. Writes ``src/vllm_upgrade_check/data/surface/names.json``:
-``{"releases": [...], "modules": {module: {"open": runs, "names": {name: runs}, "defs": [names]}}}``
+``{"releases": [...], "modules": {module: '{"open": runs, "names": {name: runs}, "defs": [names]}'}}``
+(each module's entry as JSON text, parsed on demand)
 where ``runs`` is a flat list ``[first, last, first, last, ...]`` of release indexes and ``defs``
 the names the module defines itself (not imported) in the newest release that binds them (the
 "new home" of a name that moved).
@@ -263,16 +264,21 @@ def main(argv: list[str]) -> int:
             fields.setdefault(field, []).append(index)
             refs[field] = ref
     data = {
-        "schema": 1,
+        "schema": 2,
         "source": "the vLLM wheels on PyPI, each module of vllm/ read with ast (never imported): its public "
         "top-level names (definitions, imports, __all__), as runs of release indexes",
         "releases": releases,
+        # Each module's entry is JSON text of its own: loading the file builds 4,000 strings,
+        # not a million lists; an entry is parsed when a scan asks about that module.
         "modules": {
-            module: {
-                "open": _runs(opened.get(module, [])),
-                "names": {n: _runs(i) for n, i in sorted(per.items())},
-                "defs": sorted(defs[module]),
-            }
+            module: json.dumps(
+                {
+                    "open": _runs(opened.get(module, [])),
+                    "names": {n: _runs(i) for n, i in sorted(per.items())},
+                    "defs": sorted(defs[module]),
+                },
+                separators=(",", ":"),
+            )
             for module, per in sorted(bound.items())
         },
     }

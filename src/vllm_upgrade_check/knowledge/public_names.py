@@ -38,14 +38,26 @@ class PublicNames:
 
     Attributes:
         releases: the releases read, oldest first (the wheels' versions).
-        modules: module -> ``{"open": runs, "names": {name: runs}, "defs": [names]}`` as stored
-            (runs are flat ``[first, last, ...]`` release indexes).
+        modules: module -> ``{"open": runs, "names": {name: runs}, "defs": [names]}`` (runs
+            are flat ``[first, last, ...]`` release indexes), or that entry as the JSON text the
+            file stores, parsed on first use (:meth:`entry`).
     """
 
     releases: tuple[Version, ...]
-    modules: dict[str, dict[str, Any]]
+    modules: dict[str, Any]
     _histories: dict[str, NameHistory] = field(default_factory=dict, repr=False)
     _homes: dict[str, tuple[str, ...]] | None = field(default=None, repr=False)
+
+    def entry(self, module: str) -> dict[str, Any]:
+        """``module``'s entry, parsed from its JSON text the first time it is asked for.
+
+        Raises:
+            KeyError: a module no release has.
+        """
+        found = self.modules[module]
+        if isinstance(found, str):
+            found = self.modules[module] = json.loads(found)
+        return found
 
     def covers(self, version: Version) -> bool:
         """Whether ``version`` lies between the oldest and newest release read."""
@@ -63,7 +75,7 @@ class PublicNames:
         """
         found = self._histories.get(module)
         if found is None:
-            entry = self.modules[module]
+            entry = self.entry(module)
             runs = {name: _pairs(flat) for name, flat in entry["names"].items()}
             found = self._histories[module] = NameHistory(
                 "public_names", self.releases, runs, {}, NAMES_FILE
@@ -73,9 +85,9 @@ class PublicNames:
     def is_open(self, module: str, version: Version) -> bool:
         """Whether ``module`` of release ``version`` resolves names at run time (a module
         ``__getattr__`` without ``__all__``): then no name of it is judged."""
-        entry = self.modules.get(module)
-        if entry is None:
+        if module not in self.modules:
             return False
+        entry = self.entry(module)
         index = NameHistory("", self.releases, {}, {}, NAMES_FILE)._index(version)
         return any(a <= index <= b for a, b in _pairs(entry["open"]))
 
@@ -84,8 +96,8 @@ class PublicNames:
         importing it), shortest path first: where a name that moved lives now."""
         if self._homes is None:
             homes: dict[str, list[str]] = {}
-            for module, entry in self.modules.items():
-                for defined in entry["defs"]:
+            for module in self.modules:
+                for defined in self.entry(module)["defs"]:
                     homes.setdefault(defined, []).append(module)
             self._homes = {n: tuple(sorted(m, key=lambda s: (s.count("."), s))) for n, m in homes.items()}
         return tuple(m for m in self._homes.get(name, ()) if self.names(m).has(name, version))
