@@ -22,39 +22,11 @@ GOALS = {"semgrep / cold": 10.0, "cold / grep": 10.0, "warm / grep": 5.0, "peak 
 
 RunChild = Callable[..., tuple[float, int, int, str]]
 
-_LAUNCHER = r"""
-import os, sys, time
-start = time.perf_counter()
-pid = os.fork()
-if pid == 0:
-    try:
-        os.execvp(sys.argv[1], sys.argv[1:])
-    finally:
-        os._exit(127)
-_, status, usage = os.wait4(pid, 0)
-wall = time.perf_counter() - start
-sys.stderr.write(f"\nVUC-BENCH {wall:.6f} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime:.6f}\n")
-sys.exit(os.waitstatus_to_exitcode(status) % 256)
-"""
-"""As ``bench_scan``'s launcher, with the CPU seconds (user + system) of the command and of
-the worker processes it reaped: on a shared machine the CPU time moves less than the wall
-time."""
-
-
 def run_cpu(argv: list[str], env: dict[str, str] | None) -> tuple[float, int, int, float, str]:
-    """Run ``argv``; return (wall seconds, exit status, peak RSS KiB, CPU seconds, stderr tail)."""
-    proc = subprocess.run(
-        [sys.executable, "-S", "-c", _LAUNCHER, *argv],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    err = proc.stderr.decode("utf-8", "replace")
-    head, _, last = err.rstrip("\n").rpartition("\n")
-    parts = last.split()
-    if len(parts) != 4 or parts[0] != "VUC-BENCH":
-        return float("nan"), proc.returncode, 0, float("nan"), err[-400:]
-    return float(parts[1]), proc.returncode, int(parts[2]), float(parts[3]), head[-400:]
+    """``bench_scan.run_cpu``: (wall seconds, exit status, peak RSS KiB, CPU seconds, stderr tail)."""
+    from bench_scan import run_cpu as shared
+
+    return shared(argv, env)
 
 
 def removed_flag_literals(count: int = 8) -> list[str]:
