@@ -45,7 +45,7 @@ from vllm_upgrade_check.sources.scanners.base import Conditional, FileReference
 CACHE_ENV = "VLLM_UPGRADE_CHECK_CACHE_DIR"
 """Environment variable naming the cache directory (overrides the platform default)."""
 
-FORMAT = 7
+FORMAT = 8
 """Version of the cache file layout; bumped when it changes."""
 
 
@@ -128,6 +128,8 @@ class FileResult:
         skipped: skipped records the scanners gave for it.
         conditionals: facts that count when another file refers to them.
         references: :class:`~.scanners.base.Reference` keys it yields.
+        launches: key -> the group of the launch of this file a reference's facts extend
+            (:attr:`~.scanners.base.Reference.launch`), for the keys that name one.
         file_references: files it names by path.
         lines: its suppression-comment lines (:func:`~vllm_upgrade_check.sources.inline.suppression_lines`).
         blocks: ``[key line, last line]`` of each YAML key written right below a suppression
@@ -140,6 +142,7 @@ class FileResult:
     skipped: list[Skipped] = field(default_factory=list)
     conditionals: list[Conditional] = field(default_factory=list)
     references: list[str] = field(default_factory=list)
+    launches: dict[str, str] = field(default_factory=dict)
     file_references: list[FileReference] = field(default_factory=list)
     lines: list[str] | None = None
     blocks: list[tuple[int, int]] = field(default_factory=list)
@@ -228,6 +231,8 @@ def encode_result(result: FileResult) -> dict[str, Any]:
         ]
     if result.references:
         out["references"] = list(result.references)
+    if result.launches:
+        out["launches"] = dict(result.launches)
     if result.file_references:
         out["file_references"] = [[r.path, r.scanner, r.by, r.line, r.option] for r in result.file_references]
     if result.lines is not None:
@@ -299,11 +304,18 @@ def decode_result(data: Any) -> FileResult:
             for pair in conditionals
         ],
         references=_strings(data.get("references", []), "references"),
+        launches=_launches(data.get("launches", {})),
         file_references=[FileReference(*row) for row in file_references],
         lines=None if lines is None else _strings(lines, "lines"),
         blocks=[(b[0], b[1]) for b in blocks],
         hint=None if hint is None else (hint[0], hint[1]),
     )
+
+
+def _launches(data: Any) -> dict[str, str]:
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+        raise _bad("the launches of references")
+    return dict(data)
 
 
 _Entry = tuple[str, str, str]

@@ -167,6 +167,8 @@ def _run_scanners(source: SourceFile, takers: Sequence[Scanner], result: FileRes
                     result.conditionals.append(item)
                 elif isinstance(item, Reference):
                     result.references.append(item.key)
+                    if item.launch:
+                        result.launches[item.key] = item.launch
                 elif isinstance(item, FileReference):
                     result.file_references.append(item)
         except RecursionError:

@@ -27,7 +27,7 @@ from vllm_upgrade_check.sources.discovery import (
 from vllm_upgrade_check.sources.dispatch import Dispatcher, Outcome, Pending, hinted
 from vllm_upgrade_check.sources.includes import IncludeGraph
 from vllm_upgrade_check.sources.scanners import LazyScanners, Scanner, SourceFile
-from vllm_upgrade_check.sources.scanners.base import FileReference
+from vllm_upgrade_check.sources.scanners.base import APPENDED, FileReference, appended_launch
 from vllm_upgrade_check.sources.sniff import has_marker, is_prose, never_sniffed, never_text
 
 
@@ -109,7 +109,10 @@ def scan_files(
                 if blocks_out is not None and result.blocks:
                     blocks_out[rel] = result.blocks
         found = [result for _rel, result in results]
-        root_facts.extend(_linked_facts(found))
+        linked, extended = _linked_facts(found)
+        if extended:
+            root_facts = [f for f in root_facts if f.kind != FactKind.LAUNCH or (f.location.path, f.group) not in extended]
+        root_facts.extend(linked)
         own = frozenset((f.location.path, f.scanner) for f in root_facts if f.location.path is not None)
         graph = includes_out if includes_out is not None else IncludeGraph()
         root_facts.extend(_referenced_files(found, files, request, skipped, scanners, others, own, graph))
@@ -219,15 +222,30 @@ def _open_cache(request: ScanRequest, root: Path, scanners: Sequence[Scanner], l
     return ScanCache(request.cache_dir, root, f"{code_salt()}|{request.max_file_bytes}|{names}|{fields}", label)
 
 
-def _linked_facts(results: Sequence[FileResult]) -> list[Fact]:
+def _linked_facts(results: Sequence[FileResult]) -> tuple[list[Fact], set[tuple[str | None, str | None]]]:
     """The :class:`Conditional` facts some file refers to, once each; those without a
-    version hint of their own take the referring file's."""
+    version hint of their own take the referring file's. A conditional's
+    :data:`~.scanners.base.APPENDED` launch is merged into the launch the reference names
+    (:func:`~.scanners.base.appended_launch`), and so are those of the conditionals it makes
+    count in turn (a patch of a KServe predictor's args); without one it is dropped.
+
+    Returns:
+        ``(facts, (path, group) of each launch some words were appended to, and of each
+        launch the merged one replaces)``: their own launch facts stand for no whole launch.
+    """
     referenced: dict[str, tuple[str, str] | None] = {}
+    bases: dict[str, Fact] = {}
     for result in results:
         for key in result.references:
             if referenced.get(key) is None:
                 referenced[key] = result.hint
+            group = result.launches.get(key)
+            if group and key not in bases:
+                base = next((f for f in result.facts if f.kind == FactKind.LAUNCH and f.group == group), None)
+                if base is not None:
+                    bases[key] = base
     out: list[Fact] = []
+    extended: set[tuple[str | None, str | None]] = set()
     counted: set[int] = set()
     grew = True
     while grew:  # a conditional that counts may make others count (its `refers`)
@@ -238,11 +256,21 @@ def _linked_facts(results: Sequence[FileResult]) -> list[Fact]:
                     continue
                 counted.add(id(conditional))
                 hint = referenced[conditional.key]
-                out.extend(hinted(list(conditional.facts), hint) if hint else conditional.facts)
+                facts = hinted(list(conditional.facts), hint) if hint else list(conditional.facts)
+                base = bases.get(conditional.key)
+                for fact in facts:
+                    if fact.kind != FactKind.LAUNCH or fact.name != APPENDED:
+                        out.append(fact)
+                    elif base is not None:
+                        out.append(appended_launch(base, fact))
+                        extended.add((base.location.path, base.group))
+                        extended.add((fact.location.path, fact.group))  # its own reading, if any
                 for key in conditional.refers:
                     if key not in referenced:
                         referenced[key], grew = hint, True
-    return out
+                    if base is not None:
+                        bases.setdefault(key, base)
+    return out, extended
 
 
 def _referenced_files(

@@ -70,9 +70,48 @@ class Conditional:
 
 @dataclass(frozen=True)
 class Reference:
-    """A file's reference to the :class:`Conditional` facts of ``key`` (in any file)."""
+    """A file's reference to the :class:`Conditional` facts of ``key`` (in any file).
+
+    Attributes:
+        key: what links them.
+        launch: the ``group`` (``line:column``) of the vLLM launch of the referring file that
+            the referred facts extend, or ``""``: a :class:`Conditional`'s launch fact named
+            :data:`APPENDED` is then merged into that launch (:func:`appended_launch`).
+    """
 
     key: str
+    launch: str = ""
+
+
+APPENDED = "appended args"
+"""Name of the launch fact of words appended to another file's launch (a KServe predictor's
+``args``, which KServe appends to its serving runtime container's): it stands for no launch of
+its own and is merged into the launch a :class:`Reference` with ``launch`` names."""
+
+
+def appended_launch(base: Fact, tail: Fact, owner: str | None = None) -> Fact:
+    """The one launch of ``base`` (a launch fact) with the words of ``tail`` (an
+    :data:`APPENDED` launch fact) after its own, placed where ``tail`` is (each
+    referring file gets its own launch, in the group of its own args).
+
+    Its ``args`` are both sides', its model the last one given (argparse keeps the last
+    ``--model``), it is resolved when both sides are, and its unresolved words are both
+    sides'. Its version is ``base``'s (the image that runs it) unless ``tail`` has its own.
+    """
+    unresolved = " ".join(v for v in (base.value, tail.value) if v)
+    return replace(
+        tail,
+        name=base.name,
+        raw=base.raw,
+        value=unresolved or None,
+        origin=base.origin,
+        args=base.args | tail.args,
+        resolved=base.resolved and tail.resolved,
+        model=tail.model or base.model,
+        version_hint=tail.version_hint or base.version_hint,
+        hint_source=tail.hint_source if tail.version_hint else base.hint_source,
+        owner=owner or tail.owner,
+    )
 
 
 @dataclass(frozen=True)
