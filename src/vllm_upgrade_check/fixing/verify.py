@@ -69,7 +69,9 @@ def _at(fact: Fact, other: Fact) -> bool:
 
 def expected(before: FileReading, fixes: Iterable[tuple[Fact, Planned]]) -> Counter[Signature]:
     """What the fixed text should read as: ``before`` with each fix's fact removed (with the
-    ``*_config`` keys it owned) or read as what the fix makes of it."""
+    ``*_config`` keys it owned) or read as what the fix makes of it. A fact placed in the file
+    by what another file reads of it (a compose project's ``.env`` value) is not one the file
+    reads alone: what the fix makes of it is not looked for there."""
     want = Counter(signature(f) for f in before.facts)
     done: set[tuple[int | None, int | None, Signature]] = set()
     for fact, planned in fixes:
@@ -85,6 +87,10 @@ def expected(before: FileReading, fixes: Iterable[tuple[Fact, Planned]]) -> Coun
             for owned in before.facts:
                 if owned.kind == FactKind.ARG and owned.name.startswith(fact.name + ".") and _inside(owned, cut):
                     want[signature(owned)] -= 1
+        if not same and not any(signature(f) == signature(fact) for f in before.facts):
+            # read there from another file (a compose project's .env tag): this file alone
+            # does not read it, before or after; what it reads itself is still checked
+            continue
         for becomes in planned.becomes:
             want[becomes] += copies
         for other, reads in planned.others:

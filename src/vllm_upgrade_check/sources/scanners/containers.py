@@ -23,6 +23,7 @@ from vllm_upgrade_check.parsing.words import sub_span
 from vllm_upgrade_check.parsing.yamlnodes import get, items, pos, scalar
 from vllm_upgrade_check.parsing.yamlwords import scalar_locator, scalar_word, sequence_words
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts
+from vllm_upgrade_check.sources.scanners.compose_env import Dotenv, dotenv_image, interpolated_words
 from vllm_upgrade_check.sources.scanners.images import (
     image_fact,
     image_hint,
@@ -103,6 +104,12 @@ def _argv(text: str, node: yaml.Node | None) -> list[_Item]:
         whole = Span.between(first.start, last.end)
         out = [_Item(replace(i.token, whole=whole, empty="[]"), i.node) for i in out]
     return out
+
+
+def _interpolated(argv: list[_Item], dotenv: Dotenv, node: yaml.Node | None) -> list[_Item]:
+    """Compose command words with what ``.env`` sets substituted (:func:`.compose_env.interpolated_words`)."""
+    split = not isinstance(node, yaml.SequenceNode)
+    return [_Item(t, i.node) for i in argv for t in interpolated_words([i.token], dotenv, split)]
 
 
 _K8S_REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
@@ -203,6 +210,7 @@ def container_facts(
     env: Mapping[str, str | None] | None = None,
     assume_vllm: bool = False,
     built: tuple[str, str, int] | None = None,
+    dotenv: Dotenv | None = None,
 ) -> Iterator[Fact]:
     """Facts of one container (compose service or Kubernetes container). With ``env`` (a
     Kubernetes container's, :func:`container_env`), ``$(VAR)`` in its command and args is
@@ -210,24 +218,32 @@ def container_facts(
     runs it (a chart template's image is the chart values' vLLM image), without an image fact.
     ``built``: the base image of the Dockerfile a compose service is built from, with where it
     is written (see :mod:`.compose_build`); when it is a vLLM image the container runs vLLM's
-    server, checked from that image's release."""
+    server, checked from that image's release. ``dotenv``: a compose project's ``.env``
+    variables, which compose interpolates into the image and the command words
+    (:mod:`.compose_env`); what they set is placed in ``.env``."""
     image = scalar(image_node)
     hint = None
     image_token: Token | None = None
     version: Span | None = None
     if image and isinstance(image_node, yaml.ScalarNode):
         token = scalar_word(text, image_node)
-        if scanner == "compose" and "$" in image:
+        from_env = dotenv_image(image, dotenv) if scanner == "compose" and dotenv else None
+        if from_env is not None:
+            image, used, version = from_env  # the tag .env sets: placed there, set there
+            token = Token(image, used.line, used.column, True, used.value, path=used.path)
+        elif scanner == "compose" and "$" in image:
             image, version = compose_interpolated(token)
             token = replace(token, text=image)
         if is_vllm_image(image):
             image_token = token
-            hint = image_hint(image, path, token.line)
+            hint = image_hint(image, token.path or path, token.line)
     vllm_image = image if image_token else None
     if vllm_image is None and built is not None and is_vllm_image(built[0]):
         vllm_image, hint = built[0], image_hint(built[0], built[1], built[2])
     entry = _argv(text, entry_node)
     args = _argv(text, args_node)
+    if dotenv:
+        entry, args = _interpolated(entry, dotenv, entry_node), _interpolated(args, dotenv, args_node)
     if env is not None:
         entry = [_expanded(item, env) for item in entry]
         args = [_expanded(item, env) for item in args]
