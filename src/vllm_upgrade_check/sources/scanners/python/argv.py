@@ -35,10 +35,14 @@ class CallBinding:
             does not say).
         kwargs: the ``**opts`` parameter's name -> the call's extra keywords (each placed
             at its keyword in the call).
+        varargs: the ``*extra`` parameter's name -> the call's extra positional words (each
+            placed at its argument in the call; a ``*spread`` the file does not say is one
+            unresolved word).
     """
 
     params: dict[str, Token] = field(default_factory=dict)
     kwargs: dict[str, list[Entry]] = field(default_factory=dict)
+    varargs: dict[str, list[Token]] = field(default_factory=dict)
 
 
 def bind(
@@ -47,20 +51,35 @@ def bind(
     caller: ArgvBuilder,
     keywords: KeywordReader,
     scope: Scope,
+    method: bool = False,
 ) -> CallBinding | None:
     """What ``call`` binds the parameters of ``func`` to, read by ``caller`` (the builder of
-    the calling scope); ``None`` when the call passes ``*args`` (which parameter gets what
-    is not known). A parameter left to its default is its default; one the call does not
-    say is an unresolved word; the keywords no parameter names go to ``**opts``."""
-    if any(isinstance(a, ast.Starred) for a in call.args):
-        return None
+    the calling scope); ``method``: ``func`` is a method called on an instance (its first
+    parameter is the instance). ``None`` when which parameter gets what is not known (a
+    ``*spread`` of words the file does not say, before a named parameter). A parameter left
+    to its default is its default; one the call does not say is an unresolved word; the
+    positional words no parameter takes go to ``*extra``, the keywords to ``**opts``."""
     args = func.args
-    positional = [*args.posonlyargs, *args.args]
+    positional = [*args.posonlyargs, *args.args][1 if method else 0 :]
+    words: list[Token] = []
+    for value in call.args:
+        if isinstance(value, ast.Starred):
+            spread = caller.argv(value.value, {})
+            if any(not w.resolved for w in spread) and len(words) < len(positional):
+                return None  # how many words it holds decides which parameter gets what
+            words.extend(spread)
+            continue
+        words.append(caller.word(value, {}))
     params: dict[str, Token] = {}
-    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults) :], args.defaults, strict=True))
+    n = min(len(args.defaults), len(positional))
+    names = [a.arg for a in positional][len(positional) - n :]
+    defaults = dict(zip(names, args.defaults[len(args.defaults) - n :], strict=True))
     defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None})
-    for param, value in zip(positional, call.args, strict=False):
-        params[param.arg] = caller.word(value, {})
+    for param, word in zip(positional, words, strict=False):
+        params[param.arg] = word
+    varargs: dict[str, list[Token]] = {}
+    if args.vararg is not None:
+        varargs[args.vararg.arg] = words[len(positional) :]
     named = {a.arg for a in [*positional, *args.kwonlyargs]}
     extra: list[ast.keyword] = []
     for kw in call.keywords:
@@ -73,7 +92,7 @@ def bind(
     kwargs: dict[str, list[Entry]] = {}
     if args.kwarg is not None:
         kwargs[args.kwarg.arg] = keywords.keyword_entries(extra, scope, call.lineno) or []
-    return CallBinding(params, kwargs)
+    return CallBinding(params, kwargs, varargs)
 
 
 class ArgvBuilder:
@@ -176,6 +195,10 @@ class ArgvBuilder:
             return returned
         if isinstance(node, ast.Name) and self.call is not None and node.id in self.call.params:
             return [self.call.params[node.id]]
+        if isinstance(node, ast.Name) and self.call is not None and node.id in self.call.varargs:
+            return list(self.call.varargs[node.id])  # `*extra`: the call's extra positional words
+        if isinstance(node, ast.Call) and dotted_name(node.func) in ("list", "tuple") and len(node.args) == 1:
+            return self.argv(node.args[0], env, depth + 1)  # list(extra), tuple(words)
         if isinstance(node, ast.Name) and node.id not in env:
             return self.name(node, depth)
         return [self.unresolved(node)]

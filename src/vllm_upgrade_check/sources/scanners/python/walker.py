@@ -16,7 +16,12 @@ from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact, with_model_settings
 from vllm_upgrade_check.sources.scanners.base import SourceFile, shared_words
 from vllm_upgrade_check.sources.scanners.python.argv import ArgvBuilder, CallBinding, bind
-from vllm_upgrade_check.sources.scanners.python.builders import builders, functions
+from vllm_upgrade_check.sources.scanners.python.builders import (
+    builders,
+    functions,
+    method_classes,
+    receiver_class,
+)
 from vllm_upgrade_check.sources.scanners.python.keywords import KeywordReader
 from vllm_upgrade_check.sources.scanners.python.modules import ModuleReader
 from vllm_upgrade_check.sources.scanners.python.names import (
@@ -81,6 +86,9 @@ class _Module:
         # with their scopes: read at each call of them in the file (see builder_call)
         self.builders: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]] = {}
         self.functions: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]] = {}
+        self.classes: dict[int, str] = {}  # a method's scope -> its class (see builders.method_classes)
+        self.class_names: set[str] = set()
+        self.called: set[str] = set()  # the builders some call of the file was read with
 
     def _add(self, fact: Fact | None) -> None:
         if fact is not None:
@@ -273,12 +281,15 @@ class _Module:
                 if key is not None:
                     self.env_from(key, value)
 
-    def subprocess_call(self, call: ast.Call, scope: Scope, binding: CallBinding | None = None) -> None:
+    def subprocess_call(
+        self, call: ast.Call, scope: Scope, binding: CallBinding | None = None, alone: bool = False
+    ) -> None:
         """The facts of a command run by ``call``: a string read as shell, else an argv
-        (``binding``: the parameters of the function it is in, as one call binds them)."""
+        (``binding``: the parameters of the function it is in, as one call binds them;
+        ``alone``: read where it is written, its function's parameters unresolved)."""
         if not call.args:
             return
-        if binding is None and any(scope is s for _f, s in self.builders.values()):
+        if binding is None and not alone and any(scope is s for _f, s in self.builders.values()):
             return  # read at each call of the function that runs it (builder_call)
         command = call.args[0]
         text = const_text(command)
@@ -328,12 +339,19 @@ class _Module:
                 elif isinstance(node, (ast.Import, ast.ImportFrom)):
                     self.import_facts(node)
         self.builders = builders(scopes, inner, self.source)
+        self.classes = method_classes(scopes, inner)
+        self.class_names = set(self.classes.values())
         self.functions = functions(scopes, inner)
         imports_vllm = bool(self.source.aliases) or any(f.kind == FactKind.IMPORT for f in self.facts)
         self.responses = ResponseReader(self.source, imports_vllm, self.fields)
         text = self.source.src
         self.ray, self.modal = imported_from(self.source.tree, "ray", text), imported_from(self.source.tree, "modal", text)
         self.walk_scope(module, inner)
+        for key, (_func, body) in self.builders.items():
+            if key not in self.called and "." in key:  # a method no call of the file reaches
+                for node in body.nodes:
+                    if isinstance(node, ast.Call) and self.source.qualified(node.func) in SUBPROCESS_CALLS:
+                        self.subprocess_call(node, body, alone=True)
         self.facts = without_launch_args(shared_words(self.facts, list(self.keywords.other_readers())))
 
     def walk_scope(self, scope: Scope, inner: dict[int, Scope]) -> None:
@@ -395,6 +413,11 @@ class _Module:
         """Read ``call`` by what it calls."""
         if self.ray or self.modal:
             self.platform_call(call, scope)
+        if isinstance(call.func, ast.Attribute) and self.class_names:
+            cls = receiver_class(call, scope, self.classes, self.class_names)
+            if cls is not None and f"{cls}.{call.func.attr}" in self.builders:
+                self.builder_call(call, scope, f"{cls}.{call.func.attr}")  # srv.start(...), self.start(...)
+                return
         qualified = self.source.qualified(call.func)
         if qualified is None:
             if isinstance(call.func, ast.Attribute):
@@ -416,15 +439,21 @@ class _Module:
             if key in self.fields:
                 self._add(self.responses.response_field(call, key, call.args[1]))
 
-    def builder_call(self, call: ast.Call, scope: Scope) -> None:
+    def builder_call(self, call: ast.Call, scope: Scope, method: str | None = None) -> None:
         """The launches a call of a function of the file runs, read with its parameters bound
         as this call binds them (:func:`bind`): ``start("m", port=9100, preemption_mode="swap")``
         of ``def start(model, **opts)`` building ``["vllm", "serve", model, f"--{k}", ...]``;
         each flag from a keyword is reported at that keyword, the launch at the call."""
-        func, inner = self.builders[self.source.qualified(call.func) or ""]
+        self.called.add(method or self.source.qualified(call.func) or "")
+        func, inner = self.builders[method or self.source.qualified(call.func) or ""]
         caller = ArgvBuilder(self.source, self.keywords, scope, call.lineno, None, self.functions)
-        binding = bind(func, call, caller, self.keywords, scope)
-        if binding is None:
+        binding = bind(func, call, caller, self.keywords, scope, method=method is not None)
+        if binding is None:  # a *spread the file does not say: which parameter gets what is not known
+            spread = " ".join(self.source.segment(a) for a in call.args if isinstance(a, ast.Starred))
+            self.facts.append(
+                Fact(FactKind.LAUNCH, "subprocess", self.source.loc(call.func), raw=spread, value=spread,
+                     origin="python", scanner="python", resolved=False)
+            )
             return
         first = len(self.facts)
         for node in inner.nodes:
