@@ -107,3 +107,18 @@ other.start("--preemption-mode", "swap")
     # Server.start is called nowhere: its launch is read where it is written, *extra unresolved
     assert [(f.location.line, f.resolved) for f in facts if f.kind == FactKind.LAUNCH] == [(6, False)]
     assert any("extra at s.py:6" in n for n in report.notes), report.notes
+
+
+def test_a_field_set_on_a_sampling_params_object_is_checked_at_its_name(tmp_path: Path) -> None:
+    text = '''from vllm import SamplingParams
+
+params = SamplingParams(temperature=0.2)
+params.best_of = 2
+params.temperature = 0.5
+other = object()
+other.best_of = 2
+'''
+    report, facts = scan(tmp_path, {"gen.py": text})
+    sampling = sorted((f.name, f.location.line, f.location.column) for f in facts if f.origin == "sampling")
+    assert sampling == [("best_of", 4, 8), ("temperature", 3, 25), ("temperature", 5, 8)]
+    assert [(f.fact.name, f.location.line, f.location.column) for f in report.findings] == [("best_of", 4, 8)]

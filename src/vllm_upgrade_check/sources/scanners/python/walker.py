@@ -42,7 +42,7 @@ from vllm_upgrade_check.sources.scanners.python.platforms import (
     keyword,
 )
 from vllm_upgrade_check.sources.scanners.python.responses import ResponseReader
-from vllm_upgrade_check.sources.scanners.python.scope import Scope
+from vllm_upgrade_check.sources.scanners.python.scope import Scope, last_binding
 from vllm_upgrade_check.sources.scanners.python.source import PythonSource
 from vllm_upgrade_check.sources.scanners.python.tables import table_facts, without_launch_args
 from vllm_upgrade_check.sources.scanners.requirements import pip_install_facts
@@ -219,6 +219,37 @@ class _Module:
                 )
             )
 
+    def sampling_attribute(self, stmt: ast.Assign | ast.AugAssign | ast.AnnAssign, scope: Scope) -> None:
+        """``params.<field> = value`` on a name last bound to ``SamplingParams(...)``: an
+        ``arg`` fact of origin ``sampling`` at the field's name (a statement to change by hand)."""
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        for target in targets:
+            if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
+                continue
+            bound = last_binding(target.value.id, scope, stmt.lineno)
+            if bound is None or not isinstance(bound[0], ast.Call):
+                continue
+            head, _, last = (self.source.qualified(bound[0].func) or "").rpartition(".")
+            if not head.startswith("vllm") or last not in SAMPLING_CALLS:
+                continue
+            loc = self.source.loc(target)
+            if loc.end_line is None or loc.end_column is None:
+                continue
+            start = loc.end_column - len(target.attr)
+            value = const_text(stmt.value) if stmt.value is not None else None
+            self.facts.append(
+                Fact(
+                    FactKind.ARG,
+                    target.attr,
+                    Location(self.source.path, loc.end_line, start, loc.end_line, loc.end_column),
+                    raw=target.attr,
+                    value=value if value is not None else (self.source.segment(stmt.value) if stmt.value else None),
+                    origin="sampling",
+                    scanner="python",
+                    spans=Spans(syntax="python", note="set as an attribute of a SamplingParams object; change it by hand"),
+                )
+            )
+
     def envs_attribute(self, node: ast.Attribute) -> None:
         """An ``import`` fact (module ``vllm.envs``, name the attribute) for a read of
         ``envs.VLLM_X`` through ``import vllm.envs as envs`` (or ``vllm.envs.VLLM_X``):
@@ -364,6 +395,8 @@ class _Module:
                 continue
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 self.facts.extend(table_facts(self.source, node.value))
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                self.sampling_attribute(node, scope)
             if isinstance(node, ast.Assign):
                 self.env_assign(node)
             elif isinstance(node, ast.Call):
