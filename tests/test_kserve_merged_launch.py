@@ -118,3 +118,59 @@ def test_words_the_runtime_leaves_unresolved_make_the_merged_launch_unresolved(t
     assert [(f.location.path, f.resolved) for f in merged] == [("isvc.yaml", False)]
     assert not [f for f in report.findings if f.rule.id == HYBRID]  # $EXTRA may set it: nothing said
     assert any("$EXTRA" in n and "isvc.yaml:9" in n for n in report.notes), report.notes
+
+
+DEPLOY = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: engine\nspec:\n  template:\n    spec:\n"
+    "      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.27.0\n"
+    '          args: ["--model", "acme/d"]\n'
+)
+
+
+def test_json6902_patches_of_predictor_and_container_args_are_checked_at_the_patch_line(tmp_path: Path) -> None:
+    files = {
+        "base/runtime.yaml": runtime("vllm-rt", '["vllm", "serve"]', ["--port=8080"]),
+        "base/isvc.yaml": isvc("chat", "runtime: vllm-rt", ["acme/m"]),
+        "base/deploy.yaml": DEPLOY,
+        "base/kustomization.yaml": "resources: [runtime.yaml, isvc.yaml, deploy.yaml]\n",
+        "overlays/prod/kustomization.yaml": (
+            "resources:\n  - ../../base\npatchesJson6902:\n"
+            "  - target: {group: serving.kserve.io, version: v1beta1, kind: InferenceService, name: chat}\n"
+            "    path: isvc-args.yaml\npatches:\n"
+            "  - target: {kind: Deployment, name: engine}\n    path: ops/deploy-args.json\n"
+            "  - target: {kind: Deployment, name: absent}\n    path: ops/deploy-args.json\n"
+        ),
+        "overlays/prod/isvc-args.yaml": (
+            "- op: add\n  path: /spec/predictor/model/args/-\n  value: --max-num-partial-prefills=2\n"
+            "- op: remove\n  path: /spec/predictor/model/args/0\n"
+            "- op: add\n  path: /spec/predictor/model/env/-\n  value: {name: X, value: '--preemption-mode'}\n"
+        ),
+        "overlays/prod/ops/deploy-args.json": (
+            '[\n  {"op": "add", "path": "/spec/template/spec/containers/0/args/-", "value": "--calculate-kv-scales"},\n'
+            '  {"op": "replace", "path": "/spec/template/spec/containers/0/args/3", "value": "--seed=1"}\n]\n'
+        ),
+    }
+    report, facts = scan(tmp_path, files)
+    rows = sorted((f.rule.id, f.location.path, f.location.line, f.location.column) for f in report.findings if f.severity.value == "blocker")
+    assert rows == [
+        ("VUC0270-001", "overlays/prod/isvc-args.yaml", 3, 10),
+        ("VUC0280-001", "overlays/prod/ops/deploy-args.json", 2, 78),
+    ]
+    # the patched launches are their targets' launches, one per patch and target
+    patched = sorted((f.location.path, f.location.line, frozenset(f.args)) for f in facts if f.kind == FactKind.LAUNCH)
+    assert ("overlays/prod/ops/deploy-args.json", 2, frozenset({"model", "calculate_kv_scales", "seed"})) in patched
+    assert ("overlays/prod/isvc-args.yaml", 1, frozenset({"port", "max_num_partial_prefills"})) in patched
+    # the Deployment of the base stays a launch of its own; the runtime is none by itself
+    assert ("base/deploy.yaml", 11) in {(p, line) for p, line, _a in patched}
+    assert not [p for p, _l, _a in patched if p == "base/runtime.yaml"]
+
+
+def test_a_patch_of_a_target_that_runs_no_vllm_is_not_read(tmp_path: Path) -> None:
+    files = {
+        "kustomization.yaml": "resources: [deploy.yaml]\npatches:\n  - target: {kind: Deployment, name: engine}\n    path: p.yaml\n",
+        "deploy.yaml": DEPLOY.replace("vllm/vllm-openai:v0.27.0", "busybox").replace("acme/d", "x"),
+        "p.yaml": "- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --calculate-kv-scales\n",
+    }
+    report, facts = scan(tmp_path, files)
+    assert not report.findings or all(f.rule.id != "VUC0280-001" for f in report.findings)
+    assert not [f for f in facts if f.kind == FactKind.ARG]

@@ -130,6 +130,8 @@ class FileResult:
         references: :class:`~.scanners.base.Reference` keys it yields.
         launches: key -> the group of the launch of this file a reference's facts extend
             (:attr:`~.scanners.base.Reference.launch`), for the keys that name one.
+        templates: the keys whose launch is no launch by itself
+            (:attr:`~.scanners.base.Reference.template`).
         file_references: files it names by path.
         lines: its suppression-comment lines (:func:`~vllm_upgrade_check.sources.inline.suppression_lines`).
         blocks: ``[key line, last line]`` of each YAML key written right below a suppression
@@ -143,6 +145,7 @@ class FileResult:
     conditionals: list[Conditional] = field(default_factory=list)
     references: list[str] = field(default_factory=list)
     launches: dict[str, str] = field(default_factory=dict)
+    templates: list[str] = field(default_factory=list)
     file_references: list[FileReference] = field(default_factory=list)
     lines: list[str] | None = None
     blocks: list[tuple[int, int]] = field(default_factory=list)
@@ -233,6 +236,8 @@ def encode_result(result: FileResult) -> dict[str, Any]:
         out["references"] = list(result.references)
     if result.launches:
         out["launches"] = dict(result.launches)
+    if result.templates:
+        out["templates"] = list(result.templates)
     if result.file_references:
         out["file_references"] = [[r.path, r.scanner, r.by, r.line, r.option] for r in result.file_references]
     if result.lines is not None:
@@ -305,6 +310,7 @@ def decode_result(data: Any) -> FileResult:
         ],
         references=_strings(data.get("references", []), "references"),
         launches=_launches(data.get("launches", {})),
+        templates=_strings(data.get("templates", []), "templates"),
         file_references=[FileReference(*row) for row in file_references],
         lines=None if lines is None else _strings(lines, "lines"),
         blocks=[(b[0], b[1]) for b in blocks],

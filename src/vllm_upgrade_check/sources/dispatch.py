@@ -169,6 +169,8 @@ def _run_scanners(source: SourceFile, takers: Sequence[Scanner], result: FileRes
                     result.references.append(item.key)
                     if item.launch:
                         result.launches[item.key] = item.launch
+                    if item.template:
+                        result.templates.append(item.key)
                 elif isinstance(item, FileReference):
                     result.file_references.append(item)
         except RecursionError:

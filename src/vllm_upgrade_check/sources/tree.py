@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from vllm_upgrade_check.errors import UsageError
@@ -27,7 +28,7 @@ from vllm_upgrade_check.sources.discovery import (
 from vllm_upgrade_check.sources.dispatch import Dispatcher, Outcome, Pending, hinted
 from vllm_upgrade_check.sources.includes import IncludeGraph
 from vllm_upgrade_check.sources.scanners import LazyScanners, Scanner, SourceFile
-from vllm_upgrade_check.sources.scanners.base import APPENDED, FileReference, appended_launch
+from vllm_upgrade_check.sources.scanners.base import APPENDED, Conditional, FileReference, appended_launch
 from vllm_upgrade_check.sources.sniff import has_marker, is_prose, never_sniffed, never_text
 
 
@@ -98,7 +99,7 @@ def scan_files(
                 count += 1
                 if rel in again:
                     # the scanner's first reading (facts of its labels, at this file) is replaced
-                    name, new = again[rel]
+                    name, new, _linked = again[rel]
                     labels = {name} | {f.scanner for f in new}
                     root_facts.extend(f for f in result.facts if f.scanner not in labels or f.location.path != rel)
                     root_facts.extend(new)
@@ -108,7 +109,7 @@ def scan_files(
                     lines_out[rel] = result.lines
                 if blocks_out is not None and result.blocks:
                     blocks_out[rel] = result.blocks
-        found = [result for _rel, result in results]
+        found = [replace(r, conditionals=[*r.conditionals, *again[rel][2]]) if rel in again else r for rel, r in results]
         linked, extended = _linked_facts(found)
         if extended:
             root_facts = [f for f in root_facts if f.kind != FactKind.LAUNCH or (f.location.path, f.group) not in extended]
@@ -230,11 +231,13 @@ def _linked_facts(results: Sequence[FileResult]) -> tuple[list[Fact], set[tuple[
     count in turn (a patch of a KServe predictor's args); without one it is dropped.
 
     Returns:
-        ``(facts, (path, group) of each launch some words were appended to, and of each
-        launch the merged one replaces)``: their own launch facts stand for no whole launch.
+        ``(facts, (path, group) of each template launch some words were appended to, and of
+        each launch the merged one replaces)``: their own launch facts stand for no whole
+        launch (a launch that is one by itself, a Deployment's, stays one).
     """
     referenced: dict[str, tuple[str, str] | None] = {}
     bases: dict[str, Fact] = {}
+    templates = {key for result in results for key in result.templates}  # no launch by themselves
     for result in results:
         for key in result.references:
             if referenced.get(key) is None:
@@ -244,32 +247,38 @@ def _linked_facts(results: Sequence[FileResult]) -> tuple[list[Fact], set[tuple[
                 base = next((f for f in result.facts if f.kind == FactKind.LAUNCH and f.group == group), None)
                 if base is not None:
                     bases[key] = base
-    out: list[Fact] = []
-    extended: set[tuple[str | None, str | None]] = set()
-    counted: set[int] = set()
+    base_key: dict[str, str] = {}  # a key whose base came through another: the key it came from
     grew = True
-    while grew:  # a conditional that counts may make others count (its `refers`)
+    while grew:  # a conditional that counts may make others count (its `refers`), with its base
         grew = False
         for result in results:
             for conditional in result.conditionals:
-                if id(conditional) in counted or conditional.key not in referenced:
+                if conditional.key not in referenced:
                     continue
-                counted.add(id(conditional))
-                hint = referenced[conditional.key]
-                facts = hinted(list(conditional.facts), hint) if hint else list(conditional.facts)
                 base = bases.get(conditional.key)
-                for fact in facts:
-                    if fact.kind != FactKind.LAUNCH or fact.name != APPENDED:
-                        out.append(fact)
-                    elif base is not None:
-                        out.append(appended_launch(base, fact))
-                        extended.add((base.location.path, base.group))
-                        extended.add((fact.location.path, fact.group))  # its own reading, if any
                 for key in conditional.refers:
                     if key not in referenced:
-                        referenced[key], grew = hint, True
-                    if base is not None:
-                        bases.setdefault(key, base)
+                        referenced[key], grew = referenced[conditional.key], True
+                    if base is not None and key not in bases:
+                        bases[key], grew = base, True
+                        base_key[key] = base_key.get(conditional.key, conditional.key)
+    out: list[Fact] = []
+    extended: set[tuple[str | None, str | None]] = set()
+    for result in results:
+        for conditional in result.conditionals:
+            if conditional.key not in referenced:
+                continue
+            hint = referenced[conditional.key]
+            facts = hinted(list(conditional.facts), hint) if hint else list(conditional.facts)
+            base = bases.get(conditional.key)
+            for fact in facts:
+                if fact.kind != FactKind.LAUNCH or fact.name != APPENDED:
+                    out.append(fact)
+                elif base is not None:
+                    out.append(appended_launch(base, fact))
+                    if conditional.key in templates or base_key.get(conditional.key) in templates:
+                        extended.add((base.location.path, base.group))
+                    extended.add((fact.location.path, fact.group))  # its own reading, if any
     return out, extended
 
 
@@ -343,16 +352,16 @@ def _read_again(
     request: ScanRequest,
     scanners: Sequence[Scanner],
     passed_over: Mapping[str, PassedOver],
-) -> dict[str, tuple[str, list[Fact]]]:
-    """Report path -> ``(scanner name, facts)`` of the files a scanner reads again knowing the
-    files they name (:meth:`~.scanners.base.Scanner.with_referenced`); these facts replace
-    that scanner's first reading. Read on every run: the named files may change alone. The
+) -> dict[str, tuple[str, list[Fact], list[Conditional]]]:
+    """Report path -> ``(scanner name, facts, conditionals)`` of the files a scanner reads
+    again knowing the files they name (:meth:`~.scanners.base.Scanner.with_referenced`); these
+    facts replace that scanner's first reading, and the conditionals join the file's own. Read on every run: the named files may change alone. The
     files they may name are every walked file and those left out by name only (not by the
     ignore rules)."""
     if not results:
         return {}
     by_name = {s.name: s for s in scanners}
-    out: dict[str, tuple[str, list[Fact]]] = {}
+    out: dict[str, tuple[str, list[Fact], list[Conditional]]] = {}
     paths: dict[str, str] = {}
 
     def read(rel: str) -> SourceFile | None:
@@ -374,7 +383,9 @@ def _read_again(
                 continue
             found = scanner.with_referenced(source, sorted(paths), read)
             if found is not None:
-                out[rel] = (name, hinted(found, result.hint) if result.hint else found)
+                facts = [f for f in found if isinstance(f, Fact)]
+                linked = [c for c in found if isinstance(c, Conditional)]
+                out[rel] = (name, hinted(facts, result.hint) if result.hint else facts, linked)
     return out
 
 

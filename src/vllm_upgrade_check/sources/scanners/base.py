@@ -77,10 +77,14 @@ class Reference:
         launch: the ``group`` (``line:column``) of the vLLM launch of the referring file that
             the referred facts extend, or ``""``: a :class:`Conditional`'s launch fact named
             :data:`APPENDED` is then merged into that launch (:func:`appended_launch`).
+        template: that launch is no launch by itself, only with the words appended to it
+            (a KServe serving runtime's container); else it is one as well (a Deployment's
+            container, which a kustomize overlay patches).
     """
 
     key: str
     launch: str = ""
+    template: bool = False
 
 
 APPENDED = "appended args"
@@ -175,10 +179,11 @@ class Scanner(ABC):
 
     def with_referenced(
         self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
-    ) -> list[Fact] | None:
+    ) -> Sequence[Fact | Conditional] | None:
         """``source``'s facts read again with what the files its :class:`FileReference`
         items name say (a systemd unit's ``ExecStart=`` with its ``EnvironmentFile=``
-        values), or ``None`` when the first reading stands (the default).
+        values; a kustomization's :class:`Conditional` facts of the patches it names), or
+        ``None`` when the first reading stands (the default).
 
         Args:
             source: the file that named the references.

@@ -105,7 +105,7 @@ def predictor_items(text: str, doc: yaml.Node, path: str, scanner: str) -> Itera
         yield from own
         yield Reference(service)
         if key is not None:  # a scanned runtime of that name (or format) runs it: its launch
-            yield Conditional(key, tuple(f for f in facts if f.kind == FactKind.LAUNCH))
+            yield Conditional(key, tuple(f for f in facts if f.kind == FactKind.LAUNCH), refers=(service,))
         return
     if key is not None:
         yield Conditional(key, facts, refers=(service,))
@@ -125,11 +125,11 @@ def runtime_references(doc: yaml.Node, facts: list[Fact]) -> Iterator[Reference]
     group = served.group or ""
     name = scalar(get(get(doc, "metadata"), "name"))
     if name:
-        yield Reference(RUNTIME_KEY + name, launch=group)
+        yield Reference(RUNTIME_KEY + name, launch=group, template=True)
     for fmt in items(get(get(doc, "spec"), "supportedModelFormats")):
         fmt_name = scalar(get(fmt, "name"))
         if fmt_name:
-            yield Reference(FORMAT_KEY + fmt_name.lower(), launch=group)
+            yield Reference(FORMAT_KEY + fmt_name.lower(), launch=group, template=True)
 
 
 def predictor_facts(text: str, model: yaml.Node, path: str, scanner: str, entry: str = APPENDED) -> Iterator[Fact]:

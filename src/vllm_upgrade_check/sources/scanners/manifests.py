@@ -29,6 +29,11 @@ from vllm_upgrade_check.sources.scanners.compose_build import Built, build_files
 from vllm_upgrade_check.sources.scanners.compose_env import Dotenv, project_dotenv_path, read_dotenv
 from vllm_upgrade_check.sources.scanners.containers import container_env, container_facts
 from vllm_upgrade_check.sources.scanners.kserve import predictor_items, runtime_references
+from vllm_upgrade_check.sources.scanners.kustomize import (
+    KUSTOMIZATION_NAMES,
+    container_references,
+    kustomization_items,
+)
 from vllm_upgrade_check.sources.scanners.templates import (
     PLACEHOLDER,
     has_template_actions,
@@ -220,11 +225,14 @@ class ManifestScanner(Scanner):
 
     def with_referenced(
         self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
-    ) -> list[Fact] | None:
-        """A compose file read again with the base images of its services' Dockerfiles."""
-        return [item for item in self._read(source, read) if isinstance(item, Fact)]
+    ) -> list[Fact | Conditional] | None:
+        """A compose file read again with the base images of its services' Dockerfiles and
+        its project's ``.env``; a kustomization with the patch files it names."""
+        return [item for item in self._read(source, read) if isinstance(item, (Fact, Conditional))]
 
     def _read(self, source: SourceFile, read: Callable[[str], SourceFile | None] | None) -> Iterator[ScanItem]:
+        if source.name in KUSTOMIZATION_NAMES and "patch" in source.text:
+            yield from kustomization_items(source, read)
         lower = source.text.lower()
         builds = "services" in lower and "build" in lower
         chart = chart_of(source.relpath)
@@ -256,6 +264,7 @@ class ManifestScanner(Scanner):
                 chart_image: list[Fact] | None = [] if values and templated else None
                 pod_facts = list(kubernetes_facts(text, doc, source.relpath, "kubernetes", chart_image))
                 links.extend(runtime_references(doc, pod_facts))
+                links.extend(container_references(doc, pod_facts))
                 facts.extend(pod_facts)
                 if chart_image:
                     links.append(Conditional(HELM_IMAGE_KEY + (chart or ""), tuple(untemplated(iter(chart_image)))))

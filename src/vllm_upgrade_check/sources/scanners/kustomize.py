@@ -1,0 +1,136 @@
+"""Kustomize patches of launch args: JSON 6902 operations a kustomization applies to a target.
+
+A kustomization's ``patchesJson6902:`` entries, and its ``patches:`` entries that name a
+``target``, point at a patch file of JSON 6902 operations (RFC 6902: ``op``, ``path``,
+``value``). An ``add`` or ``replace`` whose ``path`` is the args of a KServe predictor
+(``/spec/predictor/model/args``, ``.../args/-``, ``.../args/3``) or of a pod container
+(``/spec/template/spec/containers/0/args/-``, ``/spec/containers/0/args/3``) gives words of
+that launch, checked where the patch file writes them. They count when the target runs vLLM:
+a predictor's through its ``InferenceService`` (:data:`.kserve.SERVICE_KEY`), a container's
+through :func:`container_references` (the ``kind/name/index`` of each container that launches
+vLLM); their launch is merged into the target's (:data:`.base.APPENDED`).
+
+An inline ``patch:`` text is not read (its words have no place of their own in a file).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+import yaml
+
+from vllm_upgrade_check.model.facts import Fact, FactKind
+from vllm_upgrade_check.parsing.words import Token
+from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, items, scalar
+from vllm_upgrade_check.parsing.yamlwords import scalar_word, sequence_words
+from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts
+from vllm_upgrade_check.sources.scanners.base import (
+    APPENDED,
+    Conditional,
+    FileReference,
+    Reference,
+    SourceFile,
+)
+from vllm_upgrade_check.sources.scanners.kserve import SERVICE_KEY
+
+KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
+"""The names ``kustomize build`` reads a directory's kustomization from."""
+
+CONTAINER_KEY = "k8s-container:"
+"""Prefix of the key ``Kind/name/index`` of a pod container that launches vLLM."""
+
+POD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "Pod"})
+
+_PREDICTOR_ARGS = re.compile(r"/spec/predictor/model/args(?:/(-|\d+))?")
+_CONTAINER_ARGS = re.compile(r"(?:/spec/template)?/spec/containers/(\d+)/args(?:/(-|\d+))?")
+
+
+def patch_entries(doc: yaml.Node, relpath: str) -> Iterator[tuple[str, str, str]]:
+    """``(target kind, target name, patch file path)`` of each JSON 6902 patch a kustomization
+    names by path (relative to the kustomization's folder, as kustomize reads it)."""
+    folder = relpath.rpartition("/")[0]
+    for key in ("patchesJson6902", "patches"):
+        for entry in items(get(doc, key)):
+            target = get(entry, "target")
+            kind, name, path = scalar(get(target, "kind")), scalar(get(target, "name")), scalar(get(entry, "path"))
+            if kind and name and path:
+                yield kind, name, _joined(folder, path)
+
+
+def _joined(folder: str, path: str) -> str:
+    parts = [p for p in (folder.split("/") if folder else []) if p]
+    for part in path.split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/".join(parts)
+
+
+def kustomization_items(
+    source: SourceFile, read: Callable[[str], SourceFile | None] | None
+) -> Iterator[FileReference | Conditional]:
+    """A kustomization's patch files as :class:`~.base.FileReference` items (so it is read
+    again with them), and once ``read`` is given, the :class:`~.base.Conditional` facts of
+    the launch words each patch writes (:func:`patch_facts`)."""
+    try:
+        docs = documents(source.text)
+    except YamlProblem:
+        return
+    for doc in docs:
+        for kind, name, path in patch_entries(doc, source.relpath):
+            yield FileReference(path, "manifest")
+            patch = read(path) if read is not None else None
+            if patch is not None:
+                yield from patch_facts(patch, kind, name)
+
+
+def patch_facts(patch: SourceFile, kind: str, name: str) -> Iterator[Conditional]:
+    """The launch words the ``add``/``replace`` operations of a JSON 6902 patch file of
+    target ``kind``/``name`` write, in order, as one :class:`~.base.Conditional` per launch
+    they patch (its launch an :data:`~.base.APPENDED` one, placed at the first operation)."""
+    try:
+        docs = documents(patch.text)
+    except YamlProblem:
+        return
+    words: dict[str, tuple[Token, list[Token]]] = {}
+    for doc in docs:
+        for op in items(doc):
+            if scalar(get(op, "op")) not in ("add", "replace"):
+                continue
+            where, value = scalar(get(op, "path")) or "", get(op, "value")
+            if kind == "InferenceService" and _PREDICTOR_ARGS.fullmatch(where):
+                key = SERVICE_KEY + name
+            elif kind in POD_KINDS and (m := _CONTAINER_ARGS.fullmatch(where)):
+                key = f"{CONTAINER_KEY}{kind}/{name}/{m.group(1)}"
+            else:
+                continue
+            if isinstance(value, yaml.SequenceNode):
+                tokens = sequence_words(patch.text, value)
+            elif isinstance(value, yaml.ScalarNode):
+                tokens = [scalar_word(patch.text, value)]
+            else:
+                continue
+            mark = op.start_mark
+            words.setdefault(key, (Token(APPENDED, mark.line + 1, mark.column + 1), []))[1].extend(tokens)
+    for key, (start, tokens) in words.items():
+        facts = arg_facts(tokens, patch.relpath, "kustomize", positional_model=False, entry=APPENDED, start=start, syntax="yaml")
+        yield Conditional(key, tuple(facts))
+
+
+def container_references(doc: yaml.Node, facts: list[Fact]) -> Iterator[Reference]:
+    """For a pod object (``Deployment``, ``Pod``, ...), a :class:`~.base.Reference` per
+    container that launches vLLM (``facts``: the object's facts, each container's with
+    ``owner`` ``container NAME``), keyed ``Kind/name/index`` and naming its launch."""
+    kind, name = scalar(get(doc, "kind")), scalar(get(get(doc, "metadata"), "name"))
+    if kind not in POD_KINDS or not name:
+        return
+    spec = get(doc, "spec")
+    pod = spec if kind == "Pod" else get(get(spec, "template"), "spec")
+    for index, container in enumerate(items(get(pod, "containers"))):
+        who = f"container {scalar(get(container, 'name')) or '?'}"
+        launch = next((f for f in facts if f.kind == FactKind.LAUNCH and f.owner == who), None)
+        if launch is not None and launch.group:
+            yield Reference(f"{CONTAINER_KEY}{kind}/{name}/{index}", launch=launch.group)
