@@ -9,7 +9,7 @@ launches. The helpers here also serve every other place that holds shell text (D
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from dataclasses import replace
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span
@@ -48,7 +48,7 @@ def shell_facts(
     path: str | None,
     scanner: str,
     locate: Locator | None = None,
-    variables: dict[str, list[Token]] | None = None,
+    variables: MutableMapping[str, list[Token]] | None = None,
     hint: tuple[str, str] | None = None,
     relocate: Relocate | None = None,
 ) -> tuple[list[Fact], ShellScript]:
