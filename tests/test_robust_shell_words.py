@@ -4,11 +4,15 @@ word with every other word, in time that grows with the script, not with launche
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from scaling import LINEAR, time_ratio
 from vllm_upgrade_check.model.facts import Span
+from vllm_upgrade_check.parsing.words import Token, relinked
 from vllm_upgrade_check.sources.scanners.base import SourceFile, SpanIndex, overlap
 from vllm_upgrade_check.sources.scanners.shell import ShellScanner
 
@@ -67,3 +71,17 @@ def test_many_launches_among_other_commands_are_linear() -> None:
         return lambda: list(scanner.scan(source))
 
     assert time_ratio(at, 150, repeat=3) < LINEAR
+
+
+@given(
+    st.sampled_from(["prev_end", "next_start", "line_start", "line_end"]),
+    st.one_of(st.none(), _POINT),
+)
+def test_relinked_is_replace_of_the_neighbour_points(name: str, point: tuple[int, int] | None) -> None:
+    token = Token("--x", 2, 3, True, "'--x'", span=Span(2, 3, 2, 8), prev_end=(2, 1), line_end=(3, 1))
+    assert relinked(token, **{name: point}) == replace(token, **{name: point})
+
+
+def test_relinked_refuses_other_fields() -> None:
+    with pytest.raises(TypeError, match="span"):
+        relinked(Token("a", 1, 1), span=None)  # type: ignore[arg-type]

@@ -29,7 +29,7 @@ from vllm_upgrade_check.parsing.shell_text import (
     unescape_word,
     without_final_continuation,
 )
-from vllm_upgrade_check.parsing.words import Token, link
+from vllm_upgrade_check.parsing.words import Token, link, relinked
 
 __all__ = ["Assignment", "Command", "Locator", "ShellScript", "Token", "offset_locator", "parse_shell"]
 
@@ -128,7 +128,7 @@ class _Walker:
                 linked_after = i + 1 < len(spans) and not gaps[i + 1]
                 line_start, line_end = self._own_line(node) if array else (None, None)
                 tokens = [
-                    replace(
+                    relinked(
                         tokens[0],
                         prev_end=spans[i - 1].end if linked_before else None,
                         next_start=spans[i + 1].start if linked_after else None,
