@@ -3,7 +3,9 @@
 Each shape is a small file (or tree) that used to make the scan's cost grow faster than its
 size: a ``.gitignore`` or ``--exclude`` pattern that backtracks, a YAML merge-key diamond, a
 launch line of made-up flags, a long line with one non-ASCII character, a ``--*-config`` JSON
-with many keys, a shell array of many elements, and a tree of small files under a hostile
+with many keys, a shell array of many elements, vLLM launches among other commands, a
+Dockerfile of continued steps among comment lines and of many distinct ``ARG``/``ENV`` names,
+a compose file of many services with lists, and a tree of small files under a hostile
 ``.gitignore`` (against the same tree under a plain one).
 
 For each shape and scale the scan runs in this process (``engine.run_scan``, no cache, one
@@ -92,6 +94,28 @@ def shell_array(root: Path, n: int) -> tuple[list[str], int]:
     return [], _write(root, "run.sh", f"ARGS=(\n{body}\n)\nvllm serve m \"${{ARGS[@]}}\"\n")
 
 
+def launches_among_commands(root: Path, n: int) -> tuple[list[str], int]:
+    text = "".join(f"echo step {i} $(date) done\nvllm serve m{i} --max-num-seqs {i} --swap-space 4\n" for i in range(n))
+    return [], _write(root, "run.sh", text)
+
+
+def dockerfile_comments(root: Path, n: int) -> tuple[list[str], int]:
+    steps = "".join(f"# step {i}\nRUN echo {i} \\\n    # inside\n    && true\n" for i in range(n))
+    return [], _write(root, "Dockerfile", "FROM vllm/vllm-openai:v0.8.0\n" + steps)
+
+
+def dockerfile_variables(root: Path, n: int) -> tuple[list[str], int]:
+    steps = "".join(f"ARG A{i}=a{i}\nENV VLLM_X{i}=1 B{i}=$A{i}\nRUN echo $B{i}\n" for i in range(n))
+    return [], _write(root, "Dockerfile", "FROM vllm/vllm-openai:v0.8.0\n" + steps)
+
+
+def yaml_lists(root: Path, n: int) -> tuple[list[str], int]:
+    services = "".join(
+        f"  s{i}:\n    image: vllm/vllm-openai:v0.8.0\n    command: [--model, m, --max-num-seqs, '8']\n" for i in range(n)
+    )
+    return [], _write(root, "docker-compose.yaml", "services:\n" + services)
+
+
 def tree_plain(root: Path, n: int) -> tuple[list[str], int]:
     size = _write(root, ".gitignore", "*.log\nbuild/\n")
     for i in range(n):
@@ -114,6 +138,10 @@ SHAPES: dict[str, tuple[Builder, int]] = {
     "non-ASCII long line, flags": (non_ascii_line, 5_000),
     "--compilation-config JSON keys": (config_json, 5_000),
     "shell array elements": (shell_array, 2_000),
+    "launches among other commands": (launches_among_commands, 200),
+    "Dockerfile steps among comments": (dockerfile_comments, 500),
+    "Dockerfile distinct ARG/ENV names": (dockerfile_variables, 300),
+    "compose services with lists": (yaml_lists, 200),
     "tree, plain .gitignore, files": (tree_plain, 625),
     "tree, hostile .gitignore, files": (tree_hostile, 625),
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -28,7 +29,7 @@ from vllm_upgrade_check.parsing.shell_text import (
     unescape_word,
     without_final_continuation,
 )
-from vllm_upgrade_check.parsing.words import Token, link
+from vllm_upgrade_check.parsing.words import Token, link, relinked
 
 __all__ = ["Assignment", "Command", "Locator", "ShellScript", "Token", "offset_locator", "parse_shell"]
 
@@ -81,7 +82,7 @@ def _parser() -> tree_sitter.Parser:
 
 
 class _Walker:
-    def __init__(self, src: bytes, locate: Locator, variables: dict[str, list[Token]]) -> None:
+    def __init__(self, src: bytes, locate: Locator, variables: MutableMapping[str, list[Token]]) -> None:
         self.src = src
         self.locate = locate
         self.vars = variables
@@ -127,7 +128,7 @@ class _Walker:
                 linked_after = i + 1 < len(spans) and not gaps[i + 1]
                 line_start, line_end = self._own_line(node) if array else (None, None)
                 tokens = [
-                    replace(
+                    relinked(
                         tokens[0],
                         prev_end=spans[i - 1].end if linked_before else None,
                         next_start=spans[i + 1].start if linked_after else None,
@@ -448,7 +449,7 @@ def _descendants(node: tree_sitter.Node, kinds: tuple[str, ...]) -> list[tree_si
 def parse_shell(
     text: str,
     locate: Locator | None = None,
-    variables: dict[str, list[Token]] | None = None,
+    variables: MutableMapping[str, list[Token]] | None = None,
 ) -> ShellScript:
     """Parse shell text into commands and assignments.
 
@@ -456,7 +457,8 @@ def parse_shell(
         text: the shell source.
         locate: maps positions in ``text`` to file positions (default: ``text`` is the file).
         variables: variables known before this text (e.g. Dockerfile ``ENV``/``ARG``); the
-            dict is updated with the text's own assignments.
+            mapping is updated with the text's own assignments (a ``ChainMap`` keeps them
+            out of the mappings behind it).
 
     Returns:
         A :class:`ShellScript`; a syntax error marks ``has_error`` but never raises.

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import lru_cache
 
 import yaml
 
@@ -25,6 +26,14 @@ def node_span(node: yaml.Node) -> Span:
 _ITEM_HEAD = re.compile(r"[ \t]*-[ \t]+")
 
 
+@lru_cache(maxsize=4)
+def text_lines(text: str) -> tuple[str, ...]:
+    """``text.split("\n")``, made once per text: the words of every list and the cuts of
+    every mapping of one file read the same lines (a split per node made a file of many
+    lists quadratic). A few texts are kept, the files being read now."""
+    return tuple(text.split("\n"))
+
+
 def scalar_word(text: str, node: yaml.ScalarNode) -> Token:
     """A scalar as one word placed where it is written (``written`` is its source text,
     quotes included; the column is that of its first character inside the quotes)."""
@@ -41,7 +50,7 @@ def sequence_words(text: str, node: yaml.Node | None) -> list[Token]:
     one are not linked across it)."""
     if not isinstance(node, yaml.SequenceNode):
         return []
-    lines = text.split("\n")
+    lines = text_lines(text)
     runs: list[list[Token]] = [[]]
     for child in node.value:
         if not isinstance(child, yaml.ScalarNode):
@@ -206,7 +215,7 @@ def entry_cuts(text: str, node: yaml.Node | None) -> dict[int, Span | None]:
     shares a line), or the entry and one comma of a flow mapping (a JSON object)."""
     if not isinstance(node, yaml.MappingNode):
         return {}
-    lines = text.split("\n")
+    lines = text_lines(text)
     out: dict[int, Span | None] = {}
     if not node.flow_style:
         for key_node, value_node in node.value:

@@ -13,10 +13,11 @@ matching :class:`Reference` (a ConfigMap and the ``envFrom`` naming it), and a
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import ClassVar, TypeAlias
+from typing import ClassVar, Generic, TypeAlias, TypeVar
 
 from vllm_upgrade_check.model.facts import Fact, Skipped, Span, Spans
 
@@ -196,9 +197,14 @@ class Scanner(ABC):
 def shared_words(facts: list[Fact], others: Sequence[tuple[Span, str]]) -> list[Fact]:
     """``facts`` of vLLM launches, those written in words another program reads as well (an
     array two commands expand) without the spans a fix would edit: fixing them for vLLM
-    would change the other program's command line too."""
+    would change the other program's command line too.
+
+    Each fact asks a :class:`SpanIndex` of ``others`` (the first of them, in their order,
+    that shares a character), so a script of many launches and many other commands costs
+    its words, not launches x other words."""
     if not others:
         return facts
+    index = SpanIndex(others)
     out = []
     for fact in facts:
         spans = fact.spans
@@ -206,7 +212,7 @@ def shared_words(facts: list[Fact], others: Sequence[tuple[Span, str]]) -> list[
             out.append(fact)
             continue
         touched = spans.cut or spans.name if spans is not None else None
-        who = next((w for span, w in others if touched is not None and overlap(span, touched)), None)
+        who = index.first_overlapping(touched) if touched is not None else None
         if who is None or spans is None:
             out.append(fact)
             continue
@@ -218,3 +224,50 @@ def shared_words(facts: list[Fact], others: Sequence[tuple[Span, str]]) -> list[
 def overlap(a: Span, b: Span) -> bool:
     """Whether spans ``a`` and ``b`` share a character."""
     return a.start < b.end and b.start < a.end
+
+
+T = TypeVar("T")
+
+
+class SpanIndex(Generic[T]):
+    """Spans with a value each (``[(span, value), ...]``), sorted by start once, asked which
+    of them overlap or contain a span.
+
+    A query walks back from the last span starting before the asked span ends and stops
+    where no earlier span reaches it (a running maximum of the ends), so words that do not
+    nest cost O(log n + answers) per query. Answers are the ones a scan of the list in its
+    given order finds first.
+    """
+
+    def __init__(self, items: Sequence[tuple[Span, T]]) -> None:
+        order = sorted(range(len(items)), key=lambda i: (items[i][0].line, items[i][0].column))
+        self._starts = [(items[i][0].line, items[i][0].column) for i in order]
+        self._ends = [(items[i][0].end_line, items[i][0].end_column) for i in order]
+        self._rank = order
+        self._values = [items[i][1] for i in order]
+        self._reach: list[tuple[int, int]] = []
+        for end in self._ends:
+            self._reach.append(end if not self._reach or end > self._reach[-1] else self._reach[-1])
+
+    def first_overlapping(self, span: Span) -> T | None:
+        """The value of the first span (in the given order) sharing a character with
+        ``span`` (:func:`overlap`), or ``None``."""
+        start, end = span.start, span.end
+        best: int | None = None
+        for j in range(bisect_left(self._starts, end) - 1, -1, -1):
+            if self._reach[j] <= start:
+                break
+            if self._ends[j] > start and (best is None or self._rank[j] < self._rank[best]):
+                best = j
+        return None if best is None else self._values[best]
+
+    def contains(self, span: Span) -> bool:
+        """Whether some span of the index holds all of ``span`` (its start at or before
+        ``span``'s, its end at or after ``span``'s end)."""
+        start, end = span.start, span.end
+        for j in range(bisect_right(self._starts, start) - 1, -1, -1):
+            if self._reach[j] < end:
+                return False
+            if self._ends[j] >= end:
+                return True
+        return False

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import io
 import json
+from bisect import bisect_right
+from collections import ChainMap
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -101,7 +103,7 @@ class DockerfileScanner(Scanner):
         text = source.text
         vllm_lines = _vllm_from_lines(structure, parents, global_args)
         lines = text.split("\n")
-        comments = frozenset(i["startline"] for i in structure if i["instruction"].upper() == "COMMENT")
+        comments = sorted({i["startline"] for i in structure if i["instruction"].upper() == "COMMENT"})
         for item in structure:
             instruction = item["instruction"].upper()
             line = item["startline"] + 1
@@ -225,9 +227,11 @@ class _Scope:
         self.args: dict[str, list[Token]] = {}
         self.env: dict[str, list[Token]] = {}
 
-    def build(self) -> dict[str, list[Token]]:
-        """The values a build step (``RUN``, an ``ENV``/``ARG`` value) expands (a copy)."""
-        return {**self.args, **self.env}
+    def build(self) -> ChainMap[str, list[Token]]:
+        """The values a build step (``RUN``, an ``ENV``/``ARG`` value) expands: ``ENV`` over
+        ``ARG``, behind an empty mapping that takes the step's own assignments (a view, not
+        a copy: a Dockerfile of many variables stays linear)."""
+        return ChainMap({}, self.env, self.args)
 
     def define(self, instruction: str, body: str, locate: Locator, before_from: bool) -> None:
         """Record one ``ARG`` or ``ENV`` instruction (``body``: its text after the keyword)."""
@@ -335,19 +339,23 @@ def _partly_read(script: ShellScript, body: str, path: str, instruction: str) ->
         )
 
 
-def _as_written(lines: list[str], item: dict[str, Any], comments: frozenset[int]) -> str:
+def _as_written(lines: list[str], item: dict[str, Any], comments: list[int]) -> str:
     """Instruction ``item``'s text line for line as the file holds it, so that positions in it
     are positions in the file. dockerfile-parse drops the comment lines inside a continued
     instruction from its ``content`` (Docker removes them before reading the instruction):
     each becomes a lone ``\\`` at its indentation, which continues the shell words across it
-    as Docker does and holds no exec-form word."""
+    as Docker does and holds no exec-form word. ``comments``: the 0-based lines of comment
+    instructions, sorted (found by bisection: a file of many comments and many continued
+    instructions stays linear)."""
     start, end = item["startline"], item["endline"]
-    if start == end or not any(start < c <= end for c in comments):
+    first = bisect_right(comments, start)  # the first comment line after the start
+    if start == end or first == len(comments) or comments[first] > end:
         return str(item["content"])
+    inside = set(comments[first : bisect_right(comments, end)])
     out = []
     for number in range(start, min(end, len(lines) - 1) + 1):
         written = lines[number]
-        if number in comments and number != start:
+        if number in inside:
             body = written.rstrip("\r")
             indent = body[: len(body) - len(body.lstrip())]
             written = indent + "\\" + written[len(body) :]

@@ -7,6 +7,7 @@ unless other lines expand it for something else).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Span, Spans
@@ -178,7 +179,7 @@ def defaults(structure: list[dict[str, object]], instruction: str, before_from: 
 
 
 def with_pin_spans(
-    text: str, body: str, facts: list[Fact], variables: dict[str, list[Token]], vllm_lines: frozenset[int]
+    text: str, body: str, facts: list[Fact], variables: Mapping[str, list[Token]], vllm_lines: frozenset[int]
 ) -> list[Fact]:
     """``facts`` of a ``RUN`` line, a vLLM pin whose version comes from an ``ARG`` or
     ``ENV`` (``pip install vllm==${VLLM_VERSION}``) told where that version is written."""

@@ -9,13 +9,13 @@ launches. The helpers here also serve every other place that holds shell text (D
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from dataclasses import replace
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span
 from vllm_upgrade_check.parsing.shell import Locator, ShellScript, Token, parse_shell
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact
-from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile, shared_words
+from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile, SpanIndex, shared_words
 from vllm_upgrade_check.sources.scanners.images import image_fact, replaced_server_note
 from vllm_upgrade_check.sources.scanners.requirements import pip_install_facts
 from vllm_upgrade_check.sources.scanners.vllm_argv import find_launch, launch_facts, other_program_image
@@ -48,7 +48,7 @@ def shell_facts(
     path: str | None,
     scanner: str,
     locate: Locator | None = None,
-    variables: dict[str, list[Token]] | None = None,
+    variables: MutableMapping[str, list[Token]] | None = None,
     hint: tuple[str, str] | None = None,
     relocate: Relocate | None = None,
 ) -> tuple[list[Fact], ShellScript]:
@@ -95,13 +95,10 @@ def shell_facts(
         facts.extend(found)
     # `--chat-template $(cat tpl)`: cat's words are inside the launch's word; removing that
     # word removes the cat call with it, so cat reads nothing a fix would change.
-    others = [(span, who) for span, who in others if not any(_within(span, h) for h in holders)]
+    if holders:
+        held = SpanIndex([(h, True) for h in holders])
+        others = [(span, who) for span, who in others if not held.contains(span)]
     return shared_words(facts, others), script
-
-
-def _within(span: Span, holder: Span) -> bool:
-    """Whether ``span`` lies inside ``holder``."""
-    return holder.start <= span.start and span.end <= holder.end
 
 
 def argv_facts(

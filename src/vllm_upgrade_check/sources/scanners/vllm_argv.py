@@ -188,11 +188,25 @@ class Launch:
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
-def _match_wrapper(tokens: Sequence[Token]) -> tuple[int, Wrapper] | None:
-    head = tokens[0].text.rsplit("/", 1)[-1]
+def _wrappers_by_head() -> dict[str, list[tuple[tuple[str, ...], Wrapper]]]:
+    """:data:`WRAPPERS` grouped by their first word, each group in the table's order."""
+    out: dict[str, list[tuple[tuple[str, ...], Wrapper]]] = {}
     for words, wrapper in WRAPPERS.items():
+        out.setdefault(words[0], []).append((words, wrapper))
+    return out
+
+
+_BY_HEAD = _wrappers_by_head()
+
+
+def _match_wrapper(tokens: Sequence[Token]) -> tuple[int, Wrapper] | None:
+    """``(words, wrapper)`` of the first :data:`WRAPPERS` entry that ``tokens`` start with
+    (followed by at least one more word), asked of the entries with the same first word
+    only: every command of a file asks, so it must not compare with the whole table."""
+    head = tokens[0].text.rsplit("/", 1)[-1]
+    for words, wrapper in _BY_HEAD.get(head, ()):
         n = len(words)
-        if len(tokens) > n and (head, *(t.text for t in tokens[1:n])) == words:
+        if len(tokens) > n and all(tokens[k].text == words[k] for k in range(1, n)):
             return n, wrapper
     return None
 
