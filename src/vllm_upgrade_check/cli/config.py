@@ -21,7 +21,6 @@ from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.model.facts import Skipped
 from vllm_upgrade_check.model.options import Ignore
 from vllm_upgrade_check.parsing.textfiles import read_named_file
-from vllm_upgrade_check.parsing.toml import TomlProblem, load_toml
 
 if TYPE_CHECKING:  # pragma: no cover
     from vllm_upgrade_check.model.environment import Environment
@@ -103,6 +102,8 @@ def find_config(paths: Sequence[Path], cwd: Path | None = None, passed_over: lis
             return own
         pyproject = place / "pyproject.toml"
         if pyproject.is_file() and _inside(pyproject, place, passed_over, paths):
+            from vllm_upgrade_check.parsing.toml import TomlProblem, load_toml
+
             try:
                 data = load_toml(pyproject.read_text(encoding="utf-8"))
             except (OSError, TomlProblem, UnicodeDecodeError):
@@ -139,6 +140,8 @@ def load_config(path: Path) -> Config:
         UsageError: unreadable file, TOML syntax error, unknown key or wrong type (naming the
             file, the key and, where found, its line).
     """
+    from vllm_upgrade_check.parsing.toml import TomlProblem, load_toml
+
     shown = str(path)
     try:
         text = read_named_file(path).decode("utf-8")
