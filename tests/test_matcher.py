@@ -9,10 +9,11 @@ from vllm_upgrade_check.matching.matcher import Assumption, VersionContext, matc
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location
 from vllm_upgrade_check.model.findings import VersionBasis
 from vllm_upgrade_check.model.pack import Pack
+from vllm_upgrade_check.model.pack_schema import validate_pack
 
 
 def pack(release: str, *rules: dict) -> Pack:
-    return Pack.model_validate({"release": release, "rules": list(rules)})
+    return validate_pack({"release": release, "rules": list(rules)})
 
 
 def rule(rid: str, match: dict, **extra) -> dict:

@@ -9,24 +9,18 @@ glob and ``expires`` date). Command-line options win over the file.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from typing import TYPE_CHECKING
 
 from vllm_upgrade_check.errors import UsageError
-from vllm_upgrade_check.knowledge.versions import parse_version
 from vllm_upgrade_check.model.facts import Skipped
 from vllm_upgrade_check.model.options import Ignore
-from vllm_upgrade_check.model.validation import first_problem, format_path
 from vllm_upgrade_check.parsing.textfiles import read_named_file
-from vllm_upgrade_check.parsing.toml import TomlProblem, load_toml
 
 if TYPE_CHECKING:  # pragma: no cover
     from vllm_upgrade_check.model.environment import Environment
@@ -35,61 +29,6 @@ if TYPE_CHECKING:  # pragma: no cover
 CONFIG_FILE = ".vllm-upgrade-check.toml"
 TABLE = "vllm-upgrade-check"
 FAIL_ON = ("blocker", "warning", "info", "never")
-
-
-def _version(value: str | None) -> str | None:
-    if value is not None:
-        try:
-            parse_version(value, "version")
-        except UsageError:
-            raise ValueError(f"{value!r} is not a valid version (expected e.g. 0.27.0)") from None
-    return value
-
-
-class _Table(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, defer_build=True)
-
-
-class IgnoreEntry(_Table):
-    """One ``[[ignore]]`` table: a rule id (or prefix) left out, why, where, until when."""
-
-    id: Annotated[str, Field(min_length=1)]
-    reason: Annotated[str, Field(min_length=1)]
-    path: str | None = Field(default=None, description="glob of the paths it covers")
-    expires: dt.date | None = None
-
-    @field_validator("id", "reason")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be blank")
-        return value
-
-    @field_validator("expires", mode="before")
-    @classmethod
-    def _iso(cls, value: object) -> object:
-        if isinstance(value, dt.datetime):  # a TOML datetime: its day
-            return value.date()
-        if isinstance(value, str):
-            try:
-                return dt.date.fromisoformat(value)
-            except ValueError:
-                raise ValueError("must be a date YYYY-MM-DD") from None
-        return value
-
-
-class ConfigTable(_Table):
-    """The ``[tool.vllm-upgrade-check]`` table (or a ``.vllm-upgrade-check.toml`` file) as
-    written: every key optional, none other allowed."""
-
-    to: str | None = None
-    from_: str | None = Field(default=None, alias="from")
-    fail_on: Literal["blocker", "warning", "info", "never"] | None = Field(default=None, alias="fail-on")
-    exclude: list[str] = Field(default_factory=list)
-    rules: list[str] = Field(default_factory=list)
-    ignore: list[IgnoreEntry] = Field(default_factory=list)
-
-    _versions = field_validator("to", "from_")(_version)
 
 
 @dataclass(frozen=True)
@@ -163,6 +102,8 @@ def find_config(paths: Sequence[Path], cwd: Path | None = None, passed_over: lis
             return own
         pyproject = place / "pyproject.toml"
         if pyproject.is_file() and _inside(pyproject, place, passed_over, paths):
+            from vllm_upgrade_check.parsing.toml import TomlProblem, load_toml
+
             try:
                 data = load_toml(pyproject.read_text(encoding="utf-8"))
             except (OSError, TomlProblem, UnicodeDecodeError):
@@ -192,12 +133,15 @@ def _line_of(text: str, loc: Sequence[object]) -> int | None:
 
 
 def load_config(path: Path) -> Config:
-    """Read and check one configuration file against :class:`ConfigTable`.
+    """Read and check one configuration file against
+    :class:`~vllm_upgrade_check.cli.config_table.ConfigTable`.
 
     Raises:
         UsageError: unreadable file, TOML syntax error, unknown key or wrong type (naming the
             file, the key and, where found, its line).
     """
+    from vllm_upgrade_check.parsing.toml import TomlProblem, load_toml
+
     shown = str(path)
     try:
         text = read_named_file(path).decode("utf-8")
@@ -212,6 +156,11 @@ def load_config(path: Path) -> Config:
     table = data.get("tool", {}).get(TABLE, {}) if nested else data
     if not isinstance(table, dict):
         raise UsageError(f"tool.{TABLE}: must be a table", shown, _line_of(text, [TABLE]))
+    from pydantic import ValidationError
+
+    from vllm_upgrade_check.cli.config_table import ConfigTable
+    from vllm_upgrade_check.model.validation import first_problem, format_path
+
     try:
         parsed = ConfigTable.model_validate(table)
     except ValidationError as exc:

@@ -32,7 +32,7 @@ class ListFormat(str, Enum):
 @rules_app.command("schema")
 def schema() -> None:
     """Print the JSON Schema of a rule pack (for editors and CI)."""
-    from vllm_upgrade_check.model.pack import Pack
+    from vllm_upgrade_check.model.pack_schema import Pack
 
     document = Pack.model_json_schema()
     document["$schema"] = "https://json-schema.org/draft/2020-12/schema"

@@ -70,7 +70,9 @@ def _evidence(pack: Pack, finding: str, path: str = "dist-info/METADATA") -> lis
 
 
 def _rule(**data: object) -> Rule:
-    return Rule.model_validate(data)
+    from vllm_upgrade_check.model.pack_schema import validate_rule
+
+    return validate_rule(data)
 
 
 def derived_rules(

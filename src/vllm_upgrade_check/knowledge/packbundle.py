@@ -4,7 +4,8 @@ Building the wheel (``setup.py``'s ``build_py``) writes :data:`BUNDLE_NAME` next
 in ``vllm_upgrade_check/rules/``: for each pack file, the digest of its text and the data
 PyYAML's safe loader gives for it. Loading 66 packs from this file takes about a tenth of the
 time libyaml's loader takes (constructing Python objects from YAML nodes is pure Python).
-The data is still validated by the pydantic models at load time; only the YAML step is saved.
+A run builds the pack records straight from this data, without validation
+(:mod:`vllm_upgrade_check.model.construct`): the test suite validates every bundled pack.
 
 An entry is used only when the digest of the pack file next to it matches, so a pack edited
 after the build (an editable install, a patched site-packages) is read from its YAML. The

@@ -17,15 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from packaging.version import Version
-from pydantic import ValidationError
 
 from vllm_upgrade_check.errors import RulePackError
 from vllm_upgrade_check.knowledge import packbundle
 from vllm_upgrade_check.model.construct import construct
 from vllm_upgrade_check.model.pack import Pack, Rule
-from vllm_upgrade_check.model.validation import problems
 from vllm_upgrade_check.parsing.textfiles import read_named_file
-from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, compose_documents, to_python
 
 
 def _line_for(loc: Sequence[Any], positions: dict[tuple[Any, ...], int]) -> int | None:
@@ -65,6 +62,12 @@ def check_pack_text(text: str, source: str) -> tuple[Pack | None, list[RulePackE
         :class:`RulePackError` per problem, each naming ``source`` and its line, in line order
         (a YAML syntax error is one problem: nothing after it can be read).
     """
+    from pydantic import ValidationError
+
+    from vllm_upgrade_check.model.pack_schema import validate_pack
+    from vllm_upgrade_check.model.validation import problems
+    from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, compose_documents, to_python
+
     try:
         docs = compose_documents(text, lines_only=True)
         if len(docs) != 1:
@@ -76,7 +79,7 @@ def check_pack_text(text: str, source: str) -> tuple[Pack | None, list[RulePackE
     if not isinstance(data, dict):
         return None, [RulePackError("a pack must be a YAML mapping", source, 1)]
     try:
-        return Pack.model_validate(data), []
+        return validate_pack(data), []
     except ValidationError as exc:
         found = [RulePackError(str(p), source, _line_for(p.loc, positions)) for p in problems(exc, data)]
         return None, sorted(found, key=lambda e: e.line or 0)
@@ -84,6 +87,8 @@ def check_pack_text(text: str, source: str) -> tuple[Pack | None, list[RulePackE
 
 def rule_id_lines(text: str) -> dict[str, int]:
     """The line of each rule's ``id`` in a pack's YAML text (upper-cased ids; for messages)."""
+    from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, compose_documents, to_python
+
     try:
         docs = compose_documents(text, lines_only=True)
         positions: dict[tuple[Any, ...], int] = {}
@@ -102,23 +107,26 @@ def rule_id_lines(text: str) -> dict[str, int]:
 
 def _load_trusted(text: str, source: str, parsed: Any = None) -> Pack:
     """:func:`load_pack_text` for the packs shipped with the tool, which the test suite checks
-    strictly: built without validation (:func:`~vllm_upgrade_check.model.construct.construct`)
+    strictly: built without validation or pydantic (:func:`~vllm_upgrade_check.model.construct.construct`)
     from ``parsed`` (the wheel's pre-parsed data of :mod:`.packbundle`, used only when its
     digest matches the file) when given, else parsed with libyaml straight to Python (no node
     walk for line numbers) and validated; only on a problem parsed again the strict way for
     the error's line."""
-    import yaml
-
     if isinstance(parsed, dict):
         try:  # the wheel's pre-parsed data of a pack the test suite checked: no validation
             return construct(Pack, parsed)
         except (TypeError, KeyError, ValueError):
             pass
+    import yaml
+    from pydantic import ValidationError
+
+    from vllm_upgrade_check.model.pack_schema import validate_pack
+
     try:
         if parsed is None:
             parsed = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - safe loader
         if isinstance(parsed, dict):
-            return Pack.model_validate(parsed)
+            return validate_pack(parsed)
     except (yaml.YAMLError, ValidationError):
         pass
     return load_pack_text(text, source)

@@ -96,7 +96,7 @@ def _rule(
     rule_id: str, severity: Severity, match: Match, message: str, fix: str, evidence: WheelEvidence
 ) -> Rule:
     # Built without validation: the match name is the subject as written.
-    return Rule.model_construct(
+    return Rule(
         id=rule_id,
         name=_NAMES[rule_id],
         severity=severity,
@@ -129,7 +129,7 @@ def _image_advisory(fact: Fact, target: Version) -> Rule | None:
         return _rule(
             FLOATING_ID,
             Severity.INFO,
-            ImageMatch.model_construct(kind=MatchKind.IMAGE, name=fact.name),
+            ImageMatch(kind=MatchKind.IMAGE, name=fact.name),
             f"{fact.name}{shown} is a floating tag: the vLLM version it runs cannot be read from the repository",
             f"Pin the image to the release you test, e.g. {fact.name}:v{target}.",
             _release_evidence(target, "vLLM publishes an image tag per release (v<VERSION>)"),
@@ -140,7 +140,7 @@ def _image_advisory(fact: Fact, target: Version) -> Rule | None:
     return _rule(
         MOVE_ID,
         Severity.INFO,
-        ImageMatch.model_construct(kind=MatchKind.IMAGE, name=fact.name),
+        ImageMatch(kind=MatchKind.IMAGE, name=fact.name),
         f"{fact.name}:{tag} runs vLLM {version}; move it to v{target}{_written_elsewhere(fact)}",
         f"Set the tag to v{target} once the blockers are fixed (fix does it then).",
         _release_evidence(target, f"the release upgraded to, {target}"),
@@ -167,7 +167,7 @@ def _requirement_advisory(fact: Fact, target: Version) -> Rule | None:
     spec = _specifier(fact)
     if spec is None or not str(spec) or spec.contains(target, prereleases=True):
         return None
-    match = DependencyMatch.model_construct(kind=MatchKind.DEPENDENCY, name="vllm")
+    match = DependencyMatch(kind=MatchKind.DEPENDENCY, name="vllm")
     if all(clause.operator in ("==", "===") for clause in spec):
         if any(_newer(clause.version, target) for clause in spec):
             return None  # pinned past the target: a downgrade is no upgrade to advise on
@@ -206,7 +206,7 @@ def _entrypoint_advisory(fact: Fact, target: Version) -> Rule | None:
     return _rule(
         ENTRYPOINT_ID,
         Severity.INFO,
-        AbsentArgMatch.model_construct(kind=MatchKind.ABSENT_ARG, name=DEPRECATED_ENTRYPOINT),
+        AbsentArgMatch(kind=MatchKind.ABSENT_ARG, name=DEPRECATED_ENTRYPOINT),
         f"{DEPRECATED_ENTRYPOINT} is deprecated since vLLM {ENTRYPOINT_DEPRECATED_IN}; "
         "`vllm serve` takes the same flags",
         "Run `vllm serve MODEL ...` instead (the model as its first word, or --model).",
@@ -254,11 +254,11 @@ def documented_advisory_rule(rule_id: str) -> Rule:
         EXCLUDES_ID: "A vLLM requirement whose range leaves out the target.",
     }
     severity = Severity.BLOCKER if rule_id == EXCLUDES_ID else Severity.INFO
-    match: Match = DependencyMatch.model_construct(kind=MatchKind.DEPENDENCY, name="vllm")
+    match: Match = DependencyMatch(kind=MatchKind.DEPENDENCY, name="vllm")
     if rule_id in (MOVE_ID, FLOATING_ID):
-        match = ImageMatch.model_construct(kind=MatchKind.IMAGE, name="vllm/vllm-openai")
+        match = ImageMatch(kind=MatchKind.IMAGE, name="vllm/vllm-openai")
     elif rule_id == ENTRYPOINT_ID:
-        match = AbsentArgMatch.model_construct(kind=MatchKind.ABSENT_ARG, name=DEPRECATED_ENTRYPOINT)
+        match = AbsentArgMatch(kind=MatchKind.ABSENT_ARG, name=DEPRECATED_ENTRYPOINT)
     return _rule(
         rule_id,
         severity,

@@ -48,11 +48,11 @@ def unknown_flag_rule(fact: Fact, known: KnownArgs, target: Version | None = Non
     hint = f"; did you mean {closest}?" if closest else ""
     # Built without validation: the name is the flag as written (``--max-num-seqS``), which a
     # pack's snake_case check would refuse; everything else is fixed text.
-    return Rule.model_construct(
+    return Rule(
         id=UNKNOWN_FLAG_ID,
         name="unknown-vllm-flag",
         severity=Severity.BLOCKER,
-        match=CliFlagMatch.model_construct(kind=MatchKind.CLI_FLAG, name=fact.name),
+        match=CliFlagMatch(kind=MatchKind.CLI_FLAG, name=fact.name),
         message=f"{fact.raw or fact.name} is not a flag of any vLLM release ({span}){hint}",
         fix=Fix(
             summary=f"Use {closest}." if closest else "Remove the flag, or check its spelling.",
@@ -143,12 +143,10 @@ def _unknown_flags_summary(rest: list[Fact], known: KnownArgs, versions: Version
         f"{first.raw or first.name} and {len(rest) - 1} more flag(s) of this launch are not flags of any "
         f"vLLM release (after {MAX_UNKNOWN_PER_LAUNCH} reported one by one)"
     )
-    summary = rule.model_copy(
-        update={
-            "message": message,
-            "fix": Fix(summary="Remove the flags, or check their spelling.", action=FixAction.NONE,
-                       applicability=Applicability.DISPLAY_ONLY),
-        }
+    summary = rule.replace(
+        message=message,
+        fix=Fix(summary="Remove the flags, or check their spelling.", action=FixAction.NONE,
+                applicability=Applicability.DISPLAY_ONLY),
     )
     return built_in_finding(summary, first, versions)
 

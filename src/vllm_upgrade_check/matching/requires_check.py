@@ -102,11 +102,11 @@ def requires_dist_rule(
     ``required`` (``>=0.21.1``) on METADATA ``line``; with ``pythons``, only on those Python
     versions (``"3.12"``) when the run does not know the Python in use: a warning then."""
     on = f" on Python {', '.join(pythons)}" if pythons else ""
-    return Rule.model_construct(
+    return Rule(
         id=REQUIRES_DIST_ID,
         name="conflicts-with-requires-dist",
         severity=Severity.WARNING if pythons else Severity.BLOCKER,
-        match=DependencyMatch.model_construct(kind=MatchKind.DEPENDENCY, name=name, specifier=required),
+        match=DependencyMatch(kind=MatchKind.DEPENDENCY, name=name, specifier=required),
         message=(
             f"vLLM {target} requires {name}{required}{on} (its wheel's Requires-Dist); this requirement cannot "
             "be installed alongside it"
@@ -124,7 +124,7 @@ def requires_dist_rule(
             instead=f"{name}{required}",
         ),
         evidence=[
-            WheelEvidence.model_construct(
+            WheelEvidence(
                 kind="wheel",
                 release=str(target),
                 path=f"vllm-{target}.dist-info/METADATA",

@@ -177,11 +177,14 @@ def surface_rule(rejected: Rejection, target: Version) -> Rule:
     hint = f"; did you mean {rejected.suggestion}?" if rejected.suggestion else ""
     where = rejected.ref or ("vllm/envs.py" if rejected.rule_id == ENV_VAR_ID else "vllm/")
     path, _, line = where.partition(":")
-    match = _MATCH[rejected.rule_id].model_construct(kind=_KIND[rejected.rule_id], name=rejected.subject)
-    if isinstance(match, ModelMatch):
-        match = ModelMatch.model_construct(kind=MatchKind.MODEL, name=rejected.subject, patterns=[rejected.subject])
+    kind = _MATCH[rejected.rule_id]
+    if kind is ModelMatch:
+        match: Match = ModelMatch(kind=MatchKind.MODEL, name=rejected.subject, patterns=[rejected.subject])
+    else:
+        # the kind of each class is the one _KIND pairs with it (mypy sees any member's)
+        match = kind(kind=_KIND[rejected.rule_id], name=rejected.subject)  # type: ignore[call-arg, arg-type]
     # Built without validation: the name is the thing as written, which a pack's checks refuse.
-    return Rule.model_construct(
+    return Rule(
         id=rejected.rule_id,
         name=_NAMES[rejected.rule_id],
         severity=rejected.severity,
@@ -262,4 +265,4 @@ def documented_surface_rule(rule_id: str) -> Rule:
         f"{subject[0].upper()}{subject[1:]} that the target release does not have: {detail} "
         "(checked against the target whatever the version in use)"
     )
-    return rule.model_copy(update={"message": message})
+    return rule.replace(message=message)

@@ -1,7 +1,8 @@
 """The records of the pipeline, each in the module of its stage's output:
 
 - :mod:`.facts`: what scanners saw (facts, their spans, skipped files);
-- :mod:`.pack`: rule packs (pydantic, validated from YAML);
+- :mod:`.pack`: rule packs as a run holds them (plain records, :mod:`.records`), and
+  :mod:`.pack_schema`: the pydantic models that validate them and emit their JSON Schema;
 - :mod:`.findings`: rules applied to facts, and the report of a run;
 - :mod:`.options`: what a run is asked to do;
 - :mod:`.environment`: the Python environment and host a run checks;

@@ -1,16 +1,18 @@
-"""Build pydantic models from data already known to be valid, without running validation.
+"""Build plain records (:mod:`~vllm_upgrade_check.model.records`) from data already known
+to be valid, without validation and without pydantic.
 
 The bundled rule packs are checked strictly by the test suite (and, in the wheel, travel as
 pre-parsed JSON: :mod:`vllm_upgrade_check.knowledge.packbundle`); validating them again on
 every run cost more than the rest of a scan of a small repository. :func:`construct` gives
-the object :meth:`pydantic.BaseModel.model_validate` would give for such data - nested
-models, the member of a discriminated union named by its discriminator, enum members,
-defaults and ``str_strip_whitespace`` - through ``model_construct``, so the models' core
-schemas are never built unless something validates (``--rules``, ``rules validate``).
+the record that validating the data with the pack schema
+(:mod:`~vllm_upgrade_check.model.pack_schema`) and converting the result
+(:func:`~vllm_upgrade_check.model.pack_schema.to_record`) gives: nested records, the member
+of a union of records named by its ``kind``, enum members, defaults, and every string
+stripped of surrounding white space (the schema's ``str_strip_whitespace``).
 
 It is not a validator: data that does not fit the annotations raises ``TypeError`` or
 ``KeyError`` or gives a wrong object. ``tests/test_pack_construct.py`` checks, for every
-bundled pack, that the result equals ``model_validate``'s.
+bundled pack, that the result equals the validated one.
 """
 
 from __future__ import annotations
@@ -21,36 +23,54 @@ import typing
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
-from pydantic import BaseModel
+from vllm_upgrade_check.model.records import Record, _Factory
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound=Record)
 
 _UNIONS = (Union, types.UnionType)
 
-
 Builder = Callable[[Any], Any]
 
-_set = object.__setattr__
-
-_PLANS: dict[type[BaseModel], tuple[tuple[tuple[str, str, Builder, bool, Any], ...], frozenset[str]]] = {}
-"""Per model class: ``(field name, key, builder, required, default maker)`` of each field,
-and the keys it takes; compiled once per process."""
+_BUILDERS: dict[type[Record], Builder] = {}
+"""Per record class: the function that builds it from a mapping, generated once per process."""
 
 
-def _plan(cls: type[BaseModel]) -> tuple[tuple[tuple[str, str, Builder, bool, Any], ...], frozenset[str]]:
-    plan = _PLANS.get(cls)
-    if plan is None:
-        strip = bool(cls.model_config.get("str_strip_whitespace"))
-        fields = []
-        for name, field in cls.__pydantic_fields__.items():
-            key = field.alias or name
-            if field.default_factory is not None:
-                default: Any = field.default_factory  # our factories take no arguments (list, dict)
-            else:
-                default = (lambda value: lambda: value)(field.default)
-            fields.append((name, key, _compile(field.annotation, strip, field.discriminator), field.is_required(), default))
-        plan = _PLANS[cls] = (tuple(fields), frozenset(f[1] for f in fields))
-    return plan
+def _builder(cls: type[Record]) -> Builder:
+    """Generate ``build(data)`` for ``cls``: one function per class, with each field's key
+    test, converter and slot store inline (a generic loop over the fields costs about twice
+    as much per record, and a run builds some 2,600 of them for the bundled packs)."""
+    hints = typing.get_type_hints(cls)
+    scope: dict[str, Any] = {"cls": cls, "new": cls.__new__, "fields": frozenset(cls._fields), "Factory": _Factory}
+    lines = ["def build(data):"]
+    lines.append("    if not isinstance(data, dict):")
+    lines.append("        raise TypeError(f'{cls.__name__} needs a mapping, not {type(data).__name__}')")
+    lines.append("    if not fields.issuperset(data):")
+    lines.append("        raise KeyError(f\"{cls.__name__} has no field(s) {', '.join(sorted(set(data) - fields))}\")")
+    lines.append("    record = new(cls)")
+    for index, name in enumerate(cls._fields):
+        optional, build = _bare(hints[name])
+        scope[f"b{index}"] = build
+        scope[f"s{index}"] = getattr(cls, name).__set__  # the slot, past the frozen __setattr__
+        lines.append(f"    if {name!r} in data:")
+        if build is _identity:
+            lines.append(f"        s{index}(record, data[{name!r}])")
+        elif optional:
+            lines.append(f"        value = data[{name!r}]")
+            lines.append(f"        s{index}(record, None if value is None else b{index}(value))")
+        else:
+            lines.append(f"        s{index}(record, b{index}(data[{name!r}]))")
+        if name in cls._defaults:
+            scope[f"d{index}"] = default = cls._defaults[name]
+            made = f"d{index}.make()" if isinstance(default, _Factory) else f"d{index}"
+            lines.append("    else:")
+            lines.append(f"        s{index}(record, {made})")
+        else:
+            lines.append("    else:")
+            lines.append(f"        raise KeyError({f'{cls.__name__}.{name} is required'!r})")
+    lines.append("    return record")
+    exec("\n".join(lines), scope)  # noqa: S102 - code made here from the class's own field names
+    function: Builder = scope["build"]
+    return function
 
 
 def construct(cls: type[M], data: dict[str, Any]) -> M:
@@ -60,60 +80,63 @@ def construct(cls: type[M], data: dict[str, Any]) -> M:
         TypeError, KeyError, ValueError: ``data`` does not have the shape of ``cls`` (it was
             not valid: validate it instead).
     """
-    if not isinstance(data, dict):
-        raise TypeError(f"{cls.__name__} needs a mapping, not {type(data).__name__}")
-    fields, keys = _plan(cls)
-    if not keys.issuperset(data):
-        raise KeyError(f"{cls.__name__} has no field(s) {', '.join(sorted(set(data) - keys))}")
-    values: dict[str, Any] = {}
-    given: set[str] = set()
-    for name, key, build, required, default in fields:
-        if key in data:
-            values[name] = build(data[key])
-            given.add(name)
-        elif required:
-            raise KeyError(f"{cls.__name__}.{name} is required")
-        else:
-            values[name] = default()
-    if cls.__private_attributes__ or cls.model_config.get("extra") == "allow":
-        return cls.model_construct(_fields_set=given, **values)
-    # What model_construct does for a model without private attributes or extra fields.
-    model = cls.__new__(cls)
-    _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", given)
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
-    return model
+    build = _BUILDERS.get(cls)
+    if build is None:
+        build = _BUILDERS[cls] = _builder(cls)
+    record: M = build(data)
+    return record
 
 
-def _member_for(members: tuple[Any, ...], discriminator: str) -> dict[Any, type[BaseModel]]:
-    out: dict[Any, type[BaseModel]] = {}
+def _by_kind(members: tuple[Any, ...]) -> dict[Any, type[Record]]:
+    out: dict[Any, type[Record]] = {}
     for member in members:
-        for tag in get_args(member.__pydantic_fields__[discriminator].annotation):
+        for tag in get_args(typing.get_type_hints(member)["kind"]):
             out[tag] = member
     return out
 
 
 def _none_or(build: Builder) -> Builder:
-    return lambda value: None if value is None else build(value)
+    if build is _identity:
+        return build
+
+    def none_or(value: Any) -> Any:
+        return None if value is None else build(value)
+
+    none_or.inner = build  # type: ignore[attr-defined]  # for _bare: the test inlined
+    return none_or
 
 
-def _compile(tp: Any, strip: bool, discriminator: Any = None) -> Builder:
+def _bare(tp: Any) -> tuple[bool, Builder]:
+    """``(whether None passes as None, the builder of the other values)`` of a field's
+    annotation: what :func:`_compile` gives, with the test for ``None`` left to the caller."""
+    if get_origin(tp) is typing.Annotated:
+        tp = get_args(tp)[0]
+    if get_origin(tp) in _UNIONS:
+        members = tuple(a for a in get_args(tp) if a is not type(None))
+        if len(members) == 1:
+            return True, _bare(members[0])[1]
+    build = _compile(tp)
+    inner = getattr(build, "inner", None)
+    return (True, inner) if inner is not None else (False, build)
+
+
+def _is_record(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, Record)
+
+
+def _compile(tp: Any) -> Builder:
     """A function giving a value as the annotation ``tp`` holds it (``None`` stays ``None``)."""
     origin = get_origin(tp)
     if origin is typing.Annotated:
-        inner, *meta = get_args(tp)
-        found = next((getattr(m, "discriminator", None) for m in meta if getattr(m, "discriminator", None)), None)
-        return _compile(inner, strip, found or discriminator)
+        return _compile(get_args(tp)[0])
     if origin in _UNIONS:
         members = tuple(a for a in get_args(tp) if a is not type(None))
-        if discriminator is not None:
-            by_tag = _member_for(members, str(discriminator))
-            key = str(discriminator)
-            return _none_or(lambda value: construct(by_tag[value[key]], value))
         if len(members) == 1:
-            return _none_or(_compile(members[0], strip))
-        choices = [(member, _compile(member, strip)) for member in members]
+            return _none_or(_compile(members[0]))
+        if all(_is_record(m) for m in members):  # a union of records: the one its kind names
+            by_kind = _by_kind(members)
+            return _none_or(lambda value: construct(by_kind[value["kind"]], value))
+        choices = [(member, _compile(member)) for member in members]
 
         def pick(value: Any) -> Any:
             for member, build in choices:  # the first member the value's type fits
@@ -124,24 +147,25 @@ def _compile(tp: Any, strip: bool, discriminator: Any = None) -> Builder:
         return _none_or(pick)
     if origin is list or origin is tuple:
         args = get_args(tp)
-        item = _compile(args[0] if args else Any, strip)
+        item = _compile(args[0] if args else Any)
         if origin is list:
             return _none_or(lambda value: [item(v) for v in value])
         return _none_or(lambda value: tuple(item(v) for v in value))
     if origin is dict:
         key_type, value_type = get_args(tp) or (Any, Any)
-        build_key, build_value = _compile(key_type, strip), _compile(value_type, strip)
+        build_key, build_value = _compile(key_type), _compile(value_type)
         return _none_or(lambda value: {build_key(k): build_value(v) for k, v in value.items()})
     if origin is Literal:
         literals = get_args(tp)
         return _none_or(lambda value: next((a for a in literals if a == value), value))
     if isinstance(tp, type):
-        if issubclass(tp, BaseModel):
-            model = tp
-            return _none_or(lambda value: construct(model, value))
-        if issubclass(tp, enum.Enum):
-            return _none_or(tp)
-        if tp is str and strip:
+        if issubclass(tp, Record):
+            record = tp
+            return _none_or(lambda value: construct(record, value))
+        if issubclass(tp, enum.Enum):  # by value (or the member itself), as Enum(value) answers
+            by_value = {**{m.value: m for m in tp}, **{m: m for m in tp}}
+            return _none_or(by_value.__getitem__)
+        if tp is str:
             return _none_or(str.strip)
     return _identity
 
@@ -157,7 +181,7 @@ def _fits(tp: Any, value: Any) -> bool:
     if origin is Literal:
         return value in get_args(tp)
     if isinstance(origin, type):
-        if issubclass(origin, BaseModel):
+        if issubclass(origin, Record):
             return isinstance(value, dict)
         if origin is float:
             return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -1,46 +1,21 @@
-"""What a rule cites for the fact it states (:data:`Evidence`, one model per ``kind``), and
-the field types the rule-pack models share (a strict model, a vLLM release string).
+"""What a rule cites for the fact it states (:data:`Evidence`, one record per ``kind``), as
+a run holds it, and the patterns the pack schema checks evidence with.
 
-:mod:`vllm_upgrade_check.model.pack` re-exports every name; the JSON Schema of the packs is
-emitted from these models with the others.
+These are plain records (:class:`~vllm_upgrade_check.model.records.Record`); the schema
+that validates them, with every field's constraints and description, is
+:mod:`~vllm_upgrade_check.model.evidence_schema` (``tests/test_pack_construct.py`` checks
+that both have the same fields; the four schema models of public text are one record here,
+:class:`UrlEvidence`). :mod:`vllm_upgrade_check.model.pack` re-exports every name.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Annotated, Literal
+from typing import Literal
 
-from packaging.version import InvalidVersion, Version
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, model_validator
-
-
-class _Strict(BaseModel):
-    # defer_build: the core schema is built on the first validation, not at import (a run
-    # whose packs come pre-parsed from the wheel never validates one).
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True, defer_build=True)
-
+from vllm_upgrade_check.model.records import Record
 
 VERSION_PATTERN = r"^[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?$"
 """A release as vLLM numbers them (``0.27.0``, ``0.10.1.1``, ``0.7.3.post1``, ``0.9.0rc1``)."""
-
-
-def _check_version(value: str) -> str:
-    if not re.fullmatch(VERSION_PATTERN, value):
-        raise ValueError(f"not a valid version: {value!r} (expected e.g. 0.27.0)")
-    try:
-        Version(value)
-    except InvalidVersion as exc:  # pragma: no cover - the pattern admits only PEP 440 forms
-        raise ValueError(f"not a valid version: {value!r}") from exc
-    return value
-
-
-VersionStr = Annotated[
-    str,
-    AfterValidator(_check_version),
-    Field(json_schema_extra={"pattern": VERSION_PATTERN}, description="A vLLM release, e.g. 0.27.0"),
-]
-
-
 WHEEL_PATH_PATTERN = r"^[A-Za-z0-9_.+-]+(/[A-Za-z0-9_.+-]+)*/?$"
 """A file or directory inside a wheel, posix, relative (``vllm/envs.py``,
 ``vllm-0.27.0.dist-info/METADATA``, ``vllm/`` for the whole package)."""
@@ -48,7 +23,7 @@ HTTPS_URL_PATTERN = r"^https://[^\s/]+(/\S*)?$"
 """A public web address; packs cite only ``https://`` ones."""
 
 
-class _EvidenceBase(_Strict):
+class _EvidenceBase(Record):
     """What every kind of evidence says: its kind."""
 
     kind: str
@@ -59,49 +34,17 @@ class _EvidenceBase(_Strict):
         return self.kind
 
 
-_WHEEL_SCHEMA: dict[str, JsonValue] = {
-    "anyOf": [{"required": ["line"]}, {"required": ["finding"]}],
-    "dependentRequired": {"end_line": ["line"]},
-    "if": {"required": ["path"], "properties": {"path": {"pattern": "/$"}}},
-    "then": {"not": {"required": ["line"]}},
-}
-"""What :meth:`WheelEvidence._consistent` checks, said in JSON Schema (``end_line`` not
-before ``line`` is the loader's alone: JSON Schema cannot compare two values)."""
-
-
 class WheelEvidence(_EvidenceBase):
-    """A fact read from a file (or, for an absence, a directory) of a vLLM release wheel.
-
-    Several lines of one file are several items. Without ``line`` (an absence, a whole
-    file), ``finding`` says what was read.
-    """
-
-    model_config = ConfigDict(json_schema_extra=_WHEEL_SCHEMA)
+    """A fact read from a file (or, for an absence, a directory) of a vLLM release wheel:
+    ``path`` inside the wheel of ``release``, its 1-based ``line`` (to ``end_line``), or
+    without a line a ``finding`` saying what was read."""
 
     kind: Literal["wheel"]
-    release: VersionStr = Field(description="The vLLM release whose wheel was read.")
-    path: str = Field(
-        pattern=WHEEL_PATH_PATTERN,
-        description="File inside the wheel (vllm/envs.py), or a directory ending in / (vllm/) for an absence.",
-    )
-    line: int | None = Field(default=None, ge=1, description="1-based line of the file.")
-    end_line: int | None = Field(
-        default=None, ge=1, description="Last line of a range starting at line (not before it)."
-    )
-    finding: str | None = Field(
-        default=None,
-        description="What was read there (e.g. '--swap-space defined', 'absent from every source file').",
-    )
-
-    @model_validator(mode="after")
-    def _consistent(self) -> WheelEvidence:
-        if self.end_line is not None and (self.line is None or self.end_line < self.line):
-            raise ValueError("end_line needs a line and must not be before it")
-        if self.path.endswith("/") and self.line is not None:
-            raise ValueError("a directory (path ending in /) has no line")
-        if self.line is None and not self.finding:
-            raise ValueError("wheel evidence without a line needs a finding (what was read there)")
-        return self
+    release: str
+    path: str
+    line: int | None = None
+    end_line: int | None = None
+    finding: str | None = None
 
     @property
     def where(self) -> str:
@@ -119,9 +62,16 @@ class WheelEvidence(_EvidenceBase):
         return out + (f" ({self.finding})" if self.finding else "")
 
 
-class _UrlEvidence(_EvidenceBase):
-    url: str = Field(pattern=HTTPS_URL_PATTERN, description="The https:// address of the text cited.")
-    finding: str | None = Field(default=None, description="What was read there, in a few words.")
+class UrlEvidence(_EvidenceBase):
+    """Public text cited by its ``https://`` ``url``, with what was read there: vLLM's
+    release notes (``kind: release-note``), the pull request that made the change
+    (``pull-request``), documentation, vLLM's or a vendor's (``docs``), or an issue that
+    reports the breakage (``issue``). The schema has one model per kind; their fields are
+    the same, so a run holds them as one record."""
+
+    kind: Literal["release-note", "pull-request", "docs", "issue"]
+    url: str
+    finding: str | None = None
 
     @property
     def text(self) -> str:
@@ -129,35 +79,11 @@ class _UrlEvidence(_EvidenceBase):
         return f"{self.kind}: {self.url}" + (f" ({self.finding})" if self.finding else "")
 
 
-class ReleaseNoteEvidence(_UrlEvidence):
-    """vLLM's release notes of a release."""
-
-    kind: Literal["release-note"]
-
-
-class PullRequestEvidence(_UrlEvidence):
-    """The vLLM pull request that made the change."""
-
-    kind: Literal["pull-request"]
-
-
-class DocsEvidence(_UrlEvidence):
-    """Documentation: vLLM's docs, or a vendor's (e.g. NVIDIA's driver table)."""
-
-    kind: Literal["docs"]
-
-
-class IssueEvidence(_UrlEvidence):
-    """A vLLM issue that reports the breakage."""
-
-    kind: Literal["issue"]
-
-
 class UnverifiedEvidence(_EvidenceBase):
     """Why the rule could not be checked against the wheels."""
 
     kind: Literal["unverified"]
-    reason: str = Field(min_length=1, pattern=r"\S", description="Why it is not verified.")
+    reason: str
 
     @property
     def text(self) -> str:
@@ -166,16 +92,13 @@ class UnverifiedEvidence(_EvidenceBase):
 
 
 class PolicyEvidence(_EvidenceBase):
-    """An organisation's own decision: the rule states a policy (``we do not run
-    --enforce-eager in production``), not a fact of a vLLM release, so there is no wheel to
-    cite. Only an organisation's packs use it; the bundled packs cite wheels."""
+    """An organisation's own decision (``owner``, ``reason``, optionally the ``url`` where it
+    is published): the rule states a policy, not a fact of a vLLM release."""
 
     kind: Literal["policy"]
-    owner: str = Field(min_length=1, pattern=r"\S", description="Who decided it: a team, a role or a document.")
-    reason: str = Field(min_length=1, pattern=r"\S", description="What the policy says and why.")
-    url: str | None = Field(
-        default=None, pattern=HTTPS_URL_PATTERN, description="The https:// address of the policy, if published."
-    )
+    owner: str
+    reason: str
+    url: str | None = None
 
     @property
     def text(self) -> str:
@@ -183,30 +106,6 @@ class PolicyEvidence(_EvidenceBase):
         return f"policy ({self.owner}): {self.reason}" + (f" <{self.url}>" if self.url else "")
 
 
-Evidence = Annotated[
-    WheelEvidence
-    | ReleaseNoteEvidence
-    | PullRequestEvidence
-    | DocsEvidence
-    | IssueEvidence
-    | UnverifiedEvidence
-    | PolicyEvidence,
-    Field(discriminator="kind"),
-]
-"""Where a rule's fact comes from; each ``kind`` takes only its own keys.
-
-``kind: wheel`` cites a file (and line) of a release wheel that was read to verify the
-rule; ``release-note`` / ``pull-request`` / ``docs`` / ``issue`` cite public text by its
-https URL; ``unverified`` says why the rule could not be checked against the wheels;
-``policy`` marks an organisation's own rule (who decided it and why), which has no wheel to
-cite.
-
-Examples (YAML)::
-
-    - {kind: wheel, release: 0.26.0, path: vllm/engine/arg_utils.py, line: 530,
-       finding: EngineArgs.max_num_partial_prefills defined}
-    - {kind: wheel, release: 0.27.0, path: vllm/, finding: absent from every source file}
-    - {kind: release-note, url: "https://github.com/vllm-project/vllm/releases/tag/v0.27.0"}
-    - {kind: unverified, reason: the removal is in a compiled extension}
-    - {kind: policy, owner: platform team, reason: eager mode halves throughput}
-"""
+Evidence = WheelEvidence | UrlEvidence | UnverifiedEvidence | PolicyEvidence
+"""Where a rule's fact comes from; each ``kind`` has only its own fields (see
+:data:`vllm_upgrade_check.model.evidence_schema.Evidence` for what each may hold)."""

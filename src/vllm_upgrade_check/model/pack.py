@@ -1,19 +1,21 @@
-"""Pydantic models of a rule pack: one YAML file per vLLM release under ``rules/``.
+"""A rule pack as a run holds it: one YAML file per vLLM release under ``rules/``.
 
-Packs are strict (``extra="forbid"``): an unknown key, a wrong type or a malformed version
-is an error that names the file and line (see :mod:`vllm_upgrade_check.knowledge.registry`).
-``vllm-upgrade-check rules schema`` prints the JSON Schema generated from these models.
+These are plain frozen records (:class:`~vllm_upgrade_check.model.records.Record`): making
+their classes and the 66 bundled packs costs a run almost nothing. What a pack may say, with
+every constraint and description, is the schema of
+:mod:`~vllm_upgrade_check.model.pack_schema` (pydantic): user packs are validated by it and
+converted to these records, ``vllm-upgrade-check rules schema`` prints its JSON Schema, and
+the bundled packs, which the test suite validates, are built straight from their data
+(:mod:`~vllm_upgrade_check.model.construct`). Both have the same classes, names and fields
+(``tests/test_pack_construct.py``).
 """
 
 from __future__ import annotations
 
-import re
 from enum import Enum
-from typing import Annotated, Literal
+from typing import Literal
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
-from pydantic import AfterValidator, ConfigDict, Field, JsonValue, model_validator
 
 from vllm_upgrade_check.model.evidence import (
     HTTPS_URL_PATTERN as HTTPS_URL_PATTERN,
@@ -25,36 +27,21 @@ from vllm_upgrade_check.model.evidence import (
     WHEEL_PATH_PATTERN as WHEEL_PATH_PATTERN,
 )
 from vllm_upgrade_check.model.evidence import (
-    DocsEvidence as DocsEvidence,
-)
-from vllm_upgrade_check.model.evidence import (
     Evidence as Evidence,
-)
-from vllm_upgrade_check.model.evidence import (
-    IssueEvidence as IssueEvidence,
 )
 from vllm_upgrade_check.model.evidence import (
     PolicyEvidence as PolicyEvidence,
 )
 from vllm_upgrade_check.model.evidence import (
-    PullRequestEvidence as PullRequestEvidence,
-)
-from vllm_upgrade_check.model.evidence import (
-    ReleaseNoteEvidence as ReleaseNoteEvidence,
-)
-from vllm_upgrade_check.model.evidence import (
     UnverifiedEvidence as UnverifiedEvidence,
 )
 from vllm_upgrade_check.model.evidence import (
-    VersionStr as VersionStr,
+    UrlEvidence as UrlEvidence,
 )
 from vllm_upgrade_check.model.evidence import (
     WheelEvidence as WheelEvidence,
 )
-from vllm_upgrade_check.model.evidence import (
-    _Strict as _Strict,
-)
-from vllm_upgrade_check.model.facts import MODEL_SETTINGS
+from vllm_upgrade_check.model.records import Record, field
 
 RULE_ID_PATTERN = r"^[A-Z][A-Z0-9]*-[0-9]{3,4}$"
 RULE_NAME_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
@@ -119,129 +106,78 @@ SPECIFIER_PATTERN = (
 )
 """The shape of a PEP 440 specifier set (``>=2.13,<2.14``); :mod:`packaging` checks the rest."""
 
-def _check_specifier(value: str) -> str:
-    if not re.fullmatch(SPECIFIER_PATTERN, value):
-        raise ValueError(f"not a valid specifier: {value!r} (expected e.g. ==2.13.0 or >=2.13,<2.14)")
-    try:
-        SpecifierSet(value)
-    except InvalidSpecifier as exc:
-        raise ValueError(f"not a valid specifier: {value!r}") from exc
-    return value
 
-
-Specifier = Annotated[
-    str,
-    AfterValidator(_check_specifier),
-    Field(json_schema_extra={"pattern": SPECIFIER_PATTERN}, description="A PEP 440 specifier set, e.g. ==2.13.0"),
-]
-
-
-class _MatchBase(_Strict):
-    """What every kind of match may say: the subject's name, the origins of the facts it
-    applies to, and the conditions on the host and the installed plugins."""
+class _MatchBase(Record):
+    """What every kind of match may say: the subject's ``name``, the ``origins`` of the facts
+    it applies to, the host conditions (``when``: platform fact -> specifier) and the
+    distributions whose presence turns it off (``unless_installed``)."""
 
     kind: MatchKind
-    name: str = Field(description="snake_case arg, env var, distribution, metric, module, ...")
-    origins: list[str] | None = Field(
-        default=None, description="Restrict to facts of these origins (cli, python, config, env, file, sampling)."
-    )
-    when: dict[str, Specifier] | None = Field(
-        default=None,
-        description=(
-            "Fire only on hosts where every named platform fact (gpu_memory_gib, "
-            "gpu_compute_capability, cuda_driver, python, ...) is inside its specifier; a host "
-            "that is not known (no --env / env) never matches."
-        ),
-    )
-    unless_installed: list[str] | None = Field(
-        default=None,
-        description=(
-            "Fire only when none of these distributions is installed or asked for (e.g. the "
-            "out-of-tree plugin a feature moved to): installed in the environment checked, or named "
-            "by a requirement of the scanned files (requirements, pyproject, lock files, pip install)."
-        ),
-    )
+    name: str
+    origins: list[str] | None = None
+    when: dict[str, str] | None = None
+    unless_installed: list[str] | None = None
 
     def describe(self) -> str:
         """One line for ``explain``: ``engine_arg quantization = bitsandbytes``,
         ``dependency torch outside ==2.13.0``, ``model x matching *plamo*``."""
-        data = self.model_dump(exclude_none=True)
         detail = f"{self.kind.value} {self.name}"
-        if data.get("values"):
-            detail += f" = {', '.join(data['values'])}"
-        if data.get("specifier"):
-            detail += f" outside {data['specifier']}"
-        if data.get("patterns"):
-            detail += f" matching {', '.join(data['patterns'])}"
+        values = getattr(self, "values", None)
+        if values:
+            detail += f" = {', '.join(values)}"
+        specifier = getattr(self, "specifier", None)
+        if specifier:
+            detail += f" outside {specifier}"
+        patterns = getattr(self, "patterns", None)
+        if patterns:
+            detail += f" matching {', '.join(patterns)}"
         return detail
 
 
+class _ValuedMatch(_MatchBase):
+    """A match that may restrict the fact's value to ``values`` (case-insensitive)."""
 
-_VALUES = Field(default=None, description="Fire only when the fact's value is one of these (case-insensitive).")
+    values: list[str] | None = None
 
 
-class EngineArgMatch(_MatchBase):
-    """An engine arg in any form: CLI flag, ``LLM(...)``/``EngineArgs(...)`` keyword, ``--config`` key."""
+class EngineArgMatch(_ValuedMatch):
+    """An engine arg (snake_case ``name``) in any form: CLI flag, ``LLM(...)`` keyword, ``--config`` key."""
 
     kind: Literal[MatchKind.ENGINE_ARG]
-    name: str = Field(pattern=SNAKE_NAME, description="The engine arg, snake_case.")
-    values: list[str] | None = _VALUES
 
 
-class CliFlagMatch(_MatchBase):
+class CliFlagMatch(_ValuedMatch):
     """A flag only the ``vllm serve`` command line (or its ``--config`` file) accepts."""
 
     kind: Literal[MatchKind.CLI_FLAG]
-    name: str = Field(pattern=SNAKE_NAME, description="The flag without dashes, snake_case.")
-    values: list[str] | None = _VALUES
 
 
 class AbsentArgMatch(_MatchBase):
-    """A launch that does **not** set ``name`` (a changed default only matters there),
-    optionally only for models matching ``patterns``."""
+    """A launch that does **not** set ``name``, optionally only for models matching ``patterns``."""
 
     kind: Literal[MatchKind.ABSENT_ARG]
-    name: str = Field(pattern=SNAKE_NAME, description="The engine arg, snake_case.")
-    patterns: list[str] | None = Field(
-        default=None, description="Only launches serving a model id matching one of these globs."
-    )
+    patterns: list[str] | None = None
 
 
-class EnvVarMatch(_MatchBase):
+class EnvVarMatch(_ValuedMatch):
     """An environment variable set anywhere vLLM reads it."""
 
     kind: Literal[MatchKind.ENV_VAR]
-    values: list[str] | None = _VALUES
 
 
 class DependencyMatch(_MatchBase):
     """A requirement in a file or an installed distribution, checked against ``specifier``."""
 
     kind: Literal[MatchKind.DEPENDENCY]
-    specifier: Specifier | None = Field(
-        default=None, description="What the target requires; fires when the user's is outside it."
-    )
-
+    specifier: str | None = None
 
 
 class PlatformMatch(_MatchBase):
-    """A host property (``python``, ``cuda_driver``, ...) outside ``specifier``, or (``values``)
-    not one of the allowed values (``machine``)."""
-
-    model_config = ConfigDict(
-        json_schema_extra={"anyOf": [{"required": ["specifier"]}, {"required": ["values"]}]}
-    )
+    """A host property outside ``specifier``, or not one of the allowed ``values``."""
 
     kind: Literal[MatchKind.PLATFORM]
-    specifier: Specifier | None = Field(default=None, description="The versions the target supports.")
-    values: list[str] | None = Field(default=None, description="The values the target supports.")
-
-
-    @model_validator(mode="after")
-    def _says_what_is_allowed(self) -> PlatformMatch:
-        if self.specifier is None and self.values is None:
-            raise ValueError("a platform match needs a specifier or values (the allowed values)")
-        return self
+    specifier: str | None = None
+    values: list[str] | None = None
 
 
 class MetricMatch(_MatchBase):
@@ -254,22 +190,16 @@ class ImportMatch(_MatchBase):
     """A Python import of module ``name`` (or, with ``names``, of these names from it)."""
 
     kind: Literal[MatchKind.IMPORT]
-    names: list[str] | None = Field(default=None, description="Only these names imported from the module.")
+    names: list[str] | None = None
 
 
 class ModelMatch(_MatchBase):
-    """The model a launch serves, by glob patterns on its id (case-insensitive)."""
+    """The model a launch serves, by glob ``patterns`` on its id (case-insensitive), except
+    a launch setting each engine arg of ``unless_args`` to its value."""
 
     kind: Literal[MatchKind.MODEL]
-    patterns: list[str] = Field(min_length=1, description="Glob patterns on the model id (case-insensitive).")
-    unless_args: dict[Literal[MODEL_SETTINGS], str] | None = Field(  # type: ignore[valid-type]
-        default=None,
-        description=(
-            "Not for a launch that sets each of these engine args to this value, e.g. "
-            "{model_impl: transformers} (the Transformers backend does not use vLLM's own "
-            "implementation of a removed architecture)."
-        ),
-    )
+    patterns: list[str]
+    unless_args: dict[str, str] | None = None
 
 
 class ResponseFieldMatch(_MatchBase):
@@ -278,39 +208,21 @@ class ResponseFieldMatch(_MatchBase):
     kind: Literal[MatchKind.RESPONSE_FIELD]
 
 
-class ImageMatch(_MatchBase):
+class ImageMatch(_ValuedMatch):
     """A container image repository, optionally only with the tags in ``values``."""
 
     kind: Literal[MatchKind.IMAGE]
-    values: list[str] | None = _VALUES
 
 
-Match = Annotated[
-    EngineArgMatch
-    | CliFlagMatch
-    | AbsentArgMatch
-    | EnvVarMatch
-    | DependencyMatch
-    | PlatformMatch
-    | MetricMatch
-    | ImportMatch
-    | ModelMatch
-    | ResponseFieldMatch
-    | ImageMatch,
-    Field(discriminator="kind"),
-]
+Match = (
+    EngineArgMatch | CliFlagMatch | AbsentArgMatch | EnvVarMatch | DependencyMatch | PlatformMatch
+    | MetricMatch | ImportMatch | ModelMatch | ResponseFieldMatch | ImageMatch
+)
 """A structured match on one kind of fact, never a free regex over raw text; each ``kind``
-takes only its own keys, so the JSON Schema says exactly what the loader accepts.
+has only its own fields (the schema's :data:`~vllm_upgrade_check.model.pack_schema.Match`
+says what each may hold)."""
 
-Examples (YAML)::
-
-    match: {kind: engine_arg, name: max_num_partial_prefills}
-    match: {kind: engine_arg, name: quantization, values: [bitsandbytes]}
-    match: {kind: dependency, name: torch, specifier: "==2.13.0"}
-    match: {kind: absent_arg, name: max_num_batched_tokens}
-"""
-
-VALUED = (EngineArgMatch, CliFlagMatch, EnvVarMatch, ImageMatch)
+VALUED = _ValuedMatch
 """The kinds of match that may restrict the fact's value (``values``)."""
 
 
@@ -336,130 +248,64 @@ class FixAction(str, Enum):
     ``--structured-outputs-config '{"backend": "xgrammar"}'``."""
 
 
-_NEEDS_REPLACEMENT: list[JsonValue] = ["rename", "replace_value", "set_specifier", "move_to_config"]
+class Fix(Record):
+    """How to fix a finding: the ``summary`` shown with it, the mechanical ``action`` and its
+    ``replacement``, how safe it is to apply, and the first release where the replacement
+    works (``available_in``)."""
 
-_FIX_SCHEMA: dict[str, JsonValue] = {
-    "allOf": [
-        {
-            "if": {"required": ["action"], "properties": {"action": {"enum": _NEEDS_REPLACEMENT}}},
-            "then": {"required": ["replacement"], "properties": {"replacement": {"type": "string", "pattern": "\\S"}}},
-        },
-        {
-            "if": {"required": ["action"], "properties": {"action": {"const": "move_to_config"}}},
-            "then": {"properties": {"replacement": {"pattern": "^\\s*[a-z0-9_]+\\.[a-z0-9_]+\\s*$"}}},
-        },
-        {
-            "if": {"anyOf": [{"not": {"required": ["action"]}}, {"properties": {"action": {"const": "none"}}}]},
-            "then": {"properties": {"applicability": {"const": "display-only"}}},
-        },
-    ]
-}
-"""What :meth:`Fix._consistent` checks, said in JSON Schema."""
-
-
-class Fix(_Strict):
-    """How to fix a finding."""
-
-    model_config = ConfigDict(json_schema_extra=_FIX_SCHEMA)
-
-    summary: str = Field(description="What to do, in one sentence shown with every finding.")
+    summary: str
     action: FixAction = FixAction.NONE
     replacement: str | None = None
     applicability: Applicability = Applicability.DISPLAY_ONLY
-    available_in: VersionStr | None = Field(
-        default=None,
-        description="First release where the replacement works: from there the fix can land before the upgrade.",
-    )
+    available_in: str | None = None
 
 
-    @model_validator(mode="after")
-    def _consistent(self) -> Fix:
-        if self.action in (
-            FixAction.RENAME,
-            FixAction.REPLACE_VALUE,
-            FixAction.SET_SPECIFIER,
-            FixAction.MOVE_TO_CONFIG,
-        ):
-            if not self.replacement:
-                raise ValueError(f"fix action {self.action.value} needs a replacement")
-        if self.action == FixAction.MOVE_TO_CONFIG and not re.fullmatch(
-            r"[a-z0-9_]+\.[a-z0-9_]+", self.replacement or ""
-        ):
-            raise ValueError("move_to_config needs a replacement like structured_outputs_config.backend (the engine arg of a JSON config flag, a dot, the key)")
-        if self.action == FixAction.NONE and self.applicability != Applicability.DISPLAY_ONLY:
-            raise ValueError("a fix with action none is display-only")
-        return self
+class Docs(Record):
+    """Documentation rendered by ``explain``: ``why`` it breaks, an ``example`` that
+    triggers it, what to use ``instead``."""
+
+    why: str
+    example: str | None = None
+    instead: str | None = None
 
 
-class Docs(_Strict):
-    """Documentation rendered by ``explain`` (sections as in Ruff's rule docs)."""
-
-    why: str = Field(description="Why this breaks (what the user sees).")
-    example: str | None = Field(default=None, description="What a deployment that triggers it looks like.")
-    instead: str | None = Field(default=None, description="What to use instead.")
-
-
-
-
-
-
-class Rule(_Strict):
+class Rule(Record):
     """One breaking change of one release, as data."""
 
-    id: str = Field(pattern=RULE_ID_PATTERN, description="Stable id, e.g. VUC0270-001.")
-    name: str = Field(pattern=RULE_NAME_PATTERN, description="kebab-case name of the flagged pattern.")
+    id: str
+    name: str
     severity: Severity
-    deprecated_in: VersionStr | None = Field(
-        default=None, description="Release that deprecated it, when a deprecation came first."
-    )
+    deprecated_in: str | None = None
     match: Match
     message: str
     fix: Fix
     docs: Docs
-    evidence: list[Evidence] = Field(
-        min_length=1,
-        json_schema_extra={
-            "contains": {"required": ["kind"], "properties": {"kind": {"enum": ["wheel", "unverified", "policy"]}}}
-        },
-    )
-    tags: list[str] = Field(default_factory=list)
+    evidence: list[Evidence]
+    tags: list[str] = field(default_factory=list)
 
 
-    @model_validator(mode="after")
-    def _verified_or_says_so(self) -> Rule:
-        kinds = {e.kind for e in self.evidence}
-        if not kinds & {"wheel", "unverified", "policy"}:
-            raise ValueError(
-                "evidence must include a 'wheel' item (the fact read from the release wheel), "
-                "an 'unverified' item saying why it could not be checked, or a 'policy' item "
-                "(an organisation's own rule: owner and reason)"
-            )
-        return self
-
-
-class WheelFacts(_Strict):
-    """Facts read from the release wheel's METADATA and compiled extensions (for env/plan)."""
+class WheelFacts(Record):
+    """Facts read from the release wheel's METADATA and compiled extensions (for env/plan):
+    ``Requires-Python``, the ``Requires-Dist`` lines, the CUDA major its extensions link
+    against, its platform tag."""
 
     requires_python: str | None = None
-    requires_dist: list[str] = Field(default_factory=list)
-    cuda_major: int | None = Field(
-        default=None, description="CUDA major the wheel's extensions link against."
-    )
+    requires_dist: list[str] = field(default_factory=list)
+    cuda_major: int | None = None
     platform_tag: str | None = None
 
 
-class Pack(_Strict):
+class Pack(Record):
     """A rule pack: the breaking changes of one vLLM release."""
 
-    schema_version: Literal[1] = 1
-    release: VersionStr
-    previous: VersionStr | None = Field(default=None, description="The release this pack diffs against.")
-    released_on: str | None = Field(default=None, description="ISO date of the release.")
+    schema_version: int = SCHEMA_VERSION
+    release: str
+    previous: str | None = None
+    released_on: str | None = None
     notes_url: str | None = None
     summary: str | None = None
     wheel: WheelFacts | None = None
-    rules: list[Rule] = Field(default_factory=list)
-
+    rules: list[Rule] = field(default_factory=list)
 
     @property
     def version(self) -> Version:

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-import pathspec
-import re2
+if TYPE_CHECKING:  # pragma: no cover - imported where patterns are compiled (a run without any never loads them)
+    import pathspec
 
 CHUNK = 512
 """Patterns compiled into one RE2 set at first (a refused chunk is halved)."""
@@ -45,6 +46,9 @@ class GitIgnoreRules:
     def _compile(self, chunk: Sequence[tuple[int, str]]) -> None:
         if not chunk:
             return
+        import pathspec
+        import re2
+
         try:
             self._specs.append(pathspec.GitIgnoreSpec.from_lines([line for _, line in chunk], backend="re2"))
             return

@@ -14,25 +14,21 @@ a few hundred files need parsing (``benchmarks/bench_scan.py`` measures it).
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 import sys
 import threading
 from collections.abc import Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packaging.version import Version
 
 from vllm_upgrade_check.knowledge.versions import version_from_tag
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
 from vllm_upgrade_check.model.options import ScanRequest
-from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, key_blocks
 from vllm_upgrade_check.sources.cache import FileResult, ScanCache, content_digest
 from vllm_upgrade_check.sources.discovery import read_source
 from vllm_upgrade_check.sources.inline import below_comments, suppression_lines
@@ -45,6 +41,9 @@ from vllm_upgrade_check.sources.scanners.base import (
 )
 from vllm_upgrade_check.sources.scanners.images import is_vllm_image
 from vllm_upgrade_check.sources.scanners.templates import has_template_actions, neutralise_templates
+
+if TYPE_CHECKING:  # pragma: no cover - the pool modules load when workers start
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 PARALLEL_MIN_FILES = 400
 """Fewest files to read and parse for which worker processes are started (below, forking
@@ -124,6 +123,8 @@ def _suppression_blocks(text: str, lines: list[str]) -> list[tuple[int, int]]:
     keys = below_comments(lines)
     if not keys:
         return []
+    from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, key_blocks
+
     if has_template_actions(text):
         text = neutralise_templates(text)
     try:
@@ -269,6 +270,8 @@ def worker_count(requested: int | None, files: int) -> int:
     """Processes to scan ``files`` files with: ``requested`` when given (``0``: automatic),
     else the CPUs this process may use (at most :data:`MAX_JOBS`) once ``files`` reaches
     :data:`PARALLEL_MIN_FILES`; always 1 where ``fork`` is not available."""
+    import multiprocessing
+
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     if requested:
@@ -356,6 +359,8 @@ class Dispatcher:
             self._scan_waiting_here()
         yield self.ready()
         while self._futures:
+            from concurrent.futures import FIRST_COMPLETED, wait
+
             done, _pending = wait(list(self._futures), timeout=0.2, return_when=FIRST_COMPLETED)
             for future in done:
                 self._collect(future)
@@ -382,6 +387,10 @@ class Dispatcher:
 
     def _send(self) -> None:
         global _STATE
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
         chunk, self._waiting = self._waiting, []
         try:
             if self._pool is None:
@@ -397,6 +406,8 @@ class Dispatcher:
             self._answered.extend((item, self._scan_here(item)) for item in chunk)
 
     def _collect(self, future: Future[list[tuple[Pending, Outcome]]]) -> None:
+        from concurrent.futures.process import BrokenProcessPool
+
         chunk = self._futures.pop(future, None)
         if chunk is None:  # already answered when the workers were given up
             return

@@ -8,19 +8,14 @@ overrides. Every fact keeps where it came from; every check that cannot run is s
 from __future__ import annotations
 
 import re
-import socket
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.model.environment import Environment, HostInfo, HostModel
-from vllm_upgrade_check.parsing.nvidia_smi import DRIVER
-from vllm_upgrade_check.sources.host.environment import (
-    read_current_environment,
-    read_freeze_file,
-    read_interpreter_environment,
-)
-from vllm_upgrade_check.sources.host.gpus import read_host, read_nvidia_smi_file
+
+# The readers of the interpreter, the freeze file and nvidia-smi are imported where a host is
+# read: a scan without --env builds a HostRequest and reads nothing.
 
 
 @dataclass(frozen=True)
@@ -65,6 +60,8 @@ def check_request(request: HostRequest) -> None:
         raise UsageError(
             "--python and --freeze cannot be combined (one names an interpreter, the other a freeze file)"
         )
+    from vllm_upgrade_check.parsing.nvidia_smi import DRIVER
+
     if request.driver is not None and not DRIVER.match(request.driver.strip()):
         raise UsageError(
             f"--driver {request.driver!r} is not an NVIDIA driver version (expected e.g. 550.54.15)"
@@ -75,6 +72,12 @@ def check_request(request: HostRequest) -> None:
 
 
 def _environment(request: HostRequest) -> Environment:
+    from vllm_upgrade_check.sources.host.environment import (
+        read_current_environment,
+        read_freeze_file,
+        read_interpreter_environment,
+    )
+
     if request.freeze is not None:
         return read_freeze_file(request.freeze)
     if request.python is not None:
@@ -83,6 +86,8 @@ def _environment(request: HostRequest) -> Environment:
 
 
 def _host(request: HostRequest) -> HostInfo | None:
+    from vllm_upgrade_check.sources.host.gpus import read_host, read_nvidia_smi_file
+
     host = None
     if request.nvidia_smi is not None:
         host = read_nvidia_smi_file(request.nvidia_smi)
@@ -157,6 +162,8 @@ def collect_host(request: HostRequest) -> HostModel:
     host = _host(request)
     name: str | None = request.host_name or None
     if name is None and request.freeze is None and request.nvidia_smi is None:
+        import socket
+
         name = socket.gethostname()
     model = HostModel(environment, host, name, python_source)
     return replace(model, not_checked=_not_checked(model, request))
