@@ -61,8 +61,7 @@ def file_facts(
     """The facts of one Python file, ``tree`` being its parsed text (every one, also those
     a file that does not mention vLLM has no use for: the scanner picks); ``fields``: the
     response fields whose reads are facts; ``modules``: the repository's other modules, for
-    the dicts the file imports from them (not read without it); ``index``: the tree's
-    :class:`~.index.TreeIndex` (made here when not given)."""
+    the dicts the file imports from them (not read without it); ``index``: its one walk (.index)."""
     module = _Module(source, tree, fields, modules, index)
     module.run()
     return module.facts
@@ -363,8 +362,7 @@ class _Module:
     # ---- walk ------------------------------------------------------------------
     def run(self) -> None:
         """Collect the facts of the file."""
-        # Every scope was collected first (one pass over the tree, .index), so that the
-        # imports of the whole file are known before any call is resolved.
+        # every scope was collected first (.index): the file's imports are known before any call
         index = self.index
         for scope in index.scopes:
             for statement in scope.imports:
