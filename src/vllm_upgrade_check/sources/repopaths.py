@@ -43,20 +43,30 @@ def _base(roots: Sequence[Path], cwd: str) -> tuple[str, str]:
     return cwd, "working directory"
 
 
-def _absolute(path: str, roots: Sequence[Path], covered: dict[int, int]) -> str | None:
+_Root = tuple[str, bool, str, str]
+"""A scanned root as :func:`_absolute` reads it: its label, whether it is a file, its absolute
+path and its name (computed once per run, not once per reported path)."""
+
+
+def _roots(roots: Sequence[Path], covered: dict[int, int]) -> list[_Root]:
+    return [
+        (root_label(root, roots), root.is_file(), os.path.abspath(root), root.name)
+        for index, root in enumerate(roots)
+        if index not in covered
+    ]
+
+
+def _absolute(path: str, roots: list[_Root]) -> str | None:
     """The absolute path of the file a scanner reported as ``path``, or ``None``."""
-    for index, root in enumerate(roots):
-        if index in covered:
-            continue
-        label = root_label(root, roots)
-        if root.is_file():
-            if path == (label or root.name):
-                return os.path.abspath(root)
+    for label, is_file, absolute, name in roots:
+        if is_file:
+            if path == (label or name):
+                return absolute
             continue
         if not label:
-            return os.path.normpath(os.path.join(os.path.abspath(root), path))
+            return os.path.normpath(os.path.join(absolute, path))
         if path == label or path.startswith(label + "/"):
-            return os.path.normpath(os.path.join(os.path.abspath(root), path[len(label) + 1 :]))
+            return os.path.normpath(os.path.join(absolute, path[len(label) + 1 :]))
     return None
 
 
@@ -73,12 +83,12 @@ def path_base(roots: Sequence[Path], reported: Iterable[str], cwd: str | None = 
     """
     cwd = os.path.abspath(cwd or os.getcwd())
     base, kind = _base(roots, cwd)
-    covered = covered_roots(roots)
+    read = _roots(roots, covered_roots(roots))
     paths: dict[str, str] = {}
     for path in reported:
         if path in paths:
             continue
-        found = _absolute(path, roots, covered)
+        found = _absolute(path, read)
         if found is None and not path.startswith("<") and any(str(root) == path for root in roots):
             found = os.path.abspath(path)
         if found is None:

@@ -23,7 +23,6 @@ colon follows the recording-rule convention ``level:metric:operation`` and is le
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from collections.abc import Iterator, Sequence
@@ -37,7 +36,7 @@ from vllm_upgrade_check.parsing.textpos import ByteColumns, line_index
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, items, mapping_items, scalar
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.manifests import YAML_SUFFIXES
-from vllm_upgrade_check.sources.scanners.python.source import parse_module
+from vllm_upgrade_check.sources.scanners.python.index import parsed_module
 
 PREFIX = "vllm:"
 SERIES_SUFFIXES = ("_bucket", "_sum", "_count", "_total", "_created")
@@ -290,32 +289,23 @@ def is_dashboard(data: object) -> bool:
 # --- scraper code ----------------------------------------------------------------------------
 
 
-def _docstrings(tree: ast.AST) -> set[int]:
-    ids = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                ids.add(id(body[0].value))
-    return ids
-
-
 def python_string_facts(text: str, path: str) -> Iterator[Fact]:
-    """Metric facts of every Python string literal holding ``vllm:`` (docstrings excluded).
+    """Metric facts of every Python string literal holding ``vllm:`` (docstrings excluded),
+    from the one index of the file's tree that the Python scanner reads too
+    (:func:`.python.index.parsed_module`).
 
     Raises:
         SyntaxError: when ``text`` is not Python.
     """
-    tree = parse_module(text)
+    _tree, index = parsed_module(text)
+    if not index.metric_strings:
+        return
     lines = text.split("\n")
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line) + 1)
-    skip = _docstrings(tree)
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) or id(node) in skip:
-            continue
-        if PREFIX not in node.value or node.end_lineno is None or node.end_col_offset is None:
+    for node in index.metric_strings:
+        if node.end_lineno is None or node.end_col_offset is None or not isinstance(node.value, str):
             continue
         start = offsets[node.lineno - 1] + _char_col(lines[node.lineno - 1], node.col_offset)
         end = offsets[node.end_lineno - 1] + _char_col(lines[node.end_lineno - 1], node.end_col_offset)

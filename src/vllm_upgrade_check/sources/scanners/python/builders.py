@@ -8,25 +8,29 @@ from __future__ import annotations
 
 import ast
 
+from vllm_upgrade_check.sources.scanners.python.index import TreeIndex
 from vllm_upgrade_check.sources.scanners.python.names import SUBPROCESS_CALLS
 from vllm_upgrade_check.sources.scanners.python.scope import Scope, last_binding
 from vllm_upgrade_check.sources.scanners.python.source import PythonSource
 
 
-def builders(
-    scopes: list[Scope], inner: dict[int, Scope], source: PythonSource
-) -> dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]]:
+def may_run_commands(text: str) -> bool:
+    """Whether the file ``text`` may call one of :data:`.names.SUBPROCESS_CALLS`: such a call
+    is written ``subprocess.…`` or ``os.system`` (an import alias of vLLM never stands for
+    them), so ASCII text without ``subprocess`` and ``system`` runs no command. Non-ASCII
+    text may (an identifier is NFKC-normalised: ``ｓｕｂｐｒｏｃｅｓｓ`` is ``subprocess``)."""
+    return "subprocess" in text or "system" in text or not text.isascii()
+
+
+def builders(index: TreeIndex, source: PythonSource) -> dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]]:
     """The functions of the file (by name) that run a command with ``subprocess``/``os.system``
     and that the file calls by name, and the methods that do (by ``Class.method``) that the
     file calls as an attribute of that name: their commands are read at each call."""
-    called = {
-        n.func.id for n in ast.walk(source.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-    }
-    called_methods = {
-        n.func.attr for n in ast.walk(source.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-    }
+    called = {n.func.id for n in index.calls if isinstance(n.func, ast.Name)}
+    called_methods = {n.func.attr for n in index.calls if isinstance(n.func, ast.Attribute)}
+    inner = index.inner
     out: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]] = {}
-    for scope in scopes:
+    for scope in index.scopes:
         for node in scope.nodes:
             if isinstance(node, ast.ClassDef):
                 for item in node.body:
@@ -77,14 +81,7 @@ def receiver_class(call: ast.Call, scope: Scope, classes: dict[int, str], define
     return None
 
 
-def functions(
-    scopes: list[Scope], inner: dict[int, Scope]
-) -> dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]]:
+def functions(index: TreeIndex) -> dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]]:
     """Every function the file defines (by name; a later definition wins), with its scope:
     an argv may be the value one of them returns (``subprocess.run(build("m", seed=1))``)."""
-    return {
-        node.name: (node, inner[id(node)])
-        for scope in scopes
-        for node in scope.nodes
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-    }
+    return {node.name: (node, index.inner[id(node)]) for scope in index.scopes for node in scope.functions}

@@ -10,6 +10,7 @@ arguments, its environment or its pin.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 
 RAY_CONFIGS = frozenset({"LLMConfig"})
 """Ray Serve LLM classes whose ``engine_kwargs`` are vLLM engine args (``ray.serve.llm``)."""
@@ -17,8 +18,12 @@ MODAL_INSTALLS = frozenset({"pip_install", "uv_pip_install"})
 """Methods of ``modal.Image`` whose arguments are requirements."""
 
 
-def imported_from(tree: ast.Module, prefix: str, text: str | None = None) -> dict[str, str]:
-    """The names a file binds from module ``prefix`` or one below it, each with the name it
+def imported_from(
+    imports: Iterable[ast.AST], prefix: str, text: str | None = None
+) -> dict[str, str]:
+    """The names a file binds from module ``prefix`` or one below it (``imports``: the file's
+    ``import`` statements in :func:`ast.walk` order, :attr:`.index.TreeIndex.imports`, or any
+    nodes of its tree), each with the name it
     stands for (``import modal``: ``{"modal": "modal"}``; ``from ray.serve.llm import
     LLMConfig as C``: ``{"C": "LLMConfig"}``).
 
@@ -28,7 +33,7 @@ def imported_from(tree: ast.Module, prefix: str, text: str | None = None) -> dic
     out: dict[str, str] = {}
     if text is not None and prefix not in text and text.isascii():
         return out
-    for node in ast.walk(tree):
+    for node in imports:
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:
             if node.module == prefix or node.module.startswith(prefix + "."):
                 out.update({a.asname or a.name: a.name for a in node.names})

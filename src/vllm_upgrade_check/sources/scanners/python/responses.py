@@ -41,8 +41,17 @@ class ResponseReader:
     """Reads of response fields in one file, as facts; ``imports_vllm``: whether the file
     imports vLLM (then its responses are a vLLM server's unless a client says otherwise)."""
 
-    def __init__(self, source: PythonSource, imports_vllm: bool, fields: frozenset[str] = RESPONSE_FIELDS) -> None:
+    def __init__(
+        self,
+        source: PythonSource,
+        imports_vllm: bool,
+        fields: frozenset[str] = RESPONSE_FIELDS,
+        calls: list[ast.Call] | None = None,
+    ) -> None:
+        """``calls``: every call of the file (:attr:`.index.TreeIndex.calls`); its tree is
+        walked for them when not given."""
         self.source = source
+        self.calls = calls
         self.fields = fields
         self.imports_vllm = imports_vllm
         self._client: str | None = None
@@ -58,7 +67,8 @@ class ResponseReader:
         kinds = set()
         if self.imports_vllm:
             kinds.add("vllm")
-        for node in ast.walk(self.source.tree):
+        calls = self.calls if self.calls is not None else ast.walk(self.source.tree)
+        for node in calls:
             if not isinstance(node, ast.Call):
                 continue
             name = dotted_name(node.func) or ""

@@ -9,9 +9,9 @@ from collections.abc import Callable, Iterator, Sequence
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
 from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.python.index import parsed_module
 from vllm_upgrade_check.sources.scanners.python.modules import ModuleReader, imported_names
 from vllm_upgrade_check.sources.scanners.python.names import RESPONSE_FIELDS
-from vllm_upgrade_check.sources.scanners.python.source import parse_module
 from vllm_upgrade_check.sources.scanners.python.walker import file_facts
 
 
@@ -40,7 +40,7 @@ class PythonSourceScanner(Scanner):
         if not vllm and not client:
             return
         try:
-            tree = parse_module(source.text)
+            tree, index = parsed_module(source.text)
         except (SyntaxError, ValueError) as exc:
             line = getattr(exc, "lineno", None)
             yield Skipped(
@@ -50,7 +50,7 @@ class PythonSourceScanner(Scanner):
                 line=line,
             )
             return
-        facts = file_facts(source, tree, self.fields)
+        facts = file_facts(source, tree, self.fields, index=index)
         for fact in facts:
             if vllm or fact.kind == FactKind.RESPONSE_FIELD:
                 yield fact

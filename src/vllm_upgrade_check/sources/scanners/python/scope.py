@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 
 _MAX_ITEMS = 10_000
+MAX_SCOPE_NODES = _MAX_ITEMS * 10
+"""Nodes one scope holds at most (a generated module of millions of lines is read in part)."""
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _AST = ast.AST
 
@@ -32,11 +34,15 @@ class Scope:
     """Statements of one function (or the module) in source order, without nested defs."""
 
     def __init__(self, body: list[ast.stmt], parent: Scope | None) -> None:
+        """The scope of ``body`` (a module's or a definition's statements) inside ``parent``."""
         self.parent = parent
         self.nodes: list[ast.AST] = []
+        # filled by .index.TreeIndex only: the functions defined and the imports written here
+        self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        self.imports: list[ast.Import | ast.ImportFrom] = []
         stack: list[ast.AST] = list(reversed(body))
         nodes = self.nodes
-        while stack and len(nodes) < _MAX_ITEMS * 10:
+        while stack and len(nodes) < MAX_SCOPE_NODES:
             node = stack.pop()
             nodes.append(node)
             if isinstance(node, _DEFINITIONS):
@@ -49,6 +55,12 @@ class Scope:
             for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
             if isinstance(t, ast.Name)
         }
+
+    @classmethod
+    def empty(cls, parent: Scope | None) -> Scope:
+        """A scope with no nodes yet, for :class:`.index.TreeIndex` to fill in one walk of the
+        whole tree (nodes in source order, ``assigned``, ``functions``, ``imports``)."""
+        return cls([], parent)
 
     def owner(self, name: str) -> Scope | None:
         """This scope or the nearest enclosing one that assigns ``name``, if any."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import replace
-from functools import lru_cache
 
 from vllm_upgrade_check.model.facts import Location, Span
 from vllm_upgrade_check.parsing.textpos import ByteColumns, own_lines
@@ -24,18 +23,6 @@ _ELEMENT_TAIL = re.compile(r"[ \t]*,?[ \t]*(#.*)?")
 _LINE_BREAK = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
 """Splits after ``\\r\\n``, ``\\r`` or ``\\n``, keeping the breaks (the lines the tokenizer sees:
 not ``\\f`` or the other characters :meth:`str.splitlines` breaks on)."""
-
-
-@lru_cache(maxsize=4)
-def parse_module(text: str) -> ast.Module:
-    """``ast.parse(text)``, parsed once per text: the Python scanner and the monitoring scanner
-    offered the same file share one tree. The tree must not be modified.
-
-    Raises:
-        SyntaxError: ``text`` is not Python (not cached: each caller gets its own).
-        ValueError: ``text`` holds a null byte.
-    """
-    return ast.parse(text)
 
 
 class PythonSource:

@@ -19,9 +19,11 @@ from vllm_upgrade_check.sources.scanners.python.argv import ArgvBuilder, CallBin
 from vllm_upgrade_check.sources.scanners.python.builders import (
     builders,
     functions,
+    may_run_commands,
     method_classes,
     receiver_class,
 )
+from vllm_upgrade_check.sources.scanners.python.index import TreeIndex
 from vllm_upgrade_check.sources.scanners.python.keywords import KeywordReader
 from vllm_upgrade_check.sources.scanners.python.modules import ModuleReader
 from vllm_upgrade_check.sources.scanners.python.names import (
@@ -54,12 +56,13 @@ def file_facts(
     tree: ast.Module,
     fields: frozenset[str] = RESPONSE_FIELDS,
     modules: ModuleReader | None = None,
+    index: TreeIndex | None = None,
 ) -> list[Fact]:
     """The facts of one Python file, ``tree`` being its parsed text (every one, also those
     a file that does not mention vLLM has no use for: the scanner picks); ``fields``: the
     response fields whose reads are facts; ``modules``: the repository's other modules, for
-    the dicts the file imports from them (not read without it)."""
-    module = _Module(source, tree, fields, modules)
+    the dicts the file imports from them (not read without it); ``index``: its one walk (.index)."""
+    module = _Module(source, tree, fields, modules, index)
     module.run()
     return module.facts
 
@@ -74,8 +77,10 @@ class _Module:
         tree: ast.Module,
         fields: frozenset[str] = RESPONSE_FIELDS,
         modules: ModuleReader | None = None,
+        index: TreeIndex | None = None,
     ) -> None:
         self.source = PythonSource(source, tree)
+        self.index = index if index is not None else TreeIndex(tree)
         self.fields = fields
         self.keywords = KeywordReader(self.source, modules)
         self.responses: ResponseReader  # set by run once the imports are read
@@ -357,27 +362,22 @@ class _Module:
     # ---- walk ------------------------------------------------------------------
     def run(self) -> None:
         """Collect the facts of the file."""
-        # Every scope is collected first (one pass over the tree), so that the imports of
-        # the whole file are known before any call is resolved.
-        module = Scope(self.source.tree.body, None)
-        inner: dict[int, Scope] = {}
-        scopes = [module]
-        for scope in scopes:  # grows while iterated: breadth first
-            for node in scope.nodes:
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    inner[id(node)] = child = Scope(node.body, scope)
-                    scopes.append(child)
-                elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                    self.import_facts(node)
-        self.builders = builders(scopes, inner, self.source)
-        self.classes = method_classes(scopes, inner)
-        self.class_names = set(self.classes.values())
-        self.functions = functions(scopes, inner)
-        imports_vllm = bool(self.source.aliases) or any(f.kind == FactKind.IMPORT for f in self.facts)
-        self.responses = ResponseReader(self.source, imports_vllm, self.fields)
+        # every scope was collected first (.index): the file's imports are known before any call
+        index = self.index
+        for scope in index.scopes:
+            for statement in scope.imports:
+                self.import_facts(statement)
         text = self.source.src
-        self.ray, self.modal = imported_from(self.source.tree, "ray", text), imported_from(self.source.tree, "modal", text)
-        self.walk_scope(module, inner)
+        if may_run_commands(text):  # else no builder, no method's class is asked for
+            self.builders = builders(index, self.source)
+            self.functions = functions(index)
+            if self.builders:
+                self.classes = method_classes(index.scopes, index.inner)
+                self.class_names = set(self.classes.values())
+        imports_vllm = bool(self.source.aliases) or any(f.kind == FactKind.IMPORT for f in self.facts)
+        self.responses = ResponseReader(self.source, imports_vllm, self.fields, index.calls)
+        self.ray, self.modal = imported_from(index.imports, "ray", text), imported_from(index.imports, "modal", text)
+        self.walk_scope(index.module, index.inner)
         for key, (_func, body) in self.builders.items():
             if key not in self.called and "." in key:  # a method no call of the file reaches
                 for node in body.nodes:
