@@ -368,7 +368,7 @@ def test_a_file_result_survives_the_cache_format_field_for_field() -> None:
     result = FileResult(
         taken=True,
         facts=[fact],
-        skipped=[Skipped("a/run.sh", "why", True, 2)],
+        skipped=[Skipped("a/run.sh", "why", True, 2, 7)],
         conditionals=[Conditional("configmap:x", (fact,)), Conditional("kserve-isvc:x", (fact,), ("kserve-isvc:y",))],
         references=["configmap:x"],
         file_references=[FileReference("/etc/x.env", "systemd")],

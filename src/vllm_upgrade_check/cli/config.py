@@ -208,7 +208,7 @@ def load_config(path: Path) -> Config:
     except OSError as exc:
         raise UsageError(f"cannot read configuration: {exc.strerror or exc}", shown) from None
     except TomlProblem as exc:
-        raise UsageError(str(exc), shown, exc.line) from None
+        raise UsageError(str(exc), shown, exc.line, exc.column) from None
     except UnicodeDecodeError as exc:
         raise UsageError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", shown) from None
     nested = path.name == "pyproject.toml" or TABLE in data.get("tool", {})

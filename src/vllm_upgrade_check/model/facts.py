@@ -359,9 +359,18 @@ class Skipped:
         configures_vllm: ``True`` when the file evidently configures vLLM (it mentions
             vLLM); the CI gate then fails closed.
         line: 1-based line the problem is on, if known.
+        column: 1-based column on ``line`` the parser stopped at (a syntax error), if known.
     """
 
     path: str
     reason: str
     configures_vllm: bool = False
     line: int | None = None
+    column: int | None = None
+
+    @property
+    def where(self) -> str:
+        """``:LINE:COLUMN``, ``:LINE`` or ``""``: what follows the path in a report."""
+        if not self.line:
+            return ""
+        return f":{self.line}:{self.column}" if self.column else f":{self.line}"

@@ -226,7 +226,7 @@ def encode_result(result: FileResult) -> dict[str, Any]:
     if result.facts:
         out["facts"] = [_fact_out(f) for f in result.facts]
     if result.skipped:
-        out["skipped"] = [[s.path, s.reason, s.configures_vllm, s.line] for s in result.skipped]
+        out["skipped"] = [[s.path, s.reason, s.configures_vllm, s.line, s.column] for s in result.skipped]
     if result.conditionals:
         out["conditionals"] = [
             [c.key, [_fact_out(f) for f in c.facts], *([list(c.refers)] if c.refers else [])]
@@ -267,11 +267,11 @@ def decode_result(data: Any) -> FileResult:
     for row in skipped:
         if not (
             isinstance(row, list)
-            and len(row) == 4
+            and len(row) == 5
             and isinstance(row[0], str)
             and isinstance(row[1], str)
             and isinstance(row[2], bool)
-            and (row[3] is None or (isinstance(row[3], int) and not isinstance(row[3], bool)))
+            and all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in row[3:])
         ):
             raise _bad("a skipped record")
     for pair in conditionals:
@@ -303,7 +303,7 @@ def decode_result(data: Any) -> FileResult:
     return FileResult(
         taken=data["taken"],
         facts=[_fact_in(row) for row in facts],
-        skipped=[Skipped(p, r, c, line) for p, r, c, line in skipped],
+        skipped=[Skipped(p, r, c, line, column) for p, r, c, line, column in skipped],
         conditionals=[
             Conditional(pair[0], tuple(_fact_in(row) for row in pair[1]), tuple(pair[2]) if len(pair) == 3 else ())
             for pair in conditionals
