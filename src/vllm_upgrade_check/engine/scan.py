@@ -21,7 +21,7 @@ from vllm_upgrade_check.knowledge.versions import parse_version
 from vllm_upgrade_check.matching.advisories import ADVISORY_IDS, advisory_findings
 from vllm_upgrade_check.matching.checks import UNKNOWN_FLAG_ID, unknown_flag_findings
 from vllm_upgrade_check.matching.matcher import Assumption, VersionContext, match_rules, sort_key
-from vllm_upgrade_check.matching.repeats import distinct
+from vllm_upgrade_check.matching.repeats import distinct, one_per_change
 from vllm_upgrade_check.matching.requires_check import REQUIRES_DIST_ID, requires_dist_findings
 from vllm_upgrade_check.matching.suppress import apply_filters, check_prefixes
 from vllm_upgrade_check.matching.surface_checks import (
@@ -233,7 +233,9 @@ def run_scan(
     findings += requires_dist_findings(facts, context, findings)
     findings += surface_findings(facts, context, findings)
     findings += advisory_findings(facts, context, findings)
-    findings = distinct(sorted(findings + unknown_flag_findings(facts, context, rule_names=rule_names), key=sort_key))
+    findings = one_per_change(
+        distinct(sorted(findings + unknown_flag_findings(facts, context, rule_names=rule_names), key=sort_key))
+    )
     if facts_out is not None:
         facts_out.extend(facts)
     scanned = {f.location.path for f in facts if f.location.path is not None}
