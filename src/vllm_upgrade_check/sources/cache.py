@@ -211,9 +211,16 @@ def _fact_in(row: Any) -> Fact:
 
 def _check_spans(row: list[Any]) -> None:
     """A spans row (:meth:`~vllm_upgrade_check.model.facts.Spans.to_row`), every type checked."""
-    if len(row) != 9 or type(row[4]) is not str or type(row[5]) is not str or type(row[6]) is not bool or type(row[8]) is not str:
+    if (
+        len(row) != 11
+        or type(row[4]) is not str
+        or type(row[5]) is not str
+        or type(row[6]) is not bool
+        or type(row[8]) is not str
+        or type(row[10]) is not str
+    ):
         raise _bad("a fact's spans")
-    for span in (*row[:4], row[7]):
+    for span in (*row[:4], row[7], row[9]):
         if span is not None and (
             type(span) is not list or len(span) != 4 or any(type(v) is not int for v in span)
         ):
