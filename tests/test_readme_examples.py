@@ -296,11 +296,15 @@ def _check_expiry_as_documented(ignore: Ignore, where: str) -> None:
 
 def test_configuration_example_is_accepted(workdir: Path) -> None:
     from vllm_upgrade_check.cli.config import load_config
+    from vllm_upgrade_check.parsing.toml import load_toml
 
     configs = [b for b in _of("toml") if "[tool.vllm-upgrade-check]" in b.text]
     assert configs
     for block in configs:
         (workdir / "pyproject.toml").write_text(block.text, encoding="utf-8")
+        table = load_toml(block.text)["tool"]["vllm-upgrade-check"]
+        for rules in table.get("rules", []):  # a rules entry must name a directory that exists
+            (workdir / rules).mkdir(parents=True, exist_ok=True)
         config = load_config(workdir / "pyproject.toml")
         assert config.to_version
         for ignore in config.ignores:
