@@ -358,6 +358,9 @@ def test_a_file_result_survives_the_cache_format_field_for_field() -> None:
             note="why not",
             sure=False,
             word=Span(3, 4, 3, 20),
+            emptied=" []",
+            listed=Span(2, 9, 4, 1),
+            left="  # c\n",
         ),
         group="3:5",
         owner="service api",
@@ -368,7 +371,7 @@ def test_a_file_result_survives_the_cache_format_field_for_field() -> None:
     result = FileResult(
         taken=True,
         facts=[fact],
-        skipped=[Skipped("a/run.sh", "why", True, 2)],
+        skipped=[Skipped("a/run.sh", "why", True, 2, 7)],
         conditionals=[Conditional("configmap:x", (fact,)), Conditional("kserve-isvc:x", (fact,), ("kserve-isvc:y",))],
         references=["configmap:x"],
         file_references=[FileReference("/etc/x.env", "systemd")],

@@ -619,7 +619,7 @@ def test_a_block_list_left_empty_is_written_as_an_empty_list_with_the_files_newl
     code, out = _fix(str(tmp_path), "--from", "0.26.0", "--to", "0.28.0")
     fixed = (tmp_path / "pod.yaml").read_bytes().decode()
     assert code == 0, out
-    assert fixed.endswith("    args:\r\n      []\r\n") and "\n" not in fixed.replace("\r\n", ""), fixed
+    assert fixed.endswith("    args: []\r\n") and "\n" not in fixed.replace("\r\n", ""), fixed
 
 
 @pytest.mark.parametrize(("bom", "encoding"), [(b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")])

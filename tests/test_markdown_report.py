@@ -170,3 +170,31 @@ def test_a_host_and_port_is_not_a_metric(tmp_path: Path) -> None:
     subjects = {str(f["subject"]) for f in findings}
     assert "vllm:num_requests_swapped" in subjects  # the file's strings are read
     assert not any("8000" in s for s in subjects), subjects
+
+
+def test_report_without_output_prints_and_writes_nothing(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``report`` with no ``--output`` prints the report (as ``scan --format markdown``
+    does) and creates no file, in the current directory or elsewhere; ``-o`` writes it."""
+    root = _repo(tmp_path)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    result = runner.invoke(app, ["report", str(root), "--no-cache"])
+    assert result.exit_code == 0, result.output
+    assert "## Checklist" in result.stdout
+    assert "written to" not in result.stdout
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+    written = runner.invoke(app, ["report", str(root), "--no-cache", "--output", "r.md"])
+    assert written.exit_code == 0, written.output
+    assert (cwd / "r.md").read_text() == result.stdout
+    assert "## Checklist" not in written.stdout
+
+
+def test_report_help_and_readme_say_where_it_goes() -> None:
+    """The help of ``--output`` and the README give the same default: standard output."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    help_text = " ".join(runner.invoke(app, ["report", "--help"]).stdout.split())
+    assert "(default: standard output)" in help_text
+    assert "vllm-upgrade-report.md" not in help_text + readme
+    assert "`report`, which prints it" in readme

@@ -22,9 +22,14 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import yaml
+
+if TYPE_CHECKING:
+    from vllm_upgrade_check.model.findings import Finding
+    from vllm_upgrade_check.model.options import Ignore
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -256,19 +261,54 @@ def test_suppression_example_silences_what_it_names(tmp_path: Path) -> None:
         assert again.returncode == 1
 
 
+def _finding(rule_id: str, path: str) -> Finding:
+    """A finding of the bundled rule ``rule_id`` at ``path``:1 (what an ignore of it hides)."""
+    from vllm_upgrade_check.knowledge.registry import load_registry
+    from vllm_upgrade_check.model.facts import Fact, FactKind, Location
+    from vllm_upgrade_check.model.findings import Finding, VersionBasis  # noqa: F811
+
+    found = load_registry().rule(rule_id)
+    assert found is not None, f"the README's ignore names {rule_id}, which no bundled pack has"
+    pack, rule = found
+    fact = Fact(FactKind.ARG, rule.match.name, Location(path, 1, 1), raw=rule.match.name, origin="cli")
+    return Finding(rule, fact, rule.severity, pack.release, "0.26.0", VersionBasis.OPTION, "--from")
+
+
+def _check_expiry_as_documented(ignore: Ignore, where: str) -> None:
+    """The README says: "after this day the ignore stops applying and is reported". Checked
+    on a clock the test sets (the days around ``expires``), never on today's date, so the
+    example does not turn into a failure when its date passes."""
+    from vllm_upgrade_check.matching.suppress import apply_filters
+    from vllm_upgrade_check.model.options import Filters
+
+    assert ignore.expires is not None, f"{where}: the example shows an expiry"
+    finding = _finding(ignore.id, (ignore.path or "x.yaml").replace("*", "a"))
+    filters = Filters(ignores=(ignore,))
+    for today, applies in (
+        (ignore.expires - dt.timedelta(days=400), True),
+        (ignore.expires, True),  # the last day it applies
+        (ignore.expires + dt.timedelta(days=1), False),
+    ):
+        kept, notes = apply_filters([finding], filters, today=today)
+        assert (kept == []) == applies, f"{where}: on {today} the ignore {'should' if applies else 'should not'} apply"
+        assert any("expired" in n for n in notes) == (not applies), f"{where}: {notes}"
+
+
 def test_configuration_example_is_accepted(workdir: Path) -> None:
     from vllm_upgrade_check.cli.config import load_config
+    from vllm_upgrade_check.parsing.toml import load_toml
 
     configs = [b for b in _of("toml") if "[tool.vllm-upgrade-check]" in b.text]
     assert configs
     for block in configs:
         (workdir / "pyproject.toml").write_text(block.text, encoding="utf-8")
+        table = load_toml(block.text)["tool"]["vllm-upgrade-check"]
+        for rules in table.get("rules", []):  # a rules entry must name a directory that exists
+            (workdir / rules).mkdir(parents=True, exist_ok=True)
         config = load_config(workdir / "pyproject.toml")
         assert config.to_version
         for ignore in config.ignores:
-            assert not ignore.expired(dt.date.today()), (
-                f"README:{block.line}: the example's expires = {ignore.expires} has passed: move it"
-            )
+            _check_expiry_as_documented(ignore, f"README:{block.line}")
         for rules in config.rules:  # the organisation pack of the README lives there
             pack = next(b for b in _of("yaml") if _yaml_kind(yaml.safe_load(b.text)) == "pack")
             rules.mkdir(parents=True, exist_ok=True)

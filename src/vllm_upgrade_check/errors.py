@@ -16,18 +16,23 @@ class VucError(Exception):
         message: what is wrong, in one sentence.
         path: the file the error is about, if any.
         line: 1-based line in ``path``, if known.
+        column: 1-based column on ``line``, if known (a syntax error's).
     """
 
-    def __init__(self, message: str, path: str | None = None, line: int | None = None) -> None:
+    def __init__(
+        self, message: str, path: str | None = None, line: int | None = None, column: int | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.path = path
         self.line = line
+        self.column = column
 
     def __str__(self) -> str:
         where = ""
         if self.path:
-            where = f"{self.path}:{self.line}: " if self.line else f"{self.path}: "
+            at = f":{self.line}" + (f":{self.column}" if self.column else "") if self.line else ""
+            where = f"{self.path}{at}: "
         return f"{where}{self.message}"
 
 

@@ -9,6 +9,7 @@ glob and ``expires`` date). Command-line options win over the file.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -44,6 +45,7 @@ class Config:
         ignores: configured ignores.
         passed_over: configuration files found but not read (symlinked out of their
             directory), as skipped records for the report.
+        to_line: the line ``to`` is set on (errors about the target name it), or ``None``.
     """
 
     source: Path | None = None
@@ -54,6 +56,7 @@ class Config:
     rules: tuple[Path, ...] = ()
     ignores: tuple[Ignore, ...] = field(default_factory=tuple)
     passed_over: tuple[Skipped, ...] = ()
+    to_line: int | None = None
 
 
 def _inside(path: Path, place: Path, passed_over: list[Skipped] | None = None, roots: Sequence[Path] = ()) -> bool:
@@ -149,7 +152,7 @@ def load_config(path: Path) -> Config:
     except OSError as exc:
         raise UsageError(f"cannot read configuration: {exc.strerror or exc}", shown) from None
     except TomlProblem as exc:
-        raise UsageError(str(exc), shown, exc.line) from None
+        raise UsageError(str(exc), shown, exc.line, exc.column) from None
     except UnicodeDecodeError as exc:
         raise UsageError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", shown) from None
     nested = path.name == "pyproject.toml" or TABLE in data.get("tool", {})
@@ -169,6 +172,10 @@ def load_config(path: Path) -> Config:
             message += f" (known: {', '.join(sorted(f.alias or n for n, f in ConfigTable.model_fields.items()))})"
         raise UsageError(f"{format_path(loc)}: {message}", shown, _line_of(text, loc)) from None
     ignores = tuple(Ignore(i.id.strip(), i.reason, i.path, i.expires, shown) for i in parsed.ignore)
+    for index, entry in enumerate(parsed.rules):
+        problem = _rules_problem(path.parent, entry)
+        if problem:
+            raise UsageError(f"rules[{index}]: {entry!r}: {problem}", shown, _entry_line(text, "rules", entry))
     return Config(
         source=path,
         to_version=parsed.to,
@@ -177,7 +184,35 @@ def load_config(path: Path) -> Config:
         exclude=tuple(parsed.exclude),
         rules=tuple(path.parent / r for r in parsed.rules),
         ignores=ignores,
+        to_line=_line_of(text, ["to"]) if parsed.to is not None else None,
     )
+
+
+def _rules_problem(base: Path, entry: str) -> str:
+    """Why the ``rules`` entry ``entry`` (relative to ``base``, the configuration file's
+    directory) names no rule pack file or directory, or ``""`` when it does."""
+    if not entry.strip():
+        return "is empty (give a rule pack file or directory, relative to this file)"
+    target = base / entry
+    if target.is_dir() or target.is_file():
+        return ""
+    if target.exists():
+        return "not a regular file or directory"
+    return "no such rule pack file or directory (relative to this file's directory)"
+
+
+def _entry_line(text: str, key: str, entry: str) -> int | None:
+    """The line of string ``entry`` in the array of ``key`` (an array written over several
+    lines names the entry's own line), else the key's line."""
+    line = _line_of(text, [key])
+    if line is None:
+        return None
+    start = sum(len(row) + 1 for row in text.split("\n")[: line - 1])
+    for quoted in (json.dumps(entry), f"'{entry}'"):
+        found = text.find(quoted, start)
+        if found >= 0:
+            return text.count("\n", 0, found) + 1
+    return line
 
 
 def config_for(paths: Sequence[Path], explicit: Path | None = None) -> Config:
@@ -214,6 +249,7 @@ def scan_options(
     return ScanOptions.of(
         paths=list(paths) or ([] if environment is not None else [Path(".")]),
         to_version=to if to is not None else config.to_version,
+        to_origin=(str(config.source), config.to_line) if to is None and config.to_version is not None else None,
         from_version=from_ if from_ is not None else config.from_version,
         environment=environment,
         rule_paths=[*config.rules, *rules],

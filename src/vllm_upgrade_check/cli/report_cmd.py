@@ -1,4 +1,5 @@
-"""``vllm-upgrade-check report``: write the Markdown migration report to a file."""
+"""``vllm-upgrade-check report``: the Markdown migration report, on standard output or in
+the file ``--output`` names."""
 
 from __future__ import annotations
 
@@ -46,7 +47,9 @@ def report(
     python_version: str | None = PYTHON_VERSION_OPTION,
     probe_host: bool = PROBE_OPTION,
     host_name: str = HOST_NAME_OPTION,
-    output: Path = typer.Option(Path("vllm-upgrade-report.md"), "--output", "-o", help="File to write."),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="Write the report to this file (default: standard output)."
+    ),
     rules: list[Path] = RULES_OPTION,
     exclude: list[str] = typer.Option([], "--exclude", help="gitignore-style pattern to leave out."),
     config: Path | None = CONFIG_OPTION,
@@ -54,7 +57,8 @@ def report(
     no_cache: bool = NO_CACHE_OPTION,
     jobs: int = JOBS_OPTION,
 ) -> None:
-    """Write a Markdown migration report (checklists, findings per release crossed). Exit 0."""
+    """Print a Markdown migration report (checklists, findings per release crossed), or write
+    it to --output. Exit 0."""
     from vllm_upgrade_check.engine import run_scan
     from vllm_upgrade_check.reporters.markdown import render
     from vllm_upgrade_check.sources.host.collect import HostRequest
@@ -75,4 +79,5 @@ def report(
     if run.model is not None:
         result = with_host_notes(result, run.model, run.options.rule_paths)
     write_output(render(result), output)
-    typer.echo(f"migration report written to {output}")
+    if output is not None:
+        typer.echo(f"migration report written to {output}")

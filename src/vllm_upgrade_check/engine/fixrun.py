@@ -19,7 +19,7 @@ from packaging.version import Version
 
 from vllm_upgrade_check.engine.scan import response_vocabulary
 from vllm_upgrade_check.errors import VucError
-from vllm_upgrade_check.fixing.edits import LineMap, apply_to_text, edits_of
+from vllm_upgrade_check.fixing.edits import LineMap, apply_to_text, edits_of, empty_lists
 from vllm_upgrade_check.fixing.interface import (
     CannotFix,
     Edit,
@@ -248,6 +248,10 @@ class _Run:
             placed.append(candidate)
         written = 0
         for rel, group in sorted(_by_file(placed).items()):
+            # The cuts of one list that take all of it are one replacement (`args: []`).
+            edits, _joins = empty_lists([c.edits for c in group], texts[rel].text)
+            for number, candidate in enumerate(group):
+                candidate.edits = edits[number]
             kept = _without_overlaps(group)
             if kept:
                 written += self._write(rel, texts[rel], kept)

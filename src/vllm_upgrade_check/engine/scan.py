@@ -21,7 +21,7 @@ from vllm_upgrade_check.knowledge.versions import parse_version
 from vllm_upgrade_check.matching.advisories import ADVISORY_IDS, advisory_findings
 from vllm_upgrade_check.matching.checks import UNKNOWN_FLAG_ID, unknown_flag_findings
 from vllm_upgrade_check.matching.matcher import Assumption, VersionContext, match_rules, sort_key
-from vllm_upgrade_check.matching.repeats import distinct
+from vllm_upgrade_check.matching.repeats import distinct, one_per_change
 from vllm_upgrade_check.matching.requires_check import REQUIRES_DIST_ID, requires_dist_findings
 from vllm_upgrade_check.matching.suppress import apply_filters, check_prefixes
 from vllm_upgrade_check.matching.surface_checks import (
@@ -123,25 +123,36 @@ def without_stale_pins(rules: list[tuple[Pack, Rule]], target: Version) -> list[
     return out
 
 
-def resolve_target(registry: Registry, text: str | None) -> Version:
+def resolve_target(registry: Registry, text: str | None, origin: tuple[str, int | None] | None = None) -> Version:
     """The target release: ``text`` if it is a release with a pack, else the newest pack.
+    ``origin``: the configuration file and line that set ``text`` (errors name them), or
+    ``None`` for ``--to``.
 
     Raises:
         UsageError: malformed version or a release no pack knows.
     """
     if text is None:
         return registry.newest
+    where: tuple[str | None, int | None] = (None, None) if origin is None else origin
+    name = "--to" if origin is None else "to:"
     if not text.strip():
-        raise UsageError("--to is empty (expected a vLLM release such as 0.28.0)")
-    version = parse_version(text, "--to")
+        raise UsageError(f"{name} is empty (expected a vLLM release such as 0.28.0)", *where)
+    version = parse_version(text, "--to") if origin is None else _config_version(text, where)
     if version not in registry.releases:
         releases = registry.releases
         if releases and version < releases[0]:
-            raise UsageError(f"--to {text}: older than the oldest release with a pack ({releases[0]})")
+            raise UsageError(f"{name} {text}: older than the oldest release with a pack ({releases[0]})", *where)
         known = ", ".join(str(v) for v in releases[-5:])
-        raise UsageError(f"--to {text}: unknown vLLM release (newest known: {known})")
+        raise UsageError(f"{name} {text}: unknown vLLM release (newest known: {known})", *where)
     # The release as the packs spell it: 0.16 is 0.16.0, and data is keyed by that spelling.
     return next(r for r in registry.releases if r == version)
+
+
+def _config_version(text: str, where: tuple[str | None, int | None]) -> Version:
+    try:
+        return parse_version(text, "to")
+    except UsageError as exc:
+        raise UsageError(exc.message, *where) from None
 
 
 def run_scan(
@@ -162,7 +173,7 @@ def run_scan(
     """
     request, window = options.request, options.window
     registry = registry or load_registry(options.rule_paths)
-    target = resolve_target(registry, window.to_version)
+    target = resolve_target(registry, window.to_version, window.to_origin)
     option = parse_version(window.from_version, "--from") if window.from_version is not None else None
     if option is not None:  # a release with a pack, as the packs spell it (0.16 is 0.16.0)
         option = next((r for r in registry.releases if r == option), option)
@@ -222,7 +233,9 @@ def run_scan(
     findings += requires_dist_findings(facts, context, findings)
     findings += surface_findings(facts, context, findings)
     findings += advisory_findings(facts, context, findings)
-    findings = distinct(sorted(findings + unknown_flag_findings(facts, context, rule_names=rule_names), key=sort_key))
+    findings = one_per_change(
+        distinct(sorted(findings + unknown_flag_findings(facts, context, rule_names=rule_names), key=sort_key))
+    )
     if facts_out is not None:
         facts_out.extend(facts)
     scanned = {f.location.path for f in facts if f.location.path is not None}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from packaging.version import Version
@@ -69,8 +70,68 @@ def edits_of(planned: Planned, text: str, path: str, rule_id: str, line: int, gr
             new = new.replace("\n", "\r\n")  # the scanners read lines without their \r
         if new == old:
             continue
-        out.append(Edit(path, start, end, old, new, rule_id, planned.description, line, group))
+        listed = None
+        if change.listed is not None:
+            place, left, empty = change.listed
+            try:
+                listed = (
+                    index.offset(place.line, place.column),
+                    index.offset(place.end_line, place.end_column),
+                    left,
+                    empty,
+                )
+            except ValueError as exc:
+                raise CannotFix(str(exc)) from None
+            if not listed[0] <= start <= end <= listed[1] <= len(text):
+                raise CannotFix(f"{at}the cut is not inside the list the scan recorded")
+        out.append(Edit(path, start, end, old, new, rule_id, planned.description, line, group, listed))
     return out
+
+
+def empty_lists(fixes: Sequence[list[Edit]], text: str) -> tuple[list[list[Edit]], dict[int, int]]:
+    """The edits of ``fixes`` (each fix's edits of one file, ``text``) with the cuts out of
+    one list that together take every element of it made one replacement of the list by
+    what its scanner recorded (``args:`` left with no item would read as null: it becomes
+    ``args: []``, its line and comment kept). Whether the cuts took every element is told
+    by what they leave of the list: exactly what the scanner said remains then.
+
+    Returns:
+        ``(edits per fix, in the order given; fix index -> index of the fix whose group
+        it joins)``: the fixes that empty one list are applied together or not at all.
+    """
+    lists: dict[tuple[int, int], list[tuple[int, Edit]]] = {}
+    for number, edits in enumerate(fixes):
+        for edit in edits:
+            if edit.listed is not None and edit.new == "":
+                lists.setdefault(edit.listed[:2], []).append((number, edit))
+    out = [list(edits) for edits in fixes]
+    joins: dict[int, int] = {}
+    for (start, end), cuts in lists.items():
+        left, empty = cuts[0][1].listed[2:]  # type: ignore[index]
+        spans = sorted({(e.start, e.end) for _n, e in cuts})
+        if any(a < b_end for (_a0, b_end), (a, _b) in zip(spans, spans[1:], strict=False)):
+            continue  # overlapping cuts: the next pass sees the list again
+        rest, cursor = [], start
+        for a, b in spans:
+            rest.append(text[cursor:a])
+            cursor = b
+        rest.append(text[cursor:end])
+        if "".join(rest).replace("\r\n", "\n") != left.replace("\r\n", "\n"):
+            continue  # some element stays: each cut is made as it is
+        old = text[start:end]
+        new = empty.replace("\n", "\r\n") if "\r\n" in old and "\r\n" not in empty else empty
+        owners = sorted({n for n, _e in cuts})
+        taken = {id(e) for _n, e in cuts}
+        for number in owners:
+            out[number] = [e for e in out[number] if id(e) not in taken]
+            joins[number] = owners[0]
+        head = cuts[0][1]
+        out[owners[0]].append(Edit(head.path, start, end, old, new, head.rule_id, head.description, head.line, head.group))
+        for number, cut_edit in cuts[1:]:
+            # Each fix keeps an edit of its own (empty, where the list ends) so that the
+            # summary names it: its words went with the list's one replacement.
+            out[number].append(replace(cut_edit, start=end, end=end, old="", new="", listed=None))
+    return out, joins
 
 
 def apply_to_text(text: str, edits: Sequence[Edit], path: str = "") -> str:
@@ -261,4 +322,5 @@ def planned_edits(finding: Finding, text: str, target: Version) -> list[Edit]:
         CannotFix: as :func:`~.planned.plan_finding` and :func:`~.edits.edits_of`.
     """
     planned = plan_finding(finding, target)
-    return edits_of(planned, text, finding.location.path or "", finding.rule.id, finding.location.line or 0)
+    edits = edits_of(planned, text, finding.location.path or "", finding.rule.id, finding.location.line or 0)
+    return empty_lists([edits], text)[0][0]

@@ -52,6 +52,9 @@ class Edit:
         description: one line for the summary (``remove --max-num-partial-prefills 4``).
         line: 1-based line of the fact the edit fixes, for the summary.
         group: edits of one fix share a group: they are applied together or not at all.
+        listed: for a cut out of a list that must not be left with nothing, ``(start, end,
+            left, empty)``: the list's offsets, what remains of it once every element is cut
+            and what to write there then (:func:`~.edits.empty_lists`).
     """
 
     path: str
@@ -63,6 +66,7 @@ class Edit:
     description: str
     line: int = 0
     group: int = 0
+    listed: tuple[int, int, str, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,10 @@ class Change:
             can tell (a cut).
         syntax: the syntax ``new`` is written in, when it is a value to quote.
         inside: a span ``span`` must contain (the name of a flag it cuts out).
+        listed: for a cut out of a list that must not be left with nothing, ``(where the
+            list is written, what remains of it once every element is cut, what to write
+            there then)`` (:attr:`~vllm_upgrade_check.model.facts.Spans.listed`): the cuts
+            of one list that take every element become that one replacement.
     """
 
     span: Span
@@ -61,6 +65,7 @@ class Change:
     expect: str | None = None
     syntax: str = ""
     inside: Span | None = None
+    listed: tuple[Span, str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -174,7 +179,8 @@ def _remove(finding: Finding) -> Planned:
     if not spans.sure and applicability == Applicability.SAFE:
         applicability = Applicability.UNSAFE  # which words the flag owns was a guess
     expect = fact.raw if fact.origin in ("cli", "config") else fact.name
-    change = Change(spans.cut, spans.emptied, inside=spans.name)  # `[]` for a list left with nothing
+    listed = (spans.listed, spans.left, spans.emptied) if spans.listed is not None and spans.emptied else None
+    change = Change(spans.cut, "", inside=spans.name, listed=listed)  # `[]` for a list left with nothing
     checks = (Change(spans.name, spans_name_text(fact), expect=expect),) if spans.name else ()
     return Planned((change, *checks), True, (), describe(fact, fix.action, ""), applicability)
 

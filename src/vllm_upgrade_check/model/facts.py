@@ -164,9 +164,15 @@ class Spans:
             with it (a requirement in a shell line: ``'torch>=2.13'``, not ``torch'>=2.13'``).
         sure: ``False`` when the scanner had to guess what the fact owns (a flag whose arity
             no release states took the next word): a removal is then an unsafe fix.
-        emptied: what to write over ``cut`` instead of nothing when the cut takes every
-            element of a list whose absence means something else (a YAML block list left
-            with no item reads as null, the image's default command: ``[]`` keeps it empty).
+        emptied: what to write over ``listed`` when the cuts of the facts of one list
+            (this one's and its neighbours') take every element of a list whose absence
+            means something else (a YAML block list left with no item reads as null, the
+            image's default command: ``args: []`` keeps it empty).
+        listed: where that list is written (for a block list, from just after its key's
+            colon), or ``None``: the fixer groups the cuts of one list by it.
+        left: what remains of ``listed`` once every element is cut (the key line's comment,
+            comment lines between items): the cuts took every element when that is what
+            they leave.
     """
 
     name: Span | None = None
@@ -178,6 +184,8 @@ class Spans:
     sure: bool = True
     word: Span | None = None
     emptied: str = ""
+    listed: Span | None = None
+    left: str = ""
 
     def to_row(self) -> list[Any]:
         """The spans as one flat JSON-ready list (see :meth:`from_row`)."""
@@ -191,6 +199,8 @@ class Spans:
             self.sure,
             None if self.word is None else self.word.to_row(),
             self.emptied,
+            None if self.listed is None else self.listed.to_row(),
+            self.left,
         ]
 
     @staticmethod
@@ -200,10 +210,10 @@ class Spans:
         Raises:
             ValueError: a row of the wrong shape.
         """
-        if len(row) != 9:
-            raise ValueError("a spans row has 9 values")
-        spans = [None if r is None else Span(*r) for r in (*row[:4], row[7])]
-        return Spans(spans[0], spans[1], spans[2], spans[3], row[4], row[5], row[6], spans[4], row[8])
+        if len(row) != 11:
+            raise ValueError("a spans row has 11 values")
+        spans = [None if r is None else Span(*r) for r in (*row[:4], row[7], row[9])]
+        return Spans(spans[0], spans[1], spans[2], spans[3], row[4], row[5], row[6], spans[4], row[8], spans[5], row[10])
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,9 +369,18 @@ class Skipped:
         configures_vllm: ``True`` when the file evidently configures vLLM (it mentions
             vLLM); the CI gate then fails closed.
         line: 1-based line the problem is on, if known.
+        column: 1-based column on ``line`` the parser stopped at (a syntax error), if known.
     """
 
     path: str
     reason: str
     configures_vllm: bool = False
     line: int | None = None
+    column: int | None = None
+
+    @property
+    def where(self) -> str:
+        """``:LINE:COLUMN``, ``:LINE`` or ``""``: what follows the path in a report."""
+        if not self.line:
+            return ""
+        return f":{self.line}:{self.column}" if self.column else f":{self.line}"

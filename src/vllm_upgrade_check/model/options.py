@@ -69,10 +69,14 @@ class VersionWindow:
     Attributes:
         to_version: the target release as given (``None``: the newest release with a pack).
         from_version: the version in use as given (``None``: detect it).
+        to_origin: ``(configuration file, line)`` where ``to_version`` was set, when a
+            configuration file set it (``None``: ``--to``, or not set); errors about the
+            target then name that file and line.
     """
 
     to_version: str | None = None
     from_version: str | None = None
+    to_origin: tuple[str, int | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -195,3 +195,22 @@ def read_named_file(path: Path, limit: int = MAX_NAMED_FILE_BYTES) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def missing_reason(path: str | Path) -> str:
+    """Why ``path`` (which does not resolve to anything) cannot be read, in the terms a user
+    looks for: ``symlink loop (ELOOP)`` for a link that leads back to itself, ``broken
+    symlink (its target does not exist)`` for a dangling one, else ``no such file or
+    directory``."""
+    import errno
+
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symlink loop (ELOOP): the link leads back to itself"
+        if exc.errno == errno.ENOENT and os.path.islink(path):
+            return "broken symlink: its target does not exist"
+        if exc.errno not in (errno.ENOENT, None):
+            return exc.strerror or str(exc)
+    return "no such file or directory"

@@ -14,7 +14,10 @@ else:  # pragma: no cover - Python 3.10
 
 __all__ = ["TomlProblem", "load_toml"]
 
-_AT = re.compile(r"\s*\(at line (\d+), column \d+\)$")
+_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
+
+
+_AT_END = " (at end of document)"
 
 
 class TomlProblem(ValueError):
@@ -24,12 +27,14 @@ class TomlProblem(ValueError):
         message: what is wrong, without the position (``Expected ']' at the end of a table
             declaration``).
         line: 1-based line of the problem, ``None`` where the parser does not say.
+        column: 1-based column on ``line``, ``None`` where the parser does not say.
     """
 
-    def __init__(self, message: str, line: int | None) -> None:
+    def __init__(self, message: str, line: int | None, column: int | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.line = line
+        self.column = column
 
     def __str__(self) -> str:
         return f"TOML syntax error: {self.message}"
@@ -46,10 +51,17 @@ def load_toml(text: str) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         message = str(getattr(exc, "msg", None) or exc)
         line = getattr(exc, "lineno", None)
+        column = getattr(exc, "colno", None)
         found = _AT.search(message)
         if found:
             line = line or int(found.group(1))
+            column = column or int(found.group(2))
             message = message[: found.start()]
-        raise TomlProblem(message, line) from None
+        elif message.endswith(_AT_END):
+            # The document ended inside a value: the place is the end of the text.
+            rows = text.split("\n")
+            line, column = line or len(rows), column or len(rows[-1]) + 1
+            message = message[: -len(_AT_END)]
+        raise TomlProblem(message, line, column) from None
     except RecursionError:
         raise TomlProblem("nested too deeply", None) from None

@@ -45,9 +45,14 @@ class Token:
         next_start: where the element after it starts (``None``: it is the last).
         line_start: the start of its line, when only blanks stand before it there (a flow
             list written one element group per line).
-        whole: the cut that takes every element of its list, where a list left with none
-            must be written as ``empty`` (a YAML block list), else ``None``.
-        empty: what the list is written as when no element is left (``[]``, indented).
+        whole: where its list is written, where a list left with no element must be
+            written as ``empty`` (a YAML block list: from just after its key's colon to the
+            end of its last item's lines; a plain scalar command: its words), else ``None``.
+        empty: what ``whole`` is written as when every element is cut (`` []`` and what
+            ``left`` holds: the key keeps its line and comment).
+        left: what remains of ``whole`` once every element is cut (the rest of the key's
+            line, comment lines between items), which tells the fixer that the cuts of one
+            list took all of it.
         line_end: the start of the next line, when after it only a comma, blanks and a
             comment stand on its line.
         path: the file it is written in, when that is another file than the one read (a
@@ -68,6 +73,7 @@ class Token:
     line_end: Point | None = None
     whole: Span | None = None
     empty: str = ""
+    left: str = ""
     path: str | None = None
 
     @property

@@ -24,11 +24,13 @@ class YamlProblem(Exception):
 
     Attributes:
         line: 1-based line of the problem, if known.
+        column: 1-based column on ``line`` where the parser stopped, if known.
     """
 
-    def __init__(self, message: str, line: int | None = None) -> None:
+    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
         super().__init__(message)
         self.line = line
+        self.column = column
 
 
 @dataclass(frozen=True)
@@ -125,8 +127,9 @@ def compose_documents(text: str, lines_only: bool = False) -> list[yaml.Node]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
+        column = mark.column + 1 if mark is not None else None
         problem = exc.problem or exc.context or "syntax error"
-        raise YamlProblem(f"YAML syntax error: {problem}", line) from None
+        raise YamlProblem(f"YAML syntax error: {problem}", line, column) from None
     except yaml.YAMLError as exc:  # pragma: no cover - reader errors (bad characters)
         raise YamlProblem(f"YAML error: {str(exc).splitlines()[0] if str(exc) else 'unreadable'}") from None
     except RecursionError:

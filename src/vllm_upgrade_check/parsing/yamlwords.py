@@ -67,13 +67,47 @@ def sequence_words(text: str, node: yaml.Node | None) -> list[Token]:
     tokens = [token for run in runs for token in unlink_at_comments(link(run), lines)]
     if not node.flow_style and len(runs) == 1 and tokens and all(t.element is not None for t in tokens):
         # A block list that loses every item reads as null (for a container: the image's
-        # default command, not none): such a cut writes an empty flow list in its place.
-        first, last = tokens[0].element, tokens[-1].element
-        assert first is not None and last is not None
-        indent = lines[first.line - 1][: len(lines[first.line - 1]) - len(lines[first.line - 1].lstrip())]
-        whole = Span.between(first.start, last.end)
-        tokens = [replace(t, whole=whole, empty=f"{indent}  []\n") for t in tokens]  # deeper than its key
+        # default command, not none): the cuts that take every item write `key: []`.
+        whole, left, empty = _block_list_extent(text, lines, [t.element for t in tokens if t.element is not None])
+        tokens = [replace(t, whole=whole, empty=empty, left=left) for t in tokens]
     return tokens
+
+
+_KEY_COLON = re.compile(r":((?:[ \t]+[&!][^ \t#]*)*)[ \t]*(?:#.*)?$")
+"""The colon that ends a block mapping key, with what may follow it on its line: an anchor
+or tag of the value (kept before the ``[]``), blanks, a comment."""
+
+
+def _block_list_extent(text: str, lines: Sequence[str], elements: Sequence[Span]) -> tuple[Span, str, str]:
+    """``(whole, left, empty)`` of a block list whose items are written as ``elements``
+    (whole lines, in order): where it is written from just after its key's colon
+    (``args:| # flags``), what remains of that text when every item is cut (the rest of the
+    key's line, the comment lines between the items) and what to write there instead
+    (`` []`` before it; after the value's anchor or tag, ``x-flags: &flags []``). Where
+    there is no key line, the list starts at its first item and ``[]`` goes on a line of
+    its own, deeper than the dash."""
+    first, last = elements[0], elements[-1]
+    row = first.line - 2
+    while row >= 0 and (not lines[row].strip() or lines[row].lstrip().startswith("#")):
+        row -= 1
+    colon = _KEY_COLON.search(lines[row]) if row >= 0 else None
+    on_key = colon is not None
+    start = (row + 1, colon.end(1) + 1) if colon is not None else first.start
+    whole = Span.between(start, last.end)
+    index = line_index(text)
+    begin, end = index.offset(*whole.start), index.offset(*whole.end)
+    kept, cursor = [], begin
+    for element in elements:
+        a, b = index.offset(*element.start), index.offset(*element.end)
+        kept.append(text[cursor:a])
+        cursor = b
+    kept.append(text[cursor:end])
+    left = "".join(kept)
+    if on_key:
+        return whole, left, " []" + left
+    line = lines[first.line - 1]
+    indent = line[: len(line) - len(line.lstrip())]
+    return whole, left, f"{indent}  []\n" + left  # deeper than its key
 
 
 _FLOW_TAIL = re.compile(r"[ \t]*,?[ \t]*(#.*)?")

@@ -49,7 +49,7 @@ def render_console(report: Report, console: Console) -> None:
         console.print("[bold]Skipped[/bold]")
         for skip in report.skipped:
             path = report.base.of(skip.path)
-            where = f"{path}:{skip.line}" if skip.line else path
+            where = path + skip.where
             mark = " [bold red](fails the gate: it configures vLLM)[/]" if report.gate.fails_closed(skip) else ""
             console.print(f"  {escape(where)}: {escape(skip.reason)}{mark}", highlight=False)
         console.print()

@@ -42,6 +42,8 @@ def skipped_annotation(skip: Skipped, report: Report) -> str:
     props: list[tuple[str, object]] = [("file", report.base.of(skip.path))]
     if skip.line:
         props.append(("line", skip.line))
+        if skip.column:
+            props.append(("col", skip.column))
     title = "vllm-upgrade-check: file not read" + (" (the gate fails closed)" if fails else "")
     props.append(("title", title))
     message = f"skipped: {skip.reason}"

@@ -121,6 +121,7 @@ def report_dict(report: Report) -> dict[str, Any]:
                 "repo_path": report.base.of(s.path),
                 "reason": s.reason,
                 "line": s.line,
+                "column": s.column,
                 "configures_vllm": s.configures_vllm,
                 "fails_gate": report.gate.fails_closed(s),
             }

@@ -38,7 +38,7 @@ def _detail(finding: Finding, report: Report) -> str:
 
 
 def _skip_text(skip: Skipped, report: Report) -> str:
-    where = report.base.of(skip.path) + (f":{skip.line}" if skip.line else "")
+    where = report.base.of(skip.path) + skip.where
     return f"{where}: not read: {skip.reason}" + (" (it configures vLLM)" if skip.configures_vllm else "")
 
 

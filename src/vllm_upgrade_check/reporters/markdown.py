@@ -114,7 +114,7 @@ def _skip_items(report: Report) -> list[str]:
     out = []
     for skip in report.skipped:
         path = report.base.of(skip.path)
-        where = f"{path}:{skip.line}" if skip.line else path
+        where = path + skip.where
         target = f"[{where}]({uri_path(path)}" + (f"#L{skip.line})" if skip.line else ")")
         why = ""
         if report.gate.fails_closed(skip):

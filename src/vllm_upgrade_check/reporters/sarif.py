@@ -49,7 +49,7 @@ def _notification(report: Report, skip: Skipped) -> dict[str, Any]:
     level = "error" if report.gate.fails_closed(skip) else "warning" if skip.configures_vllm else "note"
     physical: dict[str, Any] = {"artifactLocation": artifact(report, skip.path)}
     if skip.line:
-        physical["region"] = {"startLine": skip.line}
+        physical["region"] = {"startLine": skip.line, **({"startColumn": skip.column} if skip.column else {})}
     text = f"skipped {report.base.of(skip.path)}: {skip.reason}"
     if skip.configures_vllm:
         text += " (it configures vLLM" + ("; the gate fails closed)" if level == "error" else ")")

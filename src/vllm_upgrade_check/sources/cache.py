@@ -211,9 +211,16 @@ def _fact_in(row: Any) -> Fact:
 
 def _check_spans(row: list[Any]) -> None:
     """A spans row (:meth:`~vllm_upgrade_check.model.facts.Spans.to_row`), every type checked."""
-    if len(row) != 9 or type(row[4]) is not str or type(row[5]) is not str or type(row[6]) is not bool or type(row[8]) is not str:
+    if (
+        len(row) != 11
+        or type(row[4]) is not str
+        or type(row[5]) is not str
+        or type(row[6]) is not bool
+        or type(row[8]) is not str
+        or type(row[10]) is not str
+    ):
         raise _bad("a fact's spans")
-    for span in (*row[:4], row[7]):
+    for span in (*row[:4], row[7], row[9]):
         if span is not None and (
             type(span) is not list or len(span) != 4 or any(type(v) is not int for v in span)
         ):
@@ -226,7 +233,7 @@ def encode_result(result: FileResult) -> dict[str, Any]:
     if result.facts:
         out["facts"] = [_fact_out(f) for f in result.facts]
     if result.skipped:
-        out["skipped"] = [[s.path, s.reason, s.configures_vllm, s.line] for s in result.skipped]
+        out["skipped"] = [[s.path, s.reason, s.configures_vllm, s.line, s.column] for s in result.skipped]
     if result.conditionals:
         out["conditionals"] = [
             [c.key, [_fact_out(f) for f in c.facts], *([list(c.refers)] if c.refers else [])]
@@ -267,11 +274,11 @@ def decode_result(data: Any) -> FileResult:
     for row in skipped:
         if not (
             isinstance(row, list)
-            and len(row) == 4
+            and len(row) == 5
             and isinstance(row[0], str)
             and isinstance(row[1], str)
             and isinstance(row[2], bool)
-            and (row[3] is None or (isinstance(row[3], int) and not isinstance(row[3], bool)))
+            and all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in row[3:])
         ):
             raise _bad("a skipped record")
     for pair in conditionals:
@@ -303,7 +310,7 @@ def decode_result(data: Any) -> FileResult:
     return FileResult(
         taken=data["taken"],
         facts=[_fact_in(row) for row in facts],
-        skipped=[Skipped(p, r, c, line) for p, r, c, line in skipped],
+        skipped=[Skipped(p, r, c, line, column) for p, r, c, line, column in skipped],
         conditionals=[
             Conditional(pair[0], tuple(_fact_in(row) for row in pair[1]), tuple(pair[2]) if len(pair) == 3 else ())
             for pair in conditionals

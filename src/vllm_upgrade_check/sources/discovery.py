@@ -267,7 +267,11 @@ def walk(
                 if entry.is_symlink():
                     # One leading out of the root is never followed; one inside names a file
                     # or directory that is walked under its real path (no duplicate findings,
-                    # and `fix` never writes through a link).
+                    # and `fix` never writes through a link). One that loops names nothing
+                    # to walk: it is reported, so that it is not taken for a missing file.
+                    if skipped is not None and _loops(entry.path):
+                        if not (ignores.ignored(rel) or (excluded is not None and excluded.matches(rel))):
+                            skipped.append(Skipped(rel, "symlink loop (ELOOP): the link leads back to itself; not read"))
                     continue
                 is_dir = entry.is_dir()
                 is_file = not is_dir and entry.is_file()
@@ -288,6 +292,17 @@ def walk(
                     continue
                 yield entry.path, rel
         stack.extend(reversed(subdirs))
+
+
+def _loops(path: str) -> bool:
+    """Whether the symlink ``path`` resolves through a loop (``stat`` fails with ELOOP)."""
+    import errno
+
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def _decode(data: bytes, path: str | Path = ".") -> str:

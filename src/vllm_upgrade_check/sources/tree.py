@@ -72,7 +72,9 @@ def scan_files(
 
     for root in request.paths:
         if not root.exists():
-            raise UsageError(f"no such file or directory: {root}")
+            from vllm_upgrade_check.parsing.textfiles import missing_reason
+
+            raise UsageError(f"{missing_reason(root)}: {root}")
         if not (root.is_dir() or root.is_file()):
             # a FIFO, socket or device: reading it could wait forever, or never end
             raise UsageError(f"not a regular file or directory: {root}")

@@ -15,6 +15,8 @@ from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 def default_scanners(response_fields: frozenset[str] | None = None) -> list[Scanner]:
     """A fresh instance of every built-in file scanner; ``response_fields``: the response
     fields the Python scanner reports reads of, beyond its built-in ones."""
+    from vllm_upgrade_check.sources.scanners.ciyaml import CiYamlScanner
+    from vllm_upgrade_check.sources.scanners.conda import CondaEnvironmentScanner
     from vllm_upgrade_check.sources.scanners.dockerfile import DockerfileScanner
     from vllm_upgrade_check.sources.scanners.envfiles import SystemdScanner
     from vllm_upgrade_check.sources.scanners.freeze import FreezeSnapshotScanner
@@ -47,6 +49,8 @@ def default_scanners(response_fields: frozenset[str] | None = None) -> list[Scan
         FreezeSnapshotScanner(),
         LaunchLineScanner(),
         ModelConfigScanner(),
+        CondaEnvironmentScanner(),
+        CiYamlScanner(),
     ]
 
 

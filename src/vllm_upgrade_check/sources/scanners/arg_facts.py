@@ -130,7 +130,9 @@ def arg_spans(token: Token, flag: str, inline: bool, owned: Sequence[Token], syn
         syntax=syntax,
         sure=sure,
         word=word,
-        emptied=token.empty if taken is not None and taken == token.whole else "",
+        emptied=token.empty if taken is not None and token.whole is not None else "",
+        listed=token.whole if taken is not None else None,
+        left=token.left if taken is not None and token.whole is not None else "",
     )
 
 

@@ -325,7 +325,7 @@ class HelmValuesScanner(Scanner):
         try:
             docs = documents(text)
         except YamlProblem as exc:
-            yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line)
+            yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line, column=exc.column)
             return
         for doc in docs:
             if scalar(get(doc, "apiVersion")) is not None and scalar(get(doc, "kind")) is not None:
@@ -339,7 +339,7 @@ class HelmValuesScanner(Scanner):
         try:
             docs = documents(source.text)
         except YamlProblem as exc:
-            yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line)
+            yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line, column=exc.column)
             return
         for doc in docs:
             yield from kustomize_image_facts(source.text, doc, source.relpath)

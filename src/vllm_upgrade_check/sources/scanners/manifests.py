@@ -248,7 +248,7 @@ class ManifestScanner(Scanner):
             docs = list(documents(text))
         except YamlProblem as exc:
             if source.mentions_vllm():
-                yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line)
+                yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line, column=exc.column)
             return
         facts: list[Fact] = []
         links: list[Conditional | Reference | FileReference] = []

@@ -298,7 +298,7 @@ def pyproject_facts(text: str, path: str, scanner: str) -> Iterator[Fact | Skipp
     try:
         data = load_toml(text)
     except TomlProblem as exc:
-        yield Skipped(path, str(exc), line=exc.line, configures_vllm="vllm" in text.lower())
+        yield Skipped(path, str(exc), line=exc.line, column=exc.column, configures_vllm="vllm" in text.lower())
         return
     project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
     strings: list[str] = list(_strings(project.get("dependencies", [])))
@@ -430,7 +430,9 @@ def lock_facts(text: str, path: str, scanner: str) -> Iterator[Fact | Skipped]:
                     packages.append((str(entry["name"]), str(entry["version"])))
     except (ValueError, RecursionError) as exc:  # JSON errors and TomlProblem are ValueErrors
         line = exc.line if isinstance(exc, TomlProblem) else getattr(exc, "lineno", None)
-        yield Skipped(path, f"cannot parse lock file: {exc}", line=line, configures_vllm="vllm" in text.lower())
+        column = exc.column if isinstance(exc, TomlProblem) else getattr(exc, "colno", None)
+        reason = f"cannot parse lock file: {exc.msg if isinstance(exc, json.JSONDecodeError) else exc}"
+        yield Skipped(path, reason, line=line, column=column, configures_vllm="vllm" in text.lower())
         return
     for dist, version in packages:
         line, column = _package_line(text, dist, name)

@@ -168,7 +168,7 @@ def scan_config(source: SourceFile, referenced: bool = False) -> Iterator[Fact |
         docs = documents(source.text)
     except YamlProblem as exc:
         if referenced:
-            yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line)
+            yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line, column=exc.column)
         return
     for doc in docs:
         if looks_like_config(doc, source.name, referenced):
