@@ -45,7 +45,7 @@ from vllm_upgrade_check.sources.scanners.base import Conditional, FileReference
 CACHE_ENV = "VLLM_UPGRADE_CHECK_CACHE_DIR"
 """Environment variable naming the cache directory (overrides the platform default)."""
 
-FORMAT = 8
+FORMAT = 9
 """Version of the cache file layout; bumped when it changes."""
 
 
