@@ -23,6 +23,9 @@ import ast
 import builtins
 from dataclasses import dataclass
 
+from vllm_upgrade_check.model.facts import Fact, FactKind, Spans
+from vllm_upgrade_check.sources.scanners.python.source import PythonSource
+
 STAR_ORIGIN = "star"
 """The ``origin`` of an ``import`` fact for a name a star import brings."""
 
@@ -126,4 +129,32 @@ def star_names(tree: ast.Module) -> list[StarName]:
             if names.knows(module) and names.names(module).known(name):
                 out.append(StarName(name, module, use, bool(others), not any(o > index for o in others)))
                 break
+    return out
+
+
+def star_facts(source: PythonSource) -> list[Fact]:
+    """An ``import`` fact (origin :data:`STAR_ORIGIN`) for each name ``source`` uses that a
+    vLLM star import brings (:func:`star_names`), at its first use; the name is recorded in
+    ``source.aliases`` (it resolves to vLLM's for the file's calls) unless a star import of
+    another module follows."""
+    source.aliases.pop("*", None)  # import_facts records ``from M import *`` as the name "*"
+    if "*" not in source.src:
+        return []
+    out = []
+    for star in star_names(source.tree):
+        if star.resolves:
+            source.aliases.setdefault(star.name, f"{star.module}.{star.name}")
+        out.append(
+            Fact(
+                FactKind.IMPORT,
+                star.module,
+                source.loc(star.use),
+                raw=f"from {star.module} import * ({star.name})",
+                value=star.name,
+                origin=STAR_ORIGIN,
+                scanner="python",
+                resolved=not star.open,
+                spans=Spans(note=STAR_NOTE, syntax="python"),
+            )
+        )
     return out

@@ -1,9 +1,7 @@
-"""The walk over one Python file's :mod:`ast`: every scope in source order, each call and
-read told apart (an engine or sampling call, an import of vllm, an ``os.environ`` write, a
-subprocess launch, a response-field read) and turned into facts (:func:`file_facts`).
-
-The readers it hands parts to: :mod:`.keywords` (a call's keywords and the dicts behind
-them), :mod:`.argv` (a subprocess argv), :mod:`.responses` (client code's response reads).
+"""The walk over one Python file's :mod:`ast`: every scope in source order, each call and read (an
+engine or sampling call, a vllm import, an ``os.environ`` write, a subprocess launch, a response-field
+read) turned into facts (:func:`file_facts`), with readers: :mod:`.keywords` (a call's keywords and
+their dicts), :mod:`.argv` (a subprocess argv), :mod:`.responses`, :mod:`.stars` (star imports).
 """
 
 from __future__ import annotations
@@ -44,7 +42,7 @@ from vllm_upgrade_check.sources.scanners.python.platforms import (
 from vllm_upgrade_check.sources.scanners.python.responses import ResponseReader
 from vllm_upgrade_check.sources.scanners.python.scope import Scope, last_binding
 from vllm_upgrade_check.sources.scanners.python.source import PythonSource
-from vllm_upgrade_check.sources.scanners.python.stars import STAR_NOTE, STAR_ORIGIN, star_names
+from vllm_upgrade_check.sources.scanners.python.stars import star_facts
 from vllm_upgrade_check.sources.scanners.python.tables import table_facts, without_launch_args
 from vllm_upgrade_check.sources.scanners.requirements import pip_install_facts
 from vllm_upgrade_check.sources.scanners.shell import argv_facts, is_env_name, shell_facts
@@ -187,8 +185,7 @@ class _Module:
                 return
             spans = Spans(name=self.source.module_span(node, module), syntax="python")
             for alias in node.names:
-                if alias.name != "*":  # a star import's names: see star_facts
-                    self.source.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
+                self.source.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
                 self.facts.append(
                     Fact(
                         FactKind.IMPORT,
@@ -249,29 +246,6 @@ class _Module:
                     origin="sampling",
                     scanner="python",
                     spans=Spans(syntax="python", note="set as an attribute of a SamplingParams object; change it by hand"),
-                )
-            )
-
-    def star_facts(self) -> None:
-        """An ``import`` fact (origin ``star``) for each name the file uses that a vLLM star
-        import brings (:mod:`.stars`), at its first use; the name resolves to vLLM's for the
-        file's calls unless a star import of another module follows."""
-        if "*" not in self.source.src:
-            return
-        for star in star_names(self.source.tree):
-            if star.resolves:
-                self.source.aliases.setdefault(star.name, f"{star.module}.{star.name}")
-            self.facts.append(
-                Fact(
-                    FactKind.IMPORT,
-                    star.module,
-                    self.source.loc(star.use),
-                    raw=f"from {star.module} import * ({star.name})",
-                    value=star.name,
-                    origin=STAR_ORIGIN,
-                    scanner="python",
-                    resolved=not star.open,
-                    spans=Spans(note=STAR_NOTE, syntax="python"),
                 )
             )
 
@@ -394,7 +368,7 @@ class _Module:
                     scopes.append(child)
                 elif isinstance(node, (ast.Import, ast.ImportFrom)):
                     self.import_facts(node)
-        self.star_facts()
+        self.facts.extend(star_facts(self.source))
         self.builders = builders(scopes, inner, self.source)
         self.classes = method_classes(scopes, inner)
         self.class_names = set(self.classes.values())
