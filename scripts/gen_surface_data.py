@@ -181,10 +181,11 @@ def main(argv: list[str]) -> int:
         "kinds": kinds,
     }
     target = OUT / "history.json"
-    if target.exists():  # the response fields come from scripts/gen_public_names.py: kept
-        kept = json.loads(target.read_text(encoding="utf-8")).get("kinds", {}).get("response_fields")
-        if kept is not None:
-            kinds["response_fields"] = kept
+    if target.exists():  # kinds written by scripts/gen_public_names.py and scripts/gen_wheel_kinds.py: kept
+        old = json.loads(target.read_text(encoding="utf-8")).get("kinds", {})
+        for name in ("response_fields", "model_impls", "completion_fields", "embedding_fields"):
+            if old.get(name) is not None:
+                kinds[name] = old[name]
     target.write_text(json.dumps(history, separators=(",", ":")) + "\n", encoding="utf-8")
     print(f"{target}: " + ", ".join(f"{k} {len(v)}" for k, v in kinds.items()))
     per_release = []

@@ -307,12 +307,16 @@ def response_vocabulary(rules: Sequence[tuple[object, Rule]]) -> frozenset[str]:
 
 
 def lost_response_fields() -> frozenset[str]:
-    """The chat completion response fields some release returned that a later one does not."""
+    """The fields of a chat completion, completion or embedding response (their stream
+    chunks included) some release returned that a later one does not."""
     from vllm_upgrade_check.knowledge.surface import surface_history
 
-    fields = surface_history("response_fields")
-    last = len(fields.releases) - 1
-    return frozenset(n for n, runs in fields.runs.items() if any(b < last for _a, b in runs))
+    out: set[str] = set()
+    for kind in ("response_fields", "completion_fields", "embedding_fields"):
+        fields = surface_history(kind)
+        last = len(fields.releases) - 1
+        out.update(n for n, runs in fields.runs.items() if any(b < last for _a, b in runs))
+    return frozenset(out)
 
 
 def release_info(registry: Registry, releases: Sequence[str]) -> tuple[ReleaseInfo, ...]:

@@ -18,6 +18,12 @@ the runs of releases that have it:
   models (``ChatCompletionResponse``, its choice, ``ChatMessage``, the stream chunk, its
   choice, ``DeltaMessage``, ``UsageInfo``, with their vLLM base classes' fields), read from the
   wheel's ``protocol.py`` modules under ``vllm/entrypoints/``;
+- ``completion_fields`` / ``embedding_fields``: likewise for the completion response
+  (``CompletionResponse``, its choice, ``CompletionLogProbs``, the stream chunk and its
+  choice, ``UsageInfo``) and the embedding response (``EmbeddingResponse``,
+  ``EmbeddingResponseData``, ``UsageInfo``), written by ``scripts/gen_wheel_kinds.py``;
+- ``model_impls``: the values ``--model-impl`` takes (``ModelImpl`` in ``vllm/config.py``,
+  ``vllm/config/__init__.py`` or ``vllm/config/model.py``; ``transformers`` from 0.7.2);
 - ``modules``: every importable module of ``vllm/`` (``.py`` files, packages, namespace
   packages and compiled extensions), from each wheel's file list.
 
@@ -52,6 +58,9 @@ KINDS = (
     "load_formats",
     "architectures",
     "response_fields",
+    "completion_fields",
+    "embedding_fields",
+    "model_impls",
     "modules",
 )
 """The kinds of name :func:`surface_history` knows."""

@@ -3,11 +3,11 @@
 These findings say nothing breaks; they point at the lines an upgrade changes:
 
 - ``VUC000-010`` (info): a vLLM image tag, an ``==`` vLLM pin or a ``vllm @ URL`` whose
-  wheel, sdist or git tag names a version older than the target:
+  wheel, sdist, git tag or tag archive names a version older than the target:
   the line to move (``fix`` moves it once no blocker is left), with the line where the
   version is written when that is elsewhere (an ``ARG`` default, a Helm ``tag:``);
 - ``VUC000-011`` (info): a vLLM image with a floating tag (``:latest``, ``:nightly``, none),
-  whose version cannot be known from the repository;
+  or a ``vllm @ URL`` of a commit or branch, whose version cannot be known from the repository;
 - ``VUC000-012`` (info): ``python -m vllm.entrypoints.openai.api_server``, which vLLM
   deprecates in favour of ``vllm serve`` from 0.29.0 (its ``__main__`` warns);
 - ``VUC000-013`` (blocker): a vLLM requirement whose range excludes the target
@@ -73,7 +73,8 @@ _DOCS = {
     ),
     FLOATING_ID: Docs(
         why="A floating tag runs whatever vLLM was pushed last: the version in use is unknown, and an upgrade "
-        "can happen on any pull.",
+        "can happen on any pull. A vllm @ URL of a commit or a branch (git+https://...vllm@<sha>, "
+        ".../archive/<sha>.tar.gz) names no release either.",
         example="image: vllm/vllm-openai:latest",
         instead="image: vllm/vllm-openai:v0.28.0",
     ),
@@ -161,7 +162,37 @@ def _newer(text: str, target: Version) -> bool:
         return False
 
 
+def _url_of(raw: str) -> str | None:
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        return Requirement(raw).url
+    except InvalidRequirement:
+        return None
+
+
+def _unknown_url_advisory(fact: Fact, target: Version) -> Rule | None:
+    """``vllm @ URL`` of a commit, a branch or an archive that names no release: info."""
+    url = _url_of(fact.raw) if "@" in fact.raw and "://" in fact.raw else None
+    if url is None:
+        return None
+    from vllm_upgrade_check.sources.scanners.requirement_urls import url_ref
+
+    ref = url_ref(url)
+    shown = f"{ref}, which names no release" if ref else "a file that names no release"
+    return _rule(
+        FLOATING_ID,
+        Severity.INFO,
+        DependencyMatch(kind=MatchKind.DEPENDENCY, name="vllm"),
+        f"{fact.raw} installs {shown}: the vLLM version it runs cannot be read from the repository",
+        f"Point the URL at a release tag (v{target}) or pin vllm=={target}, so that the version is known.",
+        _release_evidence(target, "vLLM tags each release v<VERSION> in its repository and publishes its wheels"),
+    )
+
+
 def _requirement_advisory(fact: Fact, target: Version) -> Rule | None:
+    if fact.name == "vllm" and not fact.value:
+        return _unknown_url_advisory(fact, target)
     if fact.name != "vllm" or not fact.value:
         return None
     spec = _specifier(fact)
@@ -249,7 +280,8 @@ def documented_advisory_rule(rule_id: str) -> Rule:
     target = known_args().newest or Version("0")
     subjects = {
         MOVE_ID: "A vLLM image tag or pin older than the target: the line to move.",
-        FLOATING_ID: "A vLLM image whose tag floats (latest, nightly, none): its version is unknown.",
+        FLOATING_ID: "A vLLM image whose tag floats (latest, nightly, none), or a vllm @ URL of a commit or "
+        "branch: its version is unknown.",
         ENTRYPOINT_ID: f"{DEPRECATED_ENTRYPOINT}, deprecated from vLLM {ENTRYPOINT_DEPRECATED_IN} in favour of vllm serve.",
         EXCLUDES_ID: "A vLLM requirement whose range leaves out the target.",
     }

@@ -197,6 +197,8 @@ def fact_matches(match: Match, fact: Fact) -> bool:
     if isinstance(match, ImportMatch):
         if match.names is not None:
             return fact.name == match.name and fact.value in match.names
+        if fact.origin == "star":
+            return False  # a name a star import brings: the star import's own fact is the module's
         return fact.name == match.name or fact.name.startswith(match.name + ".")
     if isinstance(match, ModelMatch):
         model = fact.name.lower()

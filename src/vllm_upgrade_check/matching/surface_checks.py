@@ -18,8 +18,8 @@ id                        what the target lacks                                 
 ``VUC000-009``            a value of ``--quantization``, ``--load-format`` or a       blocker when an earlier release accepted it or argparse restricts the values; warning otherwise
                           flag with argparse ``choices`` (also a literal keyword
                           value in Python)
-``VUC000-014``            an architecture (``--hf-overrides``, ``config.json``)       blocker when an earlier release served it; warning otherwise
-``VUC000-015``            a chat completion response field its server returns          warning (the client reads ``None`` or fails)
+``VUC000-014``            an architecture (``--hf-overrides``, ``config.json``)       blocker when an earlier release served it; warning otherwise, or with ``--model-impl transformers``
+``VUC000-015``            a chat, completion or embedding response field it returns    warning (the client reads ``None`` or fails)
 ========================  ===========================================================  ============
 
 A pack rule that matches the same fact wins: it says why, when and how to fix, and no
@@ -238,7 +238,10 @@ def _env_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejection |
 
 
 def rejection(
-    fact: Fact, target: Version, launches: dict[tuple[str | None, str | None], str] | None = None
+    fact: Fact,
+    target: Version,
+    launches: dict[tuple[str | None, str | None], str] | None = None,
+    backends: frozenset[tuple[str | None, str | None]] = frozenset(),
 ) -> Rejection | None:
     """What ``target`` does with ``fact`` if it does not have the thing, else ``None``.
 
@@ -247,9 +250,13 @@ def rejection(
         target: the release upgraded to.
         launches: ``(path, group) -> call`` (``LLM``, ``EngineArgs``, ``AsyncEngineArgs``) of
             the Python launches, so that a keyword is judged by the class it is given to.
+        backends: ``(path, group)`` of the launches that ask for the Transformers backend
+            (:func:`transformers_launches`; ``(None, None)`` when any launch of the scan does).
     """
     call = _call_of(fact, launches or {}) if fact.kind == FactKind.ARG and fact.origin == "python" else None
+    transformers = _on_transformers(fact, backends)
     key = (
+        transformers,
         fact.kind,
         fact.name,
         fact.raw,
@@ -265,8 +272,32 @@ def rejection(
         return _JUDGED[key]
     if len(_JUDGED) > 50_000:
         _JUDGED.clear()
-    found = _JUDGED[key] = _judge(fact, target, call)
+    found = _JUDGED[key] = _judge(fact, target, call, transformers)
     return found
+
+
+def _on_transformers(fact: Fact, backends: frozenset[tuple[str | None, str | None]]) -> str:
+    """``"launch"`` when ``fact`` is the ``--hf-overrides`` of a launch that asks for the
+    Transformers backend, ``"scan"`` when it is a ``config.json`` architecture and some launch
+    of the scan asks for it (which launch serves that directory is not read), else ``""``."""
+    if fact.kind == FactKind.ARCHITECTURE:
+        return "scan" if backends else ""
+    on = fact.kind == FactKind.ARG and fact.name == "hf_overrides" and (fact.location.path, fact.group) in backends
+    return "launch" if on else ""
+
+
+def transformers_launches(facts: Iterable[Fact]) -> frozenset[tuple[str | None, str | None]]:
+    """``(path, group)`` of each launch with ``--model-impl transformers`` (a flag, a
+    ``--config`` key or a ``model_impl=`` keyword), plus ``(None, None)`` when there is one."""
+    out = {
+        (f.location.path, f.group)
+        for f in facts
+        if f.kind == FactKind.ARG
+        and f.name == "model_impl"
+        and f.resolved
+        and (f.value or "").strip().strip("'\"").lower() == "transformers"
+    }
+    return frozenset(out | {(None, None)}) if out else frozenset()
 
 
 _JUDGED: dict[tuple[object, ...], Rejection | None] = {}
@@ -280,11 +311,11 @@ def clear_caches() -> None:
     clear_word_caches()
 
 
-def _judge(fact: Fact, target: Version, call: str | None) -> Rejection | None:
+def _judge(fact: Fact, target: Version, call: str | None, transformers: str = "") -> Rejection | None:
     known = known_args()
     if fact.kind == FactKind.ARG:
-        if fact.name == "hf_overrides" and fact.value and fact.resolved:
-            found = architecture_rejection(overridden_architectures(fact.value), target)
+        if fact.name == "hf_overrides" and fact.value and (fact.resolved or fact.origin == "python"):
+            found = architecture_rejection(overridden_architectures(fact.value), target, transformers)
             if found is not None:
                 return found
         if fact.origin == "python":
@@ -301,29 +332,45 @@ def _judge(fact: Fact, target: Version, call: str | None) -> Rejection | None:
     if fact.kind == FactKind.ENV_VAR:
         return _env_rejection(fact, target, known)
     if fact.kind == FactKind.ARCHITECTURE:
-        return architecture_rejection([fact.name], target)
+        return architecture_rejection([fact.name], target, transformers)
     if fact.kind == FactKind.RESPONSE_FIELD:
         return _response_rejection(fact, target)
     return None
 
 
+RESPONSE_KINDS = {"chat": "response_fields", "completion": "completion_fields", "embedding": "embedding_fields"}
+"""API (a ``response_field`` fact's ``value``) -> the kind of its response's fields."""
+_RESPONSE_WHAT = {
+    "response_fields": "field of a chat completion response",
+    "completion_fields": "field of a completion response",
+    "embedding_fields": "field of an embedding response",
+}
+
+
 def _response_rejection(fact: Fact, target: Version) -> Rejection | None:
-    """A field of a chat completion response that ``target``'s server no longer returns: a
-    warning (the client reads ``None`` or raises ``KeyError``/``AttributeError``; what it
-    does next is the client's own)."""
+    """A field of a response that ``target``'s server no longer returns: a warning (the
+    client reads ``None`` or raises ``KeyError``/``AttributeError``; what it does next is the
+    client's own). The fact's ``value`` names the API the file asks (``chat``, ``completion``,
+    ``embedding``); with none, the field is judged against every response of ``target``: it
+    is reported only when none of them returns it."""
     if not fact.resolved:
         return None  # the file does not say the response is a vLLM server's
-    fields = surface_history("response_fields")
-    if not fields.covers(target) or fields.has(fact.name, target) or not fields.last_before(fact.name, target):
+    kinds = [RESPONSE_KINDS[fact.value]] if fact.value in RESPONSE_KINDS else list(RESPONSE_KINDS.values())
+    histories = [h for h in (surface_history(k) for k in kinds) if h.covers(target)]
+    if not histories or any(h.has(fact.name, target) for h in histories):
         return None
+    lost = [h for h in histories if h.last_before(fact.name, target)]
+    if not lost:
+        return None
+    fields = lost[0]
     words, _had = history_words(fields, fact.name, target, "a response field")
     return Rejection(
         RESPONSE_ID,
         Severity.WARNING,
         fact.name,
-        "field of a chat completion response",
+        _RESPONSE_WHAT[fields.kind] if fact.value in RESPONSE_KINDS else "field of a vLLM server's response",
         words,
-        closest("response_fields", fact.name, target),
+        closest(fields.kind, fact.name, target),
         fields.ref(fact.name),
         fields.data_file,
     )
@@ -363,12 +410,13 @@ def surface_findings(
     """
     explained = {id(f.fact) for f in findings}
     launches = python_launches(facts)
+    backends = transformers_launches(facts)
     out: list[Finding] = []
     rules: dict[tuple[str, str, str, str, Severity], Rule] = {}
     for fact in facts:
         if id(fact) in explained:
             continue
-        rejected = rejection(fact, versions.target, launches)
+        rejected = rejection(fact, versions.target, launches, backends)
         if rejected is None:
             continue
         key = (rejected.rule_id, rejected.subject, rejected.what, rejected.detail, rejected.severity)
@@ -392,7 +440,7 @@ def gone_subjects(rules: Iterable[tuple[object, Rule]], target: Version) -> froz
         elif match.kind == MatchKind.IMPORT and not getattr(match, "names", None):
             history, names = surface_history("modules"), [match.name]
         elif match.kind == MatchKind.RESPONSE_FIELD:
-            history, names = surface_history("response_fields"), [match.name]
+            history, names = surface_history("response_fields"), [match.name]  # the packs' rules are of chat
         elif match.kind == MatchKind.ENGINE_ARG:
             sampling = match.origins is not None and "sampling" in match.origins
             history, names = surface_history("sampling_params" if sampling else "engine_args"), [match.name]
@@ -414,10 +462,11 @@ def with_target_severity(
     does with its fact: a blocker when the target rejects it (a deprecation warning for a
     flag the target no longer defines is a blocker there)."""
     launches = python_launches(facts)
+    backends = transformers_launches(facts)
     out = []
     for finding in findings:
         if finding.severity != Severity.BLOCKER:
-            rejected = rejection(finding.fact, target, launches)
+            rejected = rejection(finding.fact, target, launches, backends)
             if rejected is not None and rejected.severity.rank > finding.severity.rank:
                 finding = replace(finding, severity=rejected.severity, deprecated_only=False)
         out.append(finding)

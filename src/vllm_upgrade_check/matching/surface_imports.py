@@ -10,6 +10,8 @@ of a name from vLLM.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from packaging.version import Version
 
 from vllm_upgrade_check.knowledge.known_args import DATA_FILE, KnownArgs
@@ -65,6 +67,25 @@ def module_rejection(modules: NameHistory, module: str, target: Version, name: s
     )
 
 
+def _star_rejection(fact: Fact, modules: NameHistory, target: Version) -> Rejection | None:
+    """A name the file uses that its ``from M import *`` brought and module ``M`` of
+    ``target`` no longer binds: a NameError where it is used. ``None`` when ``M`` is gone (the
+    star import's own fact says so), the name is a submodule, or the file's name resolution
+    is open (a star import of another module may bind it)."""
+    name = fact.value or ""
+    if not fact.resolved or not modules.has(fact.name, target) or modules.known(f"{fact.name}.{name}"):
+        return None
+    found = name_rejection(fact.name, name, target)
+    if found is None:
+        return None
+    return replace(
+        found,
+        subject=f"{name} (from {fact.name} import *)",
+        what="name a star import brings",
+        detail=f"{found.detail}; the star import no longer binds it, so its use raises NameError",
+    )
+
+
 def name_rejection(module: str, name: str, target: Version) -> Rejection | None:
     """``from module import name`` where ``module`` of ``target`` binds no such name (an
     ImportError): a blocker when an earlier release's module had it, a warning when none did
@@ -100,6 +121,8 @@ def import_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejection
     if not modules.covers(target):
         return None
     module = fact.name
+    if fact.origin == "star":
+        return _star_rejection(fact, modules, target)
     if not modules.has(module, target):
         return module_rejection(modules, module, target, fact.value)
     name = fact.value

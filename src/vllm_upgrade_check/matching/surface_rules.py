@@ -133,7 +133,10 @@ _DOCS = {
     IMPORT_ID: Docs(
         why="An import of a module the target's wheel no longer ships, or of a name its module no longer defines "
         "or re-exports, raises ImportError, and reading an env var vllm.envs no longer defines raises "
-        "AttributeError, when the program starts. Each module's names are read from the wheels with ast.",
+        "AttributeError, when the program starts. A name a `from vllm.M import *` brought and the target's M "
+        "no longer binds raises NameError where the file uses it (a file that also star-imports a module that "
+        "is not vLLM's may get the name from there: it is not judged). Each module's names are read from the "
+        "wheels with ast.",
         example="from vllm.utils import FlexibleArgumentParser   # at 0.28.0",
         instead="from vllm.utils.argparse_utils import FlexibleArgumentParser",
     ),
@@ -158,14 +161,18 @@ _DOCS = {
     ARCHITECTURE_ID: Docs(
         why="vLLM loads a model by the architecture its config names (config.json's architectures, or "
         "--hf-overrides '{\"architectures\": [...]}'); one the model registry no longer has stops the server "
-        "(a removed model names the last release that served it).",
+        "(a removed model names the last release that served it). Only the architectures key of --hf-overrides "
+        "names what the registry serves (JSON, a Python dict or dict(...)); a launch with --model-impl "
+        "transformers may be served by the Transformers backend instead, so there it is a warning.",
         example="vllm serve my-model --hf-overrides '{\"architectures\": [\"MllamaForConditionalGeneration\"]}'",
         instead="Stay on the last release that serves it, or serve another model.",
     ),
     RESPONSE_ID: Docs(
-        why="The OpenAI-compatible server's chat completion response models (ChatCompletionResponse, "
-        "ChatMessage, DeltaMessage, UsageInfo) are read from each wheel; a field the target no longer returns "
-        "reads as None or raises KeyError in the client.",
+        why="The OpenAI-compatible server's response models are read from each wheel: chat completions "
+        "(ChatCompletionResponse, ChatMessage, DeltaMessage, UsageInfo), completions (CompletionResponse, its "
+        "choice's text and logprobs, the stream chunk) and embeddings (EmbeddingResponse, its data's embedding); "
+        "a field the target no longer returns reads as None or raises KeyError in the client. A file is judged "
+        "by the API it calls, and only when its client talks to a vLLM server (base_url or URL literal).",
         example="message.reasoning_content   # at 0.28.0",
         instead="message.reasoning",
     ),
@@ -245,7 +252,7 @@ _GENERIC = {
         "data/surface/history.json",
     ),
     RESPONSE_ID: (
-        "a field of a chat completion response",
+        "a field of a chat completion, completion or embedding response",
         "the target's server no longer returns it",
         "data/surface/history.json",
     ),

@@ -73,26 +73,58 @@ def value_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejection 
     )
 
 
-def overridden_architectures(value: str) -> list[str]:
-    """The ``architectures`` of an ``--hf-overrides`` value: JSON as a flag or ``--config``
-    key gives it, or a Python literal as a keyword gives it; ``[]`` for anything else."""
+def _overrides(value: str) -> object:
+    """The ``--hf-overrides`` value as data: JSON (a flag, a ``--config`` key), else a Python
+    literal or ``dict(key=literal, ...)`` (a keyword); ``None`` for anything else."""
     try:
-        data = json.loads(value)
+        return json.loads(value)
     except ValueError:
-        try:
-            data = ast.literal_eval(value)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            return []
+        pass
+    try:
+        return ast.literal_eval(value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    try:
+        node = ast.parse(value.strip(), mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and not node.args:
+        out = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                return None  # dict(**base): keys not known
+            try:
+                out[kw.arg] = ast.literal_eval(kw.value)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                out[kw.arg] = None  # a key whose value is a name: not judged
+        return out
+    return None
+
+
+def overridden_architectures(value: str) -> list[str]:
+    """The ``architectures`` of an ``--hf-overrides`` value, the only key of it the model
+    registry reads (vLLM's ``ModelConfig`` applies the other keys to the Hugging Face config:
+    ``model_type`` picks the config class, a dict value such as ``text_config`` updates that
+    sub-config; none of them names what the registry serves): JSON as a flag or ``--config``
+    key gives it, a Python literal or ``dict(...)`` as a keyword gives it (a string is taken
+    as a one-name list); ``[]`` for anything else (a value that is not a dict, a name, an
+    expression)."""
+    data = _overrides(value)
     found = data.get("architectures") if isinstance(data, dict) else None
     if isinstance(found, str):
         found = [found]
-    return [a for a in found if isinstance(a, str)] if isinstance(found, list) else []
+    return [a for a in found if isinstance(a, str) and a] if isinstance(found, (list, tuple)) else []
 
 
-def architecture_rejection(names: list[str], target: Version) -> Rejection | None:
+def architecture_rejection(names: list[str], target: Version, transformers: str = "") -> Rejection | None:
     """The architectures of ``names`` the model registry of ``target`` does not have: a
     blocker when an earlier release served one of them (vLLM refuses to load the model), a
-    warning when none did (vLLM may serve it through its Transformers backend)."""
+    warning when none did (vLLM may serve it through its Transformers backend), and at most a
+    warning when the launch asks for the Transformers backend (``transformers``: ``"launch"``
+    when the launch itself has ``--model-impl transformers``, ``"scan"`` when some launch of
+    the scan has it, ``""`` when none does; judged only where ``target`` takes that value),
+    which serves architectures the registry does not list when the installed
+    ``transformers`` has the model."""
     history = surface_history("architectures")
     if not history.covers(target):
         return None
@@ -102,11 +134,19 @@ def architecture_rejection(names: list[str], target: Version) -> Rejection | Non
     had = [n for n in missing if history.last_before(n, target)]
     first = had[0] if had else missing[0]
     words, _ = history_words(history, first, target, "an architecture")
-    if not had:
+    impls = surface_history("model_impls")
+    backend = bool(transformers) and impls.covers(target) and impls.has("transformers", target)
+    if backend:
+        who = "the launch asks" if transformers == "launch" else "a launch of this repository asks"
+        words += (
+            f"; {who} for --model-impl transformers, so vLLM serves it through its Transformers "
+            "backend if the installed transformers has the model"
+        )
+    elif not had:
         words += "; vLLM may serve it through its Transformers backend (--model-impl transformers)"
     return Rejection(
         ARCHITECTURE_ID,
-        Severity.BLOCKER if had else Severity.WARNING,
+        Severity.BLOCKER if had and not backend else Severity.WARNING,
         ", ".join(had or missing),
         "architecture",
         words,

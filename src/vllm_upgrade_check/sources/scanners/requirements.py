@@ -19,6 +19,7 @@ from vllm_upgrade_check.parsing.reqtext import specifier_offsets
 from vllm_upgrade_check.parsing.toml import TomlProblem, load_toml
 from vllm_upgrade_check.parsing.words import Token, content_columns, sub_span
 from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.requirement_urls import HASH_FRAGMENT, url_version
 
 _REQ_NAME = re.compile(
     r"^(requirements|constraints)[\w.-]*\.(txt|in)$|^[\w.-]*requirements[\w.-]*\.(txt|in)$"
@@ -75,6 +76,9 @@ def requirement_fact(
         elif token is None and "\n" not in stripped:
             where = Span(line, column + offset, line, column + offset + len(version))
         note = "" if count == 1 else f"the URL writes the version {count} times; change it by hand"
+        if HASH_FRAGMENT.search(req.url):
+            note = "the URL carries the archive's hash, which a new tag changes; change both by hand"
+            where = None
         spans = Spans(version=where, syntax=syntax, note=note if where is not None else note or URL_UNPLACED)
     found_at = content_columns(token) if token is not None and token.text == stripped else None
     if found_at is not None:
@@ -93,49 +97,6 @@ def requirement_fact(
 
 URL_UNPLACED = "the scanner could not tell where the URL's version is written; change it by hand"
 """``Spans.note`` of a vLLM URL requirement whose version has no span."""
-
-
-def url_version(url: str) -> tuple[str, int, int] | None:
-    """``(version, offset, count)`` of the vLLM release a direct URL installs, read where the
-    URL says it: a wheel's or sdist's file name (``vllm-0.20.0-cp38-abi3-...whl``,
-    ``vllm-0.20.0.tar.gz``) or a git tag (``git+https://...vllm.git@v0.20.0``); ``offset`` is
-    where the version is written in ``url`` and ``count`` how often it is written there.
-    ``None`` when the URL names no version (a branch, a commit, a name without one)."""
-    from packaging.utils import (
-        InvalidSdistFilename,
-        InvalidWheelFilename,
-        parse_sdist_filename,
-        parse_wheel_filename,
-    )
-    from packaging.version import InvalidVersion, Version
-
-    path = url.split("#", 1)[0].split("?", 1)[0]
-    version: str | None = None
-    if path.startswith("git+") and "@" in path.rsplit("/", 1)[-1]:
-        ref = path.rsplit("@", 1)[1]
-        text = ref[1:] if ref[:1] in ("v", "V") else ref
-        try:
-            Version(text)
-        except InvalidVersion:
-            return None
-        version, at = text, len(path) - len(text)
-    else:
-        name = path.rsplit("/", 1)[-1]
-        try:
-            if name.endswith(".whl"):
-                parsed = parse_wheel_filename(name)[1]
-            elif name.endswith((".tar.gz", ".zip")):
-                parsed = parse_sdist_filename(name)[1]
-            else:
-                return None
-        except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
-            return None
-        written = name.split("-", 2)[1] if name.count("-") >= 1 else ""
-        text = written.removesuffix(".tar.gz").removesuffix(".zip")
-        if Version(text) != parsed:
-            return None
-        version, at = text, len(path) - len(name) + name.index("-") + 1
-    return version, at, url.count(version.split("+", 1)[0])
 
 
 def pip_install_facts(argv: Sequence[Token], path: str | None, scanner: str) -> Iterator[Fact]:

@@ -33,6 +33,17 @@ HOSTED_APIS = (
 """Hosted APIs that are not vLLM: a client of one of these reads their responses (DeepSeek's
 ``reasoning_content`` is correct code for DeepSeek's API)."""
 
+API_CALLS = (
+    ("chat.completions.", "chat"),
+    ("completions.", "completion"),
+    ("embeddings.", "embedding"),
+)
+"""Which API a client call asks (``client.chat.completions.create`` -> ``chat``), by the dotted
+name's end (without the method), first match wins."""
+
+API_PATHS = (("/chat/completions", "chat"), ("/completions", "completion"), ("/embeddings", "embedding"))
+"""Which API a URL literal asks (``http://host:8000/v1/completions`` -> ``completion``)."""
+
 UNKNOWN_SERVER = "the file does not say the response is a vLLM server's: rename it by hand if it is"
 """Why a response-field read in a file that names no vLLM client is not renamed."""
 
@@ -55,6 +66,7 @@ class ResponseReader:
         self.fields = fields
         self.imports_vllm = imports_vllm
         self._client: str | None = None
+        self._api: tuple[str | None] | None = None
 
     def client_kind(self) -> str:
         """Which server the file's response reads come from: ``vllm`` (it imports vLLM, or
@@ -67,6 +79,12 @@ class ResponseReader:
         kinds = set()
         if self.imports_vllm:
             kinds.add("vllm")
+        src = self.source.src
+        if "://" in src and any(path in src for path, _a in API_PATHS):  # URL literals anywhere
+            for node in ast.walk(self.source.tree):
+                url_kind = _url_kind(node)
+                if url_kind is not None:
+                    kinds.add(url_kind)
         calls = self.calls if self.calls is not None else ast.walk(self.source.tree)
         for node in calls:
             if not isinstance(node, ast.Call):
@@ -89,6 +107,27 @@ class ResponseReader:
         else:  # no client, a server known only at run time, or vLLM and a hosted API in one file
             self._client = "unknown"
         return self._client
+
+    def api(self) -> str | None:
+        """The one API the file's responses come from (``chat``, ``completion`` or
+        ``embedding``: the client calls it makes, :data:`API_CALLS`, and the URL literals it
+        writes, :data:`API_PATHS`), or ``None`` when it asks none or several (a read is
+        then judged against every response of the target)."""
+        if self._api is None:
+            found: set[str] = set()
+            for node in ast.walk(self.source.tree):
+                if isinstance(node, ast.Call):
+                    name = dotted_name(node.func) or ""
+                    head = name.rpartition(".")[0] + "."
+                    api = next((a for end, a in API_CALLS if head.endswith("." + end) or head == end), None)
+                    if api is not None:
+                        found.add(api)
+                elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "://" in node.value:
+                    api = next((a for path, a in API_PATHS if path in node.value), None)
+                    if api is not None:
+                        found.add(api)
+            self._api = (found.pop() if len(found) == 1 else None,)
+        return self._api[0]
 
     def response_field(self, node: ast.AST, name: str, written: ast.AST | None = None) -> Fact | None:
         """The ``response_field`` fact for reading ``name`` in ``node``; ``written`` is the string
@@ -118,6 +157,7 @@ class ResponseReader:
             name,
             self.source.loc(node),
             raw=self.source.segment(node),
+            value=self.api(),
             origin="python",
             scanner="python",
             resolved=kind != "unknown",
@@ -132,3 +172,15 @@ class ResponseReader:
             if key in self.fields:
                 return self.response_field(call, key, call.args[0])
         return None
+
+
+def _url_kind(node: ast.AST) -> str | None:
+    """``other`` for a URL literal of a hosted API's endpoint, ``vllm`` for one of another
+    host (``http://localhost:8000/v1/completions``: a server the team runs), else ``None``
+    (only URLs of an OpenAI-compatible endpoint, :data:`API_PATHS`, count)."""
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+        return None
+    text = node.value
+    if not text.startswith(("http://", "https://")) or not any(path in text for path, _a in API_PATHS):
+        return None
+    return "other" if any(host in text for host in HOSTED_APIS) else "vllm"

@@ -1,9 +1,7 @@
-"""The walk over one Python file's :mod:`ast`: every scope in source order, each call and
-read told apart (an engine or sampling call, an import of vllm, an ``os.environ`` write, a
-subprocess launch, a response-field read) and turned into facts (:func:`file_facts`).
-
-The readers it hands parts to: :mod:`.keywords` (a call's keywords and the dicts behind
-them), :mod:`.argv` (a subprocess argv), :mod:`.responses` (client code's response reads).
+"""The walk over one Python file's :mod:`ast`: every scope in source order, each call and read (an
+engine or sampling call, a vllm import, an ``os.environ`` write, a subprocess launch, a response-field
+read) turned into facts (:func:`file_facts`), with readers: :mod:`.keywords` (a call's keywords and
+their dicts), :mod:`.argv` (a subprocess argv), :mod:`.responses`, :mod:`.stars` (star imports).
 """
 
 from __future__ import annotations
@@ -46,6 +44,7 @@ from vllm_upgrade_check.sources.scanners.python.platforms import (
 from vllm_upgrade_check.sources.scanners.python.responses import ResponseReader
 from vllm_upgrade_check.sources.scanners.python.scope import Scope, last_binding
 from vllm_upgrade_check.sources.scanners.python.source import PythonSource
+from vllm_upgrade_check.sources.scanners.python.stars import star_facts
 from vllm_upgrade_check.sources.scanners.python.tables import table_facts, without_launch_args
 from vllm_upgrade_check.sources.scanners.requirements import pip_install_facts
 from vllm_upgrade_check.sources.scanners.shell import argv_facts, is_env_name, shell_facts
@@ -367,6 +366,7 @@ class _Module:
         for scope in index.scopes:
             for statement in scope.imports:
                 self.import_facts(statement)
+        self.facts.extend(star_facts(self.source))
         text = self.source.src
         if may_run_commands(text):  # else no builder, no method's class is asked for
             self.builders = builders(index, self.source)
