@@ -32,6 +32,7 @@ import ast
 import json
 import sys
 import zipfile
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -159,6 +160,32 @@ def _fields(cls: ast.ClassDef) -> dict[str, int]:
     }
 
 
+def model_fields(
+    classes: dict[str, tuple[str, ast.ClassDef]],
+    models: tuple[str, ...],
+    fields_of: Callable[[ast.ClassDef], dict[str, int]],
+) -> dict[str, str]:
+    """``{field: "path:line"}`` of the pydantic ``models`` (class names, looked up in
+    ``classes``: name -> (wheel path, class)), with the fields of their base classes found
+    there (five levels deep at most); ``fields_of`` reads one class's fields."""
+    fields: dict[str, str] = {}
+
+    def collect(name: str, depth: int = 0) -> None:
+        found = classes.get(name)
+        if found is None or depth > 5:
+            return
+        path, cls = found
+        for field, line in fields_of(cls).items():
+            fields.setdefault(field, f"{path}:{line}")
+        for base in cls.bases:
+            if isinstance(base, ast.Name):
+                collect(base.id, depth + 1)
+
+    for model in models:
+        collect(model)
+    return fields
+
+
 def read_wheel(wheel: str) -> tuple[dict[str, list[object]], dict[str, str]]:
     """``({module: [open, names, defs]}, {response field: "path:line"})`` of one wheel."""
     readers: dict[str, _Reader] = {}
@@ -198,22 +225,7 @@ def read_wheel(wheel: str) -> tuple[dict[str, list[object]], dict[str, str]]:
         public = sorted(n for n in names(module) if not n.startswith("_"))
         is_open = reader.getattr and reader.all is None
         modules[module] = [is_open, public, sorted(n for n in reader.defs if not n.startswith("_"))]
-    fields: dict[str, str] = {}
-
-    def collect(name: str, depth: int = 0) -> None:
-        found = classes.get(name)
-        if found is None or depth > 5:
-            return
-        path, cls = found
-        for field, line in _fields(cls).items():
-            fields.setdefault(field, f"{path}:{line}")
-        for base in cls.bases:
-            if isinstance(base, ast.Name):
-                collect(base.id, depth + 1)
-
-    for model in RESPONSE_MODELS:
-        collect(model)
-    return modules, fields
+    return modules, model_fields(classes, RESPONSE_MODELS, _fields)
 
 
 def _runs(indexes: list[int]) -> list[int]:

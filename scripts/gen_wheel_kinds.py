@@ -26,6 +26,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+from gen_public_names import model_fields
+from gen_surface_data import _runs
 from packaging.version import InvalidVersion, Version
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "vllm_upgrade_check" / "data" / "surface"
@@ -109,33 +111,8 @@ def read_wheel(wheel: Path) -> dict[str, dict[str, str]]:
                     if isinstance(node, ast.ClassDef):
                         classes.setdefault(node.name, (path, node))
     for kind, models in RESPONSE_KINDS.items():
-        fields: dict[str, str] = {}
-
-        def collect(name: str, depth: int = 0, fields: dict[str, str] = fields) -> None:
-            found = classes.get(name)
-            if found is None or depth > 5:
-                return
-            path, cls = found
-            for field, line in _fields(cls).items():
-                fields.setdefault(field, f"{path}:{line}")
-            for base in cls.bases:
-                if isinstance(base, ast.Name):
-                    collect(base.id, depth + 1)
-
-        for model in models:
-            collect(model)
-        out[kind] = fields
+        out[kind] = model_fields(classes, models, _fields)
     return out
-
-
-def _runs(indexes: list[int]) -> list[list[int]]:
-    runs: list[list[int]] = []
-    for i in indexes:
-        if runs and runs[-1][1] == i - 1:
-            runs[-1][1] = i
-        else:
-            runs.append([i, i])
-    return runs
 
 
 def main(argv: list[str]) -> int:
