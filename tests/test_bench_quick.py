@@ -5,8 +5,10 @@ No timing is asserted here (speed is measured by ``benchmarks/bench_scan.py`` it
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
+from types import ModuleType
 
 from conftest import REPO
 
@@ -62,6 +64,15 @@ def test_dense_profile_quick_mode_prints_every_figure_and_checks_the_findings() 
     assert "--jobs 1 --no-cache 0," not in findings  # the dense tree has findings to compare
 
 
+def _bench_robust() -> ModuleType:
+    """``benchmarks/bench_robust.py`` as a module (its tables of shapes and kinds)."""
+    spec = importlib.util.spec_from_file_location("bench_robust", REPO / "benchmarks" / "bench_robust.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_robustness_benchmark_quick_mode_prints_every_shape() -> None:
     run = subprocess.run(
         [sys.executable, str(REPO / "benchmarks" / "bench_robust.py"), "--quick", "--repeat", "1"],
@@ -72,6 +83,8 @@ def test_robustness_benchmark_quick_mode_prints_every_shape() -> None:
     assert run.returncode == 0, run.stderr
     shapes, _, kinds = run.stdout.partition("\nfile kind")
     rows = [line for line in shapes.splitlines()[1:] if line.strip()]
-    assert len(rows) == 9 * 3 and all(f"{s}x" in run.stdout for s in (1, 4, 16))
+    bench = _bench_robust()
+    assert len(rows) == len(bench.SHAPES) * 3 and all(f"{s}x" in run.stdout for s in (1, 4, 16))
     kind_rows = [line for line in kinds.splitlines()[1:] if line.strip()]
-    assert len(kind_rows) == 10 * 3 and sum(line.endswith(("ok", "OVER 2 s / 200 MiB")) for line in kind_rows) == 10
+    verdicts = sum(line.endswith(("ok", "OVER 2 s / 200 MiB")) for line in kind_rows)
+    assert len(kind_rows) == len(bench.KINDS) * 3 and verdicts == len(bench.KINDS)
