@@ -77,3 +77,25 @@ def test_shell_completion(tmp_path: Path) -> None:
     }
     done = subprocess.run([sys.executable, "-c", MAIN], capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
     assert done.returncode == 0 and done.stdout.split() == ["console", "json", "markdown", "sarif", "junit", "github"]
+
+
+def test_ctrl_c_while_the_interpreter_shuts_down_exits_130_without_a_traceback(tmp_path: Path) -> None:
+    # An exit hook registered before the run sends the interrupt: it runs after main() has
+    # returned, while the interpreter shuts down (where worker threads are joined).
+    script = (
+        "import atexit, os, signal, sys; "
+        "atexit.register(lambda: os.kill(os.getpid(), signal.SIGINT)); "
+        "from vllm_upgrade_check.cli import main; "
+        "sys.argv[:] = ['vllm-upgrade-check', *sys.argv[1:]]; main()"
+    )
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    run = subprocess.run(
+        [sys.executable, "-c", script, "scan", str(empty), "--no-cache", "--to", "0.28.0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 130, run.stderr
+    assert "Traceback" not in run.stderr and "Exception ignored" not in run.stderr
+    assert "0 blocker(s)" in run.stdout  # what the run printed before the interrupt is kept

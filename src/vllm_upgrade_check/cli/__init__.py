@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import sys
 
 from vllm_upgrade_check import __version__
@@ -146,3 +147,17 @@ def main() -> None:
         traceback.print_exc()
         print("vllm-upgrade-check: internal error (a bug: please report it with the traceback above)", file=sys.stderr)
         sys.exit(2)
+    finally:
+        # The run is over; a Ctrl-C while the interpreter shuts down (joining worker threads,
+        # running exit hooks) ends it with 130 too, not with a traceback of those hooks.
+        signal.signal(signal.SIGINT, _interrupted_at_exit)
+
+
+def _interrupted_at_exit(_signum: int, _frame: object) -> None:
+    """SIGINT handler once :func:`main` has finished: flush what was written, exit 130."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(130)
