@@ -17,17 +17,12 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from launch import run_cpu
+
 JOBS = ["--jobs", "2"]
 GOALS = {"semgrep / cold": 10.0, "cold / grep": 10.0, "warm / grep": 5.0, "peak MiB": 150.0}
 
 RunChild = Callable[..., tuple[float, int, int, str]]
-
-def run_cpu(argv: list[str], env: dict[str, str] | None) -> tuple[float, int, int, float, str]:
-    """``bench_scan.run_cpu``: (wall seconds, exit status, peak RSS KiB, CPU seconds, stderr tail)."""
-    from bench_scan import run_cpu as shared
-
-    return shared(argv, env)
-
 
 def removed_flag_literals(count: int = 8) -> list[str]:
     """The ``count`` newest removed flags of the bundled packs (rules named ``removed-*`` on
