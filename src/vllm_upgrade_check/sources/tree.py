@@ -28,7 +28,13 @@ from vllm_upgrade_check.sources.discovery import (
 from vllm_upgrade_check.sources.dispatch import Dispatcher, Outcome, Pending, hinted
 from vllm_upgrade_check.sources.includes import IncludeGraph
 from vllm_upgrade_check.sources.scanners import LazyScanners, Scanner, SourceFile
-from vllm_upgrade_check.sources.scanners.base import APPENDED, Conditional, FileReference, appended_launch
+from vllm_upgrade_check.sources.scanners.base import (
+    APPENDED,
+    INDEXED_NOTE,
+    Conditional,
+    FileReference,
+    appended_launch,
+)
 from vllm_upgrade_check.sources.sniff import has_marker, is_prose, never_sniffed, never_text
 
 
@@ -112,7 +118,9 @@ def scan_files(
                 if blocks_out is not None and result.blocks:
                     blocks_out[rel] = result.blocks
         found = [replace(r, conditionals=[*r.conditionals, *again[rel][2]]) if rel in again else r for rel, r in results]
-        linked, extended = _linked_facts(found)
+        linked, extended, pinned = _linked_facts(found)
+        if pinned:
+            root_facts = [_kept_in_place(f, pinned) for f in root_facts]
         if extended:
             root_facts = [f for f in root_facts if f.kind != FactKind.LAUNCH or (f.location.path, f.group) not in extended]
         root_facts.extend(linked)
@@ -225,7 +233,9 @@ def _open_cache(request: ScanRequest, root: Path, scanners: Sequence[Scanner], l
     return ScanCache(request.cache_dir, root, f"{code_salt()}|{request.max_file_bytes}|{names}|{fields}", label)
 
 
-def _linked_facts(results: Sequence[FileResult]) -> tuple[list[Fact], set[tuple[str | None, str | None]]]:
+def _linked_facts(
+    results: Sequence[FileResult],
+) -> tuple[list[Fact], set[tuple[str | None, str | None]], dict[tuple[str | None, str | None], str]]:
     """The :class:`Conditional` facts some file refers to, once each; those without a
     version hint of their own take the referring file's. A conditional's
     :data:`~.scanners.base.APPENDED` launch is merged into the launch the reference names
@@ -235,7 +245,9 @@ def _linked_facts(results: Sequence[FileResult]) -> tuple[list[Fact], set[tuple[
     Returns:
         ``(facts, (path, group) of each template launch some words were appended to, and of
         each launch the merged one replaces)``: their own launch facts stand for no whole
-        launch (a launch that is one by itself, a Deployment's, stays one).
+        launch (a launch that is one by itself, a Deployment's, stays one); and ``(path,
+        group) -> note`` of each launch whose args a patch addresses by index
+        (:data:`~.scanners.base.INDEXED_NOTE`): their words keep their positions.
     """
     referenced: dict[str, tuple[str, str] | None] = {}
     bases: dict[str, Fact] = {}
@@ -266,6 +278,7 @@ def _linked_facts(results: Sequence[FileResult]) -> tuple[list[Fact], set[tuple[
                         base_key[key] = base_key.get(conditional.key, conditional.key)
     out: list[Fact] = []
     extended: set[tuple[str | None, str | None]] = set()
+    pinned: dict[tuple[str | None, str | None], str] = {}
     for result in results:
         for conditional in result.conditionals:
             if conditional.key not in referenced:
@@ -278,10 +291,22 @@ def _linked_facts(results: Sequence[FileResult]) -> tuple[list[Fact], set[tuple[
                     out.append(fact)
                 elif base is not None:
                     out.append(appended_launch(base, fact))
+                    if fact.spans is not None and fact.spans.note.startswith(INDEXED_NOTE):
+                        pinned[(base.location.path, base.group)] = fact.spans.note
                     if conditional.key in templates or base_key.get(conditional.key) in templates:
                         extended.add((base.location.path, base.group))
                     extended.add((fact.location.path, fact.group))  # its own reading, if any
-    return out, extended
+    return out, extended, pinned
+
+
+def _kept_in_place(fact: Fact, pinned: Mapping[tuple[str | None, str | None], str]) -> Fact:
+    """``fact`` without its cut when it is an arg of a launch in ``pinned`` (``(path, group)
+    -> note``: a patch addresses that launch's args by index), so that a fix leaves its
+    removal to a person with the note."""
+    note = pinned.get((fact.location.path, fact.group))
+    if note is None or fact.kind == FactKind.LAUNCH or fact.spans is None or fact.spans.cut is None:
+        return fact
+    return replace(fact, spans=replace(fact.spans, cut=None, note=note))
 
 
 def _referenced_files(

@@ -53,6 +53,12 @@ class SourceFile:
         return "vllm" in text or "VLLM" in text or "vllm" in text.lower()
 
 
+INDEXED_NOTE = "a patch addresses these args by their index"
+"""Start of the note an :data:`APPENDED` launch of a patch carries when one of its
+operations names an element of the args by index (``/args/4``): the args it is merged into
+must keep their positions, so a fix leaves their removal to a person."""
+
+
 @dataclass(frozen=True)
 class Conditional:
     """Facts that count only when some scanned file yields ``Reference(key)``.

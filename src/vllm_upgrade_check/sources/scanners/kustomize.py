@@ -17,16 +17,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 import yaml
 
-from vllm_upgrade_check.model.facts import Fact, FactKind
+from vllm_upgrade_check.model.facts import Fact, FactKind, Spans
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, items, scalar
 from vllm_upgrade_check.parsing.yamlwords import scalar_word, sequence_words
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts
 from vllm_upgrade_check.sources.scanners.base import (
     APPENDED,
+    INDEXED_NOTE,
     Conditional,
     FileReference,
     Reference,
@@ -96,16 +98,22 @@ def patch_facts(patch: SourceFile, kind: str, name: str) -> Iterator[Conditional
     except YamlProblem:
         return
     words: dict[str, tuple[Token, list[Token]]] = {}
+    indexed: dict[str, str] = {}  # key -> where an operation addresses one element by its index
     for doc in docs:
         for op in items(doc):
-            if scalar(get(op, "op")) not in ("add", "replace"):
-                continue
+            verb = scalar(get(op, "op"))
             where, value = scalar(get(op, "path")) or "", get(op, "value")
-            if kind == "InferenceService" and _PREDICTOR_ARGS.fullmatch(where):
-                key = SERVICE_KEY + name
+            if kind == "InferenceService" and (m := _PREDICTOR_ARGS.fullmatch(where)):
+                key, index = SERVICE_KEY + name, m.group(1)
             elif kind in POD_KINDS and (m := _CONTAINER_ARGS.fullmatch(where)):
-                key = f"{CONTAINER_KEY}{kind}/{name}/{m.group(1)}"
+                key, index = f"{CONTAINER_KEY}{kind}/{name}/{m.group(1)}", m.group(2)
             else:
+                continue
+            mark = op.start_mark
+            if index is not None and index.isdigit():
+                indexed.setdefault(key, f"{patch.relpath}:{mark.line + 1}")
+                words.setdefault(key, (Token(APPENDED, mark.line + 1, mark.column + 1), []))
+            if verb not in ("add", "replace"):
                 continue
             if isinstance(value, yaml.SequenceNode):
                 tokens = sequence_words(patch.text, value)
@@ -113,10 +121,12 @@ def patch_facts(patch: SourceFile, kind: str, name: str) -> Iterator[Conditional
                 tokens = [scalar_word(patch.text, value)]
             else:
                 continue
-            mark = op.start_mark
             words.setdefault(key, (Token(APPENDED, mark.line + 1, mark.column + 1), []))[1].extend(tokens)
     for key, (start, tokens) in words.items():
-        facts = arg_facts(tokens, patch.relpath, "kustomize", positional_model=False, entry=APPENDED, start=start, syntax="yaml")
+        facts = list(arg_facts(tokens, patch.relpath, "kustomize", positional_model=False, entry=APPENDED, start=start, syntax="yaml"))
+        if key in indexed:  # the patched args' list keeps its positions: say so on the launch
+            note = f"{INDEXED_NOTE} (kustomize patch {indexed[key]}): removing a word would shift what it patches"
+            facts = [replace(f, spans=Spans(note=note)) if f.kind == FactKind.LAUNCH else f for f in facts]
         yield Conditional(key, tuple(facts))
 
 
