@@ -550,6 +550,24 @@ def test_diff_is_the_files_bytes_so_that_patch_applies_it(tmp_path: Path) -> Non
     assert b"-vllm serve m --max-num-partial-prefills 2\n\\ No newline at end of file\n" in patch
 
 
+def test_diff_of_a_subdirectory_applies_where_the_tool_ran(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    launch = "vllm serve m --max-num-partial-prefills 2\n"
+    (tmp_path / "deploy" / "scripts").mkdir(parents=True)
+    (tmp_path / "deploy" / "scripts" / "serve.sh").write_text(launch)
+    monkeypatch.chdir(tmp_path)
+    args = ["fix", "deploy", "--from", "0.26.0", "--to", "0.27.0", "--no-bump", "--diff"]
+    patch = runner.invoke(app, args).stdout_bytes
+    assert b"--- a/deploy/scripts/serve.sh\n+++ b/deploy/scripts/serve.sh\n" in patch, patch
+    monkeypatch.chdir(tmp_path / "deploy")
+    patch = runner.invoke(app, [args[0], ".", *args[2:]]).stdout_bytes
+    assert b"--- a/scripts/serve.sh\n" in patch, patch
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    monkeypatch.chdir(outside)  # a file not under the working directory keeps its report path
+    patch = runner.invoke(app, [args[0], str(tmp_path / "deploy"), *args[2:]]).stdout_bytes
+    assert b"--- a/scripts/serve.sh\n" in patch, patch
+
+
 def test_a_hash_pinned_file_is_compiled_again_and_holds_no_bump(tmp_path: Path) -> None:
     (tmp_path / "requirements.in").write_text("vllm==0.26.0\ntorch\n")
     compiled = (

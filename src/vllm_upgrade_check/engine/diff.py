@@ -16,7 +16,7 @@ def diff_paths(
     options: ScanOptions, unsafe: bool = False, bump: bool = True, hold_at: Severity = Severity.BLOCKER
 ) -> tuple[bytes, FixResult]:
     """What :func:`fix_paths` would write, as a unified diff of the files' bytes (``a/PATH`` /
-    ``b/PATH``, see :func:`~vllm_upgrade_check.fixing.edits.diff_bytes`), and its result; the
+    ``b/PATH``, PATH relative to the working directory where the file is under it, see :func:`~vllm_upgrade_check.fixing.edits.diff_bytes`), and its result; the
     same passes run on an in-memory overlay, so nothing is written.
 
     Raises:
@@ -29,5 +29,16 @@ def diff_paths(
     for rel in sorted({e.path for e in result.applied}):
         real = resolve_in_roots(roots, rel)
         before = real.read_bytes()
-        files.append((rel, before, overlay.get(os.path.realpath(real), before)))
+        files.append((_diff_path(real, rel), before, overlay.get(os.path.realpath(real), before)))
     return diff_bytes(files), result
+
+
+def _diff_path(real: os.PathLike[str] | str, rel: str) -> str:
+    """The path a diff names the file by: relative to the working directory when the file is
+    under it (so ``git apply`` and ``patch -p1`` take the diff where the tool was run, for
+    ``fix SUBDIR --diff`` too), else ``rel``, its report path."""
+    try:
+        here = os.path.relpath(os.path.abspath(real), os.getcwd())
+    except ValueError:  # another drive
+        return rel
+    return rel if here == os.pardir or here.startswith(os.pardir + os.sep) else here.replace(os.sep, "/")
