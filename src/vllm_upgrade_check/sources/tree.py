@@ -304,7 +304,7 @@ def _kept_in_place(fact: Fact, pinned: Mapping[tuple[str | None, str | None], st
     -> note``: a patch addresses that launch's args by index), so that a fix leaves its
     removal to a person with the note."""
     note = pinned.get((fact.location.path, fact.group))
-    if note is None or fact.kind == FactKind.LAUNCH or fact.spans is None or fact.spans.cut is None:
+    if note is None or fact.kind != FactKind.ARG or fact.spans is None or fact.spans.cut is None:
         return fact
     return replace(fact, spans=replace(fact.spans, cut=None, note=note))
 
