@@ -13,6 +13,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from vllm_upgrade_check.engine.warm import completed, report_cache, usable
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.knowledge.known_args import known_args
 from vllm_upgrade_check.knowledge.registry import Registry, load_registry
@@ -172,6 +173,7 @@ def run_scan(
         RulePackError: invalid rule packs.
     """
     request, window = options.request, options.window
+    loaded = registry is None  # the packs the key knows (a registry given is not from files)
     registry = registry or load_registry(options.rule_paths)
     target = resolve_target(registry, window.to_version, window.to_origin)
     option = parse_version(window.from_version, "--from") if window.from_version is not None else None
@@ -179,9 +181,13 @@ def run_scan(
         option = next((r for r in registry.releases if r == option), option)
     if option is not None and option > target:
         raise UsageError(f"--from {window.from_version} is newer than the target {target}: a downgrade is not checked")
+    rules = list(registry.rules())
+    pack_rules = [rule for _pack, rule in rules]
+    cached = report_cache(options, with_edits) if loaded and usable(request, facts_out is not None) else None
+    if cached is not None and (hit := cached.load(pack_rules)) is not None:
+        return completed(hit, options, release_info(registry, hit.releases))
     lines_of: dict[str, list[str] | None] = {}
     blocks_of: dict[str, list[tuple[int, int]]] = {}
-    rules = list(registry.rules())
     request = replace(request, response_fields=response_vocabulary(rules))
     includes = IncludeGraph()
     facts, skipped, count = scan_files(request, lines_of, blocks_of, includes)
@@ -273,7 +279,7 @@ def run_scan(
         findings = with_fix_edits(findings, request.paths, target)
     reported = [f.location.path for f in findings if f.location.path is not None]
     reported += [s.path for s in skipped] + list(lines_of)
-    return Report(
+    report = Report(
         to_version=str(target),
         from_version=str(default.version) if default.version else None,
         from_basis=default.basis,
@@ -290,6 +296,9 @@ def run_scan(
         scanned=tuple(lines_of),
         rules=tuple((pack.release, rule) for pack, rule in rules),
     )
+    if cached is not None:
+        cached.save(report, pack_rules)
+    return report
 
 
 def response_vocabulary(rules: Sequence[tuple[object, Rule]]) -> frozenset[str]:

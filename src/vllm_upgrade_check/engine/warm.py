@@ -1,0 +1,95 @@
+"""The whole-report warm path of :func:`~vllm_upgrade_check.engine.scan.run_scan`: what keys
+the last report of a set of roots (:func:`report_key`), and the cache that holds it
+(:class:`~vllm_upgrade_check.sources.reportcache.ReportCache`).
+
+A report depends on the tool (its code and data: :func:`~vllm_upgrade_check.sources.cache.code_salt`),
+the rule packs it loads (bundled, entry points, ``--rules``: their contents), what the run
+was asked (target, ``--from``, select and ignore prefixes, configured ignores and the day that
+decides which have expired, the baseline file's content, ``--exclude``, the size limit,
+whether fix edits are shown, the roots as given and the working directory) and the files of
+the roots (:func:`~vllm_upgrade_check.sources.reportcache.tree_digest`). Every one of these is
+in the key, so a configuration file reaches it through the options it sets. Runs that read
+the host or an in-memory overlay, use their own scanners, or need the facts (``fix``) never
+take this path.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from vllm_upgrade_check.knowledge.registry import pack_sources_digest
+from vllm_upgrade_check.model.findings import ReleaseInfo, Report
+from vllm_upgrade_check.model.options import ScanOptions, ScanRequest
+from vllm_upgrade_check.sources.cache import code_salt
+from vllm_upgrade_check.sources.repopaths import path_base
+from vllm_upgrade_check.sources.reportcache import ReportCache, tree_digest
+
+
+def usable(request: ScanRequest, wants_facts: bool) -> bool:
+    """Whether a run of ``request`` may answer from the whole-report cache: caching is on, the
+    built-in scanners read real files, no host or environment is read, and the caller does not
+    need the facts (``wants_facts``)."""
+    return (
+        request.cache_dir is not None
+        and request.scanners is None
+        and not request.overlay
+        and request.environment is None
+        and request.host is None
+        and not wants_facts
+    )
+
+
+def _file_digest(path: Path | None) -> str:
+    if path is None:
+        return "none"
+    try:
+        return hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
+    except OSError as exc:
+        return f"unreadable: {exc}"
+
+
+def report_key(options: ScanOptions, with_edits: bool, today: dt.date | None = None) -> str:
+    """The digest of everything a run's report depends on besides the gate (see the module).
+
+    Raises:
+        RulePackError: a ``--rules`` path that is not a file or directory.
+    """
+    request, window, filters = options.request, options.window, options.filters
+    parts = [
+        code_salt(),
+        pack_sources_digest(options.rule_paths),
+        repr((window.to_version, window.from_version, window.to_origin)),
+        repr((tuple(filters.ignores), filters.inline_suppressions, tuple(filters.select), tuple(filters.ignore_rules))),
+        repr(filters.baseline),
+        _file_digest(filters.baseline),
+        repr((tuple(request.exclude), request.max_file_bytes, with_edits)),
+        repr([(str(p), os.path.abspath(p)) for p in request.paths]),
+        os.getcwd(),
+        (today or dt.date.today()).isoformat(),
+        tree_digest(request.paths, request.exclude),
+    ]
+    return hashlib.blake2b("\n".join(parts).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+
+
+def report_cache(options: ScanOptions, with_edits: bool) -> ReportCache:
+    """The whole-report cache entry of this run (``options.request.cache_dir`` must be set)."""
+    request = options.request
+    assert request.cache_dir is not None
+    return ReportCache(request.cache_dir, request.paths, report_key(options, with_edits), f"edits={with_edits}")
+
+
+def completed(report: Report, options: ScanOptions, infos: tuple[ReleaseInfo, ...]) -> Report:
+    """A report read from the cache with what it does not store made again: the crossed
+    releases' notes and rules (``infos``), the gate of this run, and where its paths start."""
+    reported = [f.location.path for f in report.findings if f.location.path is not None]
+    reported += [s.path for s in report.skipped] + list(report.scanned)
+    return replace(
+        report,
+        release_info=infos,
+        gate=options.gate,
+        base=path_base(options.request.paths, reported),
+    )
