@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -25,8 +26,8 @@ from vllm_upgrade_check.knowledge.registry import pack_sources_digest
 from vllm_upgrade_check.model.findings import ReleaseInfo, Report
 from vllm_upgrade_check.model.options import ScanOptions, ScanRequest
 from vllm_upgrade_check.sources.cache import code_salt
-from vllm_upgrade_check.sources.repopaths import path_base
-from vllm_upgrade_check.sources.reportcache import ReportCache, tree_digest
+from vllm_upgrade_check.sources.repopaths import base_folder, path_base
+from vllm_upgrade_check.sources.reportcache import RACY_NS, ReportCache, tree_digest
 
 
 def usable(request: ScanRequest, wants_facts: bool) -> bool:
@@ -52,8 +53,9 @@ def _file_digest(path: Path | None) -> str:
         return f"unreadable: {exc}"
 
 
-def report_key(options: ScanOptions, with_edits: bool, today: dt.date | None = None) -> str:
-    """The digest of everything a run's report depends on besides the gate (see the module).
+def report_key(options: ScanOptions, with_edits: bool, today: dt.date | None = None) -> tuple[str, int]:
+    """The digest of everything a run's report depends on besides the gate (see the module),
+    and the newest modification time of a file of the roots (nanoseconds).
 
     Raises:
         RulePackError: a ``--rules`` path that is not a file or directory.
@@ -70,26 +72,33 @@ def report_key(options: ScanOptions, with_edits: bool, today: dt.date | None = N
         repr([(str(p), os.path.abspath(p)) for p in request.paths]),
         os.getcwd(),
         (today or dt.date.today()).isoformat(),
-        tree_digest(request.paths, request.exclude),
     ]
-    return hashlib.blake2b("\n".join(parts).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+    tree, newest = tree_digest(request.paths, request.exclude)
+    parts.append(tree)
+    return hashlib.blake2b("\n".join(parts).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest(), newest
 
 
 def report_cache(options: ScanOptions, with_edits: bool) -> ReportCache:
-    """The whole-report cache entry of this run (``options.request.cache_dir`` must be set)."""
+    """The whole-report cache entry of this run (``options.request.cache_dir`` must be set);
+    one that keeps nothing when a file was modified within :data:`~.reportcache.RACY_NS`
+    of now."""
     request = options.request
     assert request.cache_dir is not None
-    return ReportCache(request.cache_dir, request.paths, report_key(options, with_edits), f"edits={with_edits}")
+    started = time.time_ns()
+    key, newest = report_key(options, with_edits)
+    storable = newest < started - RACY_NS
+    return ReportCache(request.cache_dir, request.paths, key, f"edits={with_edits}", storable)
 
 
 def completed(report: Report, options: ScanOptions, infos: tuple[ReleaseInfo, ...]) -> Report:
     """A report read from the cache with what it does not store made again: the crossed
-    releases' notes and rules (``infos``), the gate of this run, and where its paths start."""
-    reported = [f.location.path for f in report.findings if f.location.path is not None]
-    reported += [s.path for s in report.skipped] + list(report.scanned)
-    return replace(
-        report,
-        release_info=infos,
-        gate=options.gate,
-        base=path_base(options.request.paths, reported),
-    )
+    releases' notes and rules (``infos``) and the gate of this run; where its paths start is
+    made again too when the folder they start from is no longer the one stored (a ``.git``
+    made or removed above the roots)."""
+    roots = options.request.paths
+    base = report.base
+    if (base.root, base.kind) != base_folder(roots):
+        reported = [f.location.path for f in report.findings if f.location.path is not None]
+        reported += [s.path for s in report.skipped] + list(report.scanned)
+        base = path_base(roots, reported)
+    return replace(report, release_info=infos, gate=options.gate, base=base)

@@ -28,19 +28,24 @@ from typing import Any
 
 from vllm_upgrade_check.model.construct import construct, deconstruct
 from vllm_upgrade_check.model.facts import Skipped
-from vllm_upgrade_check.model.findings import Finding, Include, Replacement, Report, VersionBasis
+from vllm_upgrade_check.model.findings import Finding, Include, PathBase, Replacement, Report, VersionBasis
 from vllm_upgrade_check.model.pack import Rule, Severity
 from vllm_upgrade_check.sources.cache import FORMAT, check_fact_row
 from vllm_upgrade_check.sources.discovery import walk
 
 
-def tree_digest(paths: Sequence[Path], exclude: Sequence[str] = ()) -> str:
+def tree_digest(paths: Sequence[Path], exclude: Sequence[str] = ()) -> tuple[str, int]:
     """A digest of what the scanned roots hold: the report path and :func:`~.cache.file_stamp`
     of every file :func:`~.discovery.walk` yields under each root (every kind, not only those
     a scanner wants by name: a file another one names may be read), and the directories it
     could not list. A file added, removed, renamed, edited, touched or chmod'ed changes it, and
-    so does an ignore rule that changes which files are walked."""
+    so does an ignore rule that changes which files are walked.
+
+    Returns:
+        ``(digest, the newest modification time among the files in nanoseconds, 0 for none)``.
+    """
     digest = hashlib.blake2b(digest_size=16)
+    newest = 0
     for root in paths:
         skipped: list[Skipped] = []
         digest.update(f"root\0{os.path.abspath(root)}\n".encode("utf-8", "surrogateescape"))
@@ -48,12 +53,19 @@ def tree_digest(paths: Sequence[Path], exclude: Sequence[str] = ()) -> str:
             try:
                 info = os.stat(path)
                 stamp = f"{info.st_size},{info.st_mtime_ns},{info.st_ctime_ns},{info.st_ino}"
+                newest = max(newest, info.st_mtime_ns)
             except OSError:
                 stamp = "-"
             digest.update(f"{rel}\0{stamp}\n".encode("utf-8", "surrogateescape"))
         for skip in skipped:
             digest.update(f"skipped\0{skip.path}\0{skip.reason}\n".encode("utf-8", "surrogateescape"))
-    return digest.hexdigest()
+    return digest.hexdigest(), newest
+
+
+RACY_NS = 2_000_000_000
+"""A report is not kept when a file of the tree was modified less than this long (2 s, in
+nanoseconds: the coarsest modification times, FAT's) before the run began: a second change
+within the same tick of the clock would leave its stamp as it was (git's "racy" files)."""
 
 
 def _bad(what: str) -> ValueError:
@@ -62,8 +74,8 @@ def _bad(what: str) -> ValueError:
 
 def encode_report(report: Report, known: Sequence[Rule]) -> dict[str, Any]:
     """``report`` as JSON-ready data; a rule that is ``known[i]`` (the same object) is stored as
-    ``i``. Its ``release_info``, ``gate`` and ``base`` are not stored: they follow from the
-    packs, the options and the paths (the engine makes them again)."""
+    ``i``. Its ``release_info`` and ``gate`` are not stored: they follow from the packs and the
+    options (the engine makes them again)."""
     index = {id(rule): i for i, rule in enumerate(known)}
     table: list[Any] = []
     slots: dict[int, int] = {}
@@ -105,6 +117,7 @@ def encode_report(report: Report, known: Sequence[Rule]) -> dict[str, Any]:
         "notes": list(report.notes),
         "scanned": list(report.scanned),
         "rules": [[release, slot(rule)] for release, rule in report.rules],
+        "base": [report.base.root, report.base.kind, dict(report.base.paths), list(report.base.roots)],
         "table": table,
     }
 
@@ -129,7 +142,7 @@ def _int(value: Any, what: str) -> int:
 
 def decode_report(data: Any, known: Sequence[Rule]) -> Report:
     """The :class:`Report` :func:`encode_report` wrote (``known``: the same rules, in the same
-    order), without ``release_info``, ``gate`` and ``base``; every value's type checked.
+    order), without ``release_info`` and ``gate``; every value's type checked.
 
     Raises:
         ValueError, KeyError, TypeError, IndexError: the data is not what
@@ -194,6 +207,16 @@ def decode_report(data: Any, known: Sequence[Rule]) -> Report:
     pairs = data["rules"]
     if type(pairs) is not list or not all(type(p) is list and len(p) == 2 and type(p[0]) is str for p in pairs):
         raise _bad("the rules")
+    base = data["base"]
+    if not (
+        type(base) is list
+        and len(base) == 4
+        and type(base[0]) is str
+        and type(base[1]) is str
+        and type(base[2]) is dict
+        and all(type(k) is str and type(v) is str for k, v in base[2].items())
+    ):
+        raise _bad("the path base")
     return Report(
         to_version=_strs([data["to_version"]], "the target")[0],
         from_version=_opt_str(data["from_version"], "the from version"),
@@ -207,6 +230,7 @@ def decode_report(data: Any, known: Sequence[Rule]) -> Report:
         notes=tuple(_strs(data["notes"], "the notes")),
         scanned=tuple(_strs(data["scanned"], "the scanned files")),
         rules=tuple((release, rules[_int(i, "a rule index")]) for release, i in pairs),
+        base=PathBase(base[0], base[1], base[2], tuple(_strs(base[3], "the path base's roots"))),
     )
 
 
@@ -223,13 +247,18 @@ class ReportCache:
         key: everything else the report depends on (a digest).
         variant: what else names the file, so that runs that differ in it keep one entry
             each (the engine: whether the findings carry their fix edits).
+        storable: ``False``: :meth:`save` keeps nothing (a file of the tree was modified too
+            recently for its stamp to tell a later change, see :data:`RACY_NS`).
     """
 
-    def __init__(self, directory: Path, roots: Sequence[Path], key: str, variant: str = "") -> None:
+    def __init__(
+        self, directory: Path, roots: Sequence[Path], key: str, variant: str = "", storable: bool = True
+    ) -> None:
         where = "\0".join([variant, os.getcwd(), *(f"{os.path.abspath(r)}\0{r}" for r in roots)])
         name = hashlib.blake2b(where.encode("utf-8", "surrogateescape"), digest_size=12).hexdigest()
         self.path = directory / f"report-{name}.json"
         self.key = key
+        self.storable = storable
 
     def _header(self) -> str:
         return json.dumps({"format": FORMAT, "key": self.key})
@@ -255,7 +284,9 @@ class ReportCache:
         return report
 
     def save(self, report: Report, known: Sequence[Rule]) -> None:
-        """Keep ``report`` under this key (replacing what was kept)."""
+        """Keep ``report`` under this key (replacing what was kept), when :attr:`storable`."""
+        if not self.storable:
+            return
         payload = json.dumps(encode_report(report, known), separators=(",", ":"))
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
