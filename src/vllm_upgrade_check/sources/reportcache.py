@@ -283,20 +283,58 @@ class ReportCache:
             pass
         return report
 
+    def _output(self, name: str, extra: str) -> tuple[Path, str]:
+        if not name.isalnum():
+            raise ValueError(f"not an output format name: {name!r}")
+        header = json.dumps({"format": FORMAT, "key": self.key, "output": name, "extra": extra})
+        return self.path.with_name(f"{self.path.stem}.{name}.txt"), header
+
+    def load_output(self, name: str, extra: str) -> tuple[int, str] | None:
+        """``(exit code, text)`` of the output ``name`` (a format) kept under this key and
+        ``extra`` (what else the text depends on: the gate), else ``None``."""
+        path, header = self._output(name, extra)
+        try:
+            with open(path, encoding="utf-8", newline="") as handle:
+                if handle.readline().rstrip("\n") != header:
+                    return None
+                code = handle.readline().rstrip("\n")
+                text = handle.read()
+        except (OSError, UnicodeDecodeError):
+            return None
+        if code not in ("0", "1", "2"):
+            return None
+        try:
+            os.utime(path)  # in use: not pruned
+        except OSError:
+            pass
+        return int(code), text
+
+    def save_output(self, name: str, extra: str, code: int, text: str) -> None:
+        """Keep the output ``name`` of the report of this key (see :meth:`load_output`),
+        when :attr:`storable`."""
+        if self.storable:
+            path, header = self._output(name, extra)
+            self._write(path, f"{header}\n{code}\n{text}")
+
     def save(self, report: Report, known: Sequence[Rule]) -> None:
         """Keep ``report`` under this key (replacing what was kept), when :attr:`storable`."""
         if not self.storable:
             return
         payload = json.dumps(encode_report(report, known), separators=(",", ":"))
+        self._write(self.path, self._header() + "\n" + payload)
+
+    @staticmethod
+    def _write(path: Path, text: str) -> None:
+        """Write ``text`` to ``path`` atomically; leave it alone when that fails."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".tmp", dir=self.path.parent)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".tmp", dir=path.parent)
             try:
-                with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as handle:
-                    handle.write(self._header() + "\n" + payload)
-                os.replace(tmp, self.path)
+                with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as handle:
+                    handle.write(text)
+                os.replace(tmp, path)
             except BaseException:
                 os.unlink(tmp)
                 raise
-        except OSError:
+        except (OSError, UnicodeError):  # a text that UTF-8 cannot hold is not kept
             return
