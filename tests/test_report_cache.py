@@ -39,7 +39,8 @@ def age(root: Path) -> None:
 
 
 def write_repo(root: Path) -> None:
-    for rel, text in {**FILES, "run.sh": LAUNCH, "pins/requirements.txt": "vllm==0.25.0\n"}.items():
+    extra = {"run.sh": LAUNCH, "requirements.txt": "-r pins/requirements.txt\n", "pins/requirements.txt": "vllm==0.25.0\n"}
+    for rel, text in {**FILES, **extra}.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
@@ -268,6 +269,7 @@ def test_reports_round_trip_with_their_rules(tmp_path: Path) -> None:
     back = decode_report(data, known)
     assert back == report.__class__(**{**report.__dict__, "release_info": (), "gate": back.gate})
     assert any(isinstance(entry, dict) for entry in data["table"]), "a built-in check's rule is stored whole"
+    assert any(f.included_by for f in back.findings) and any(f.edits for f in back.findings)
 
 
 def test_every_bundled_rule_deconstructs_to_data_that_constructs_it() -> None:
@@ -302,3 +304,48 @@ def test_the_report_file_is_named_by_roots_working_directory_and_variant(
     monkeypatch.chdir(one.parent.parent)
     names.add(ReportCache(tmp_path, [one], "k").path)
     assert len(names) == 5
+
+
+def test_the_cli_gives_its_kept_output_again_for_the_same_gate_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scans: list[int]
+) -> None:
+    repo, cache = tmp_path / "repo", tmp_path / "cache"
+    write_repo(repo)
+    monkeypatch.chdir(tmp_path)
+    _register()
+    runner = CliRunner()
+    renders: list[str] = []
+    real = renderer
+
+    def counting(name: str) -> Any:
+        render = real(name)
+
+        def rendering(report: Any) -> str:
+            renders.append(name)
+            return render(report)
+
+        return rendering
+
+    monkeypatch.setattr("vllm_upgrade_check.reporters.renderer", counting)
+
+    def run(*extra: str, cached: bool = True) -> tuple[int, str]:
+        args = ["scan", str(repo), *extra, *(["--cache-dir", str(cache)] if cached else ["--no-cache"])]
+        result = runner.invoke(app, args)
+        assert result.exit_code in (0, 1), result.output
+        return result.exit_code, result.stdout
+
+    for fmt in ("json", "sarif", "github", "junit", "markdown"):
+        cold = run("-f", fmt)
+        assert cold[0] == 1, "a blocker fails the default gate"
+        count = len(scans)
+        assert run("-f", fmt) == cold and len(scans) == count  # neither scanned nor matched
+        assert renders.count(fmt) == 1  # rendered once, for the cold run
+        never = run("-f", fmt, "--fail-on", "never")
+        assert never == run("-f", fmt, "--fail-on", "never", cached=False)
+        assert never[0] == 0 and len(scans) == count + 1  # the report was kept: only the no-cache run scanned
+    outputs = sorted(cache.glob("report-*.txt"))
+    assert len(outputs) == 5
+    header, code, text = outputs[0].read_text().split("\n", 2)
+    outputs[0].write_text(f"{header}\n7\n{text}")  # not an exit code: ignored
+    fmt = outputs[0].name.split(".")[-2]
+    assert run("-f", fmt, "--fail-on", "never") == run("-f", fmt, "--fail-on", "never", cached=False)

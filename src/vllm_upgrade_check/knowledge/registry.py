@@ -458,8 +458,8 @@ def pack_sources_digest(extra: Sequence[Path] = ()) -> str:
     for directory, dirs, names in os.walk(bundled):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         files.extend(Path(directory, n) for n in sorted(names) if not n.endswith((".pyc", ".pyo")))
-    for _name, directory in entry_point_pack_dirs():
-        files.extend(_pack_files(directory))
+    for _name, entry_dir in entry_point_pack_dirs():
+        files.extend(_pack_files(entry_dir))
     for root in extra:
         files.extend(_pack_files(root))
     for path in files:

@@ -140,6 +140,13 @@ def _int(value: Any, what: str) -> int:
     return value
 
 
+def _include(row: Any) -> Include:
+    if type(row) is not list or len(row) != 4:
+        raise _bad("an include")
+    path, option, target = _strs([row[0], row[2], row[3]], "an include")
+    return Include(path, _int(row[1], "an include's line"), option, target)
+
+
 def decode_report(data: Any, known: Sequence[Rule]) -> Report:
     """The :class:`Report` :func:`encode_report` wrote (``known``: the same rules, in the same
     order), without ``release_info`` and ``gate``; every value's type checked.
@@ -185,10 +192,7 @@ def decode_report(data: Any, known: Sequence[Rule]) -> Report:
                     Replacement(_int(e[0], "an edit"), _int(e[1], "an edit"), _strs([e[2]], "an edit")[0])
                     for e in edits
                 ),
-                included_by=tuple(
-                    Include(*_strs([i[0]], "an include"), _int(i[1], "an include"), *_strs(i[2:4], "an include"))
-                    for i in included
-                ),
+                included_by=tuple(_include(i) for i in included),
                 shared_by=tuple(_strs(shared, "a finding's sharers")),
             )
         )
