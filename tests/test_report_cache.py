@@ -349,3 +349,30 @@ def test_the_cli_gives_its_kept_output_again_for_the_same_gate_only(
     outputs[0].write_text(f"{header}\n7\n{text}")  # not an exit code: ignored
     fmt = outputs[0].name.split(".")[-2]
     assert run("-f", fmt, "--fail-on", "never") == run("-f", fmt, "--fail-on", "never", cached=False)
+
+
+@pytest.mark.parametrize("layout", ["two roots", "a file", "nested roots"])
+def test_other_layouts_answer_the_same_and_notice_a_change(tmp_path: Path, scans: list[int], layout: str) -> None:
+    repo, cache = tmp_path / "repo", tmp_path / "cache"
+    write_repo(repo)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "serve.sh").write_text(LAUNCH)
+    age(tmp_path / "other")
+    roots = {
+        "two roots": [repo, tmp_path / "other"],
+        "a file": [repo / "run.sh"],
+        "nested roots": [repo, repo / "pins"],
+    }[layout]
+
+    def opts(cache_dir: Path | None) -> ScanOptions:
+        return ScanOptions.of(paths=roots, cache_dir=cache_dir, to_version="0.28.0")
+
+    cold = renderer("sarif")(run_scan(opts(cache), with_edits=True))
+    assert renderer("sarif")(run_scan(opts(cache), with_edits=True)) == cold
+    assert len(scans) == 1
+    changed = roots[-1] if roots[-1].is_file() else next(p for p in roots[-1].iterdir() if p.is_file())
+    changed.write_text(changed.read_text() + "\n")
+    age(changed.parent)
+    warm = renderer("sarif")(run_scan(opts(cache), with_edits=True))
+    assert len(scans) == 2
+    assert warm == renderer("sarif")(run_scan(opts(None), with_edits=True))
