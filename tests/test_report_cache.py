@@ -376,3 +376,19 @@ def test_other_layouts_answer_the_same_and_notice_a_change(tmp_path: Path, scans
     warm = renderer("sarif")(run_scan(opts(cache), with_edits=True))
     assert len(scans) == 2
     assert warm == renderer("sarif")(run_scan(opts(None), with_edits=True))
+
+
+def test_a_repository_made_above_the_roots_changes_the_kept_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scans: list[int]
+) -> None:
+    top = tmp_path / "top"
+    repo, cache = top / "deploy", tmp_path / "cache"
+    write_repo(repo)
+    monkeypatch.chdir(tmp_path)
+    first, code = engine_scan.scan_output(options(repo, cache), "sarif", renderer("sarif"), with_edits=True)
+    assert engine_scan.scan_output(options(repo, cache), "sarif", renderer("sarif"), with_edits=True) == (first, code)
+    assert len(scans) == 1
+    (top / ".git").mkdir()  # the outputs' paths now start at top/: deploy/run.sh
+    second, _code = engine_scan.scan_output(options(repo, cache), "sarif", renderer("sarif"), with_edits=True)
+    assert len(scans) == 2 and second != first
+    assert '"uri": "top/deploy/run.sh"' in first and '"uri": "deploy/run.sh"' in second

@@ -6,7 +6,8 @@ A report depends on the tool (its code and data: :func:`~vllm_upgrade_check.sour
 the rule packs it loads (bundled, entry points, ``--rules``: their contents), what the run
 was asked (target, ``--from``, select and ignore prefixes, configured ignores and the day that
 decides which have expired, the baseline file's content, ``--exclude``, the size limit,
-whether fix edits are shown, the roots as given and the working directory) and the files of
+whether fix edits are shown, the roots as given, the working directory and the folder the
+outputs' paths start from) and the files of
 the roots (:func:`~vllm_upgrade_check.sources.reportcache.tree_digest`). Every one of these is
 in the key, so a configuration file reaches it through the options it sets. Runs that read
 the host or an in-memory overlay, use their own scanners, or need the facts (``fix``) never
@@ -71,6 +72,7 @@ def report_key(options: ScanOptions, with_edits: bool, today: dt.date | None = N
         repr((tuple(request.exclude), request.max_file_bytes, with_edits)),
         repr([(str(p), os.path.abspath(p)) for p in request.paths]),
         os.getcwd(),
+        repr(base_folder(request.paths)),  # where the outputs' paths start (a .git made above)
         (today or dt.date.today()).isoformat(),
     ]
     tree, newest = tree_digest(request.paths, request.exclude)
