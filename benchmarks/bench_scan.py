@@ -374,7 +374,8 @@ def use_wheel(work: Path) -> str:
     """Run the tool from the wheel this checkout builds, as a user installs it (a development
     install lacks the packs pre-parsed at build time, see ``packbundle``): the wheel is built
     with ``pip wheel --no-build-isolation`` and unpacked under ``work``; the dependencies come
-    from this interpreter's environment. Falls back to :func:`use_installed` when it cannot."""
+    from this interpreter's environment, and its bytecode is compiled, as pip does. Falls
+    back to :func:`use_installed` when it cannot."""
     global CLI, CLI_ENV
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(work / "dist"), str(REPO)],
@@ -390,6 +391,9 @@ def use_wheel(work: Path) -> str:
     unpacked = work / "wheel"
     with zipfile.ZipFile(wheels[0]) as archive:
         archive.extractall(unpacked)
+    # pip compiles the bytecode when it installs a wheel; without it (PYTHONDONTWRITEBYTECODE)
+    # every run would compile the package's sources again.
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(unpacked)], capture_output=True, check=False)
     CLI = [sys.executable, "-m", "vllm_upgrade_check"]
     CLI_ENV = {**os.environ, "PYTHONPATH": str(unpacked)}
     return f"the wheel {wheels[0].name}, unpacked"

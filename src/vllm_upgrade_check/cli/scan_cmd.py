@@ -95,7 +95,7 @@ def scan(
 ) -> None:
     """Scan a deployment repo (and optionally the environment) for what breaks on upgrade."""
     from vllm_upgrade_check.cli.progress import parse_size, scan_progress
-    from vllm_upgrade_check.engine import run_scan
+    from vllm_upgrade_check.engine import run_scan, scan_output
     from vllm_upgrade_check.sources.host.collect import HostRequest
 
     request = HostRequest(python, freeze, nvidia_smi, driver, python_version, host_name, probe_host)
@@ -120,6 +120,12 @@ def scan(
         from vllm_upgrade_check.reporters import NEEDS_EDITS
 
         gated = replace(options, request=scan_request, gate=gate(fail_on, strict_skips=not skip_unreadable))
+        if fmt != Format.console and run.model is None:  # the text alone: a warm run keeps it
+            from vllm_upgrade_check.reporters import renderer
+
+            text, code = scan_output(gated, fmt.value, renderer(fmt.value), with_edits=fmt.value in NEEDS_EDITS)
+            write_output(text, output)
+            raise typer.Exit(code)
         report = run_scan(gated, with_edits=fmt.value in NEEDS_EDITS)
     if run.model is not None:
         report = with_host_notes(report, run.model, options.rule_paths)

@@ -7,7 +7,8 @@ from vllm_upgrade_check.engine.scan import (
     required_by,
     resolve_target,
     run_scan,
+    scan_output,
     unresolved_notes,
 )
 
-__all__ = ["detect_from", "required_by", "resolve_target", "run_scan", "unresolved_notes"]
+__all__ = ["detect_from", "required_by", "resolve_target", "run_scan", "scan_output", "unresolved_notes"]

@@ -5,7 +5,7 @@ Callable from tests without the CLI. Nothing here prints or exits.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,6 +13,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from vllm_upgrade_check.engine.warm import completed, report_cache, usable
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.knowledge.known_args import known_args
 from vllm_upgrade_check.knowledge.registry import Registry, load_registry
@@ -40,6 +41,7 @@ from vllm_upgrade_check.sources.discovery import OutsideRoots, resolve_in_roots
 from vllm_upgrade_check.sources.dispatch import pinned_version
 from vllm_upgrade_check.sources.includes import IncludeGraph
 from vllm_upgrade_check.sources.repopaths import path_base
+from vllm_upgrade_check.sources.reportcache import ReportCache
 from vllm_upgrade_check.sources.tree import scan_files
 
 
@@ -155,6 +157,29 @@ def _config_version(text: str, where: tuple[str | None, int | None]) -> Version:
         raise UsageError(exc.message, *where) from None
 
 
+def scan_output(
+    options: ScanOptions, name: str, render: Callable[[Report], str], with_edits: bool = False
+) -> tuple[str, int]:
+    """``(render(report), report.exit_code)`` of :func:`run_scan`; ``name`` names the output
+    format. When the whole-report cache holds this output of an unchanged run (same report
+    key and gate, see :mod:`.warm`), it is given again without matching or rendering.
+
+    Raises:
+        UsageError: bad versions or paths.
+        RulePackError: invalid rule packs.
+    """
+    cached = report_cache(options, with_edits) if usable(options.request, False) else None
+    gate = repr(options.gate)
+    if cached is not None and (hit := cached.load_output(name, gate)) is not None:
+        code, text = hit
+        return text, code
+    report = _run_scan(options, None, None, with_edits, cached)
+    text = render(report)
+    if cached is not None:
+        cached.save_output(name, gate, report.exit_code, text)
+    return text, report.exit_code
+
+
 def run_scan(
     options: ScanOptions,
     registry: Registry | None = None,
@@ -171,6 +196,21 @@ def run_scan(
         UsageError: bad versions or paths.
         RulePackError: invalid rule packs.
     """
+    usable_here = registry is None and usable(options.request, facts_out is not None)
+    cached = report_cache(options, with_edits) if usable_here else None
+    return _run_scan(options, registry, facts_out, with_edits, cached)
+
+
+def _run_scan(
+    options: ScanOptions,
+    registry: Registry | None,
+    facts_out: list[Fact] | None,
+    with_edits: bool,
+    cached: ReportCache | None,
+) -> Report:
+    """:func:`run_scan`, answered from ``cached`` (the whole-report cache entry of this run,
+    made only for a run that may use it: :func:`~.warm.usable`, no registry given) when it
+    holds the report, else scanned and kept there."""
     request, window = options.request, options.window
     registry = registry or load_registry(options.rule_paths)
     target = resolve_target(registry, window.to_version, window.to_origin)
@@ -179,9 +219,12 @@ def run_scan(
         option = next((r for r in registry.releases if r == option), option)
     if option is not None and option > target:
         raise UsageError(f"--from {window.from_version} is newer than the target {target}: a downgrade is not checked")
+    rules = list(registry.rules())
+    pack_rules = [rule for _pack, rule in rules]
+    if cached is not None and (hit := cached.load(pack_rules)) is not None:
+        return completed(hit, options, release_info(registry, hit.releases))
     lines_of: dict[str, list[str] | None] = {}
     blocks_of: dict[str, list[tuple[int, int]]] = {}
-    rules = list(registry.rules())
     request = replace(request, response_fields=response_vocabulary(rules))
     includes = IncludeGraph()
     facts, skipped, count = scan_files(request, lines_of, blocks_of, includes)
@@ -273,7 +316,7 @@ def run_scan(
         findings = with_fix_edits(findings, request.paths, target)
     reported = [f.location.path for f in findings if f.location.path is not None]
     reported += [s.path for s in skipped] + list(lines_of)
-    return Report(
+    report = Report(
         to_version=str(target),
         from_version=str(default.version) if default.version else None,
         from_basis=default.basis,
@@ -290,6 +333,9 @@ def run_scan(
         scanned=tuple(lines_of),
         rules=tuple((pack.release, rule) for pack, rule in rules),
     )
+    if cached is not None:
+        cached.save(report, pack_rules)
+    return report
 
 
 def response_vocabulary(rules: Sequence[tuple[object, Rule]]) -> frozenset[str]:

@@ -438,3 +438,35 @@ def validate_pack_files(paths: Sequence[Path], against_bundled: bool = True) -> 
         first.setdefault(error.path, len(first))
     errors = [e for _k, e in sorted(enumerate(errors), key=lambda p: (first[p[1].path], p[1].line or 0, p[0]))]
     return [pack for _n, pack, _l in loaded], errors
+
+
+def pack_sources_digest(extra: Sequence[Path] = ()) -> str:
+    """A digest of every file :func:`load_registry` may read the rules from: the bundled
+    rules package (its packs, their pre-parsed bundle and its ``data/``), the packs of
+    installed entry points, and the pack files of ``extra`` (``--rules``), each with its
+    path. Two runs with the same digest load the same rules.
+
+    Raises:
+        RulePackError: an ``extra`` path that is neither a file nor a directory, or an entry
+            point that names no directory (as :func:`load_registry` raises).
+    """
+    import hashlib
+
+    digest = hashlib.blake2b(digest_size=16)
+    files: list[Path] = []
+    bundled = Path(str(resources.files("vllm_upgrade_check.rules")))
+    for directory, dirs, names in os.walk(bundled):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        files.extend(Path(directory, n) for n in sorted(names) if not n.endswith((".pyc", ".pyo")))
+    for _name, entry_dir in entry_point_pack_dirs():
+        files.extend(_pack_files(entry_dir))
+    for root in extra:
+        files.extend(_pack_files(root))
+    for path in files:
+        try:
+            content = path.read_bytes()
+        except OSError as exc:
+            content = f"unreadable: {exc}".encode()
+        digest.update(f"{os.path.abspath(path)}|{len(content)}|".encode("utf-8", "surrogateescape"))
+        digest.update(content)
+    return digest.hexdigest()

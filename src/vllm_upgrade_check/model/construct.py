@@ -187,3 +187,19 @@ def _fits(tp: Any, value: Any) -> bool:
             return isinstance(value, (int, float)) and not isinstance(value, bool)
         return isinstance(value, origin)
     return True
+
+
+def deconstruct(value: Any) -> Any:
+    """``value`` as plain JSON-ready data that :func:`construct` builds back into an equal
+    record: a record as a mapping of its fields, an enum member as its value, a tuple as a
+    list; other values as they are. (A string with surrounding white space would come back
+    stripped: records built by validation or by :func:`construct` have none.)"""
+    if isinstance(value, Record):
+        return {name: deconstruct(getattr(value, name)) for name in value._fields}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (list, tuple)):
+        return [deconstruct(v) for v in value]
+    if isinstance(value, dict):
+        return {k: deconstruct(v) for k, v in value.items()}
+    return value

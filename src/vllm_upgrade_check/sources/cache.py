@@ -45,8 +45,9 @@ from vllm_upgrade_check.sources.scanners.base import Conditional, FileReference
 CACHE_ENV = "VLLM_UPGRADE_CHECK_CACHE_DIR"
 """Environment variable naming the cache directory (overrides the platform default)."""
 
-FORMAT = 9
-"""Version of the cache file layout; bumped when it changes."""
+FORMAT = 10
+"""Version of the cache file layout; bumped when it changes (10: the whole-report files,
+:mod:`.reportcache`)."""
 
 
 def default_cache_dir() -> Path:
@@ -207,6 +208,16 @@ def _fact_in(row: Any) -> Fact:
     if row[17] is not None:
         _check_spans(row[17])
     return Fact.from_row(row)
+
+
+def check_fact_row(row: Any) -> Fact:
+    """The fact a row of :meth:`~vllm_upgrade_check.model.facts.Fact.to_row` gives, read back
+    from JSON, every field's type checked.
+
+    Raises:
+        ValueError: the row is not what :meth:`~vllm_upgrade_check.model.facts.Fact.to_row` writes.
+    """
+    return _fact_in(row)
 
 
 def _check_spans(row: list[Any]) -> None:
@@ -468,7 +479,7 @@ class ScanCache:
         try:
             with os.scandir(self.path.parent) as entries:
                 for entry in entries:
-                    if entry.name.startswith("scan-") and entry.stat().st_mtime < cutoff:
+                    if entry.name.startswith(("scan-", "report-")) and entry.stat().st_mtime < cutoff:
                         os.unlink(entry.path)
         except OSError:
             return

@@ -43,6 +43,13 @@ def _base(roots: Sequence[Path], cwd: str) -> tuple[str, str]:
     return cwd, "working directory"
 
 
+def base_folder(roots: Sequence[Path], cwd: str | None = None) -> tuple[str, str]:
+    """``(root, kind)`` of the :class:`~vllm_upgrade_check.model.findings.PathBase`
+    :func:`path_base` gives for ``roots`` (the root as a POSIX path), without mapping any path."""
+    base, kind = _base(roots, os.path.abspath(cwd or os.getcwd()))
+    return Path(base).as_posix(), kind
+
+
 _Root = tuple[str, bool, str, str]
 """A scanned root as :func:`_absolute` reads it: its label, whether it is a file, its absolute
 path and its name (computed once per run, not once per reported path)."""
