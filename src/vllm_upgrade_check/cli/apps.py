@@ -7,18 +7,20 @@ from __future__ import annotations
 import typer
 
 from vllm_upgrade_check import __version__
+from vllm_upgrade_check.cli.lean_params import LeanGroup
 
 app = typer.Typer(
     name="vllm-upgrade-check",
+    cls=LeanGroup,
     help="Tell what will break before a vLLM upgrade, and how to fix it.",
     add_completion=True,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-rules_app = typer.Typer(help="Inspect and validate rule packs.", no_args_is_help=True)
+rules_app = typer.Typer(cls=LeanGroup, help="Inspect and validate rule packs.", no_args_is_help=True)
 app.add_typer(rules_app, name="rules")
-baseline_app = typer.Typer(help="Create baseline files for the CI gate.", no_args_is_help=True)
+baseline_app = typer.Typer(cls=LeanGroup, help="Create baseline files for the CI gate.", no_args_is_help=True)
 app.add_typer(baseline_app, name="baseline")
 
 
