@@ -11,6 +11,10 @@ what typer's adapter returns for the values a command line usually holds — ``N
 enum member for an enum, an ``int`` (given as digits) within its bounds, lists of those. Any other
 value, and any value the lean path refuses, goes to typer's own coercion, built on first
 use, so that values and error messages stay exactly typer's.
+
+It uses typer's internal coercion classes (``typer._coercion``, ``typer._param_types``,
+typer 0.26 and later); :mod:`~vllm_upgrade_check.cli.apps` falls back to typer's own group
+where they cannot be imported, and :func:`install` leaves alone a parameter without them.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from typer._coercion import RuntimeParam, build_runtime_param
+import typer.core
+from typer._coercion import RuntimeParam
 from typer._param_types import coerce_cli_choice, coerce_cli_path, routes_to_path
 from typer.core import TyperGroup, _TyperParameter
 
@@ -117,7 +122,8 @@ class LeanRuntimeParam(RuntimeParam):
             except _Refused:
                 pass
         if not self.typer_param:
-            self.typer_param.append(build_runtime_param(param.type_descriptor))
+            # looked up on typer.core at call time: benchmarks/bench_scan.py times it there
+            self.typer_param.append(typer.core.build_runtime_param(param.type_descriptor))
         return self.typer_param[0]._coerce_value(value, param=param, ctx=ctx)
 
 
@@ -125,10 +131,10 @@ def install(params: typing.Iterable[Any]) -> None:
     """Give each typer parameter of ``params`` that has no runtime coercion yet a
     :class:`LeanRuntimeParam` (file annotations keep typer's own: they open files)."""
     for param in params:
-        if not isinstance(param, _TyperParameter) or param._runtime_param is not None:
-            continue
-        descriptor = param.type_descriptor
-        if descriptor.file_annotation is not None:
+        if not isinstance(param, _TyperParameter) or getattr(param, "_runtime_param", False) is not None:
+            continue  # not typer's, already coerced, or a typer that keeps no lazy slot
+        descriptor = getattr(param, "type_descriptor", None)
+        if descriptor is None or descriptor.file_annotation is not None:
             continue
         param._runtime_param = LeanRuntimeParam(
             parameter_info=descriptor.parameter_info,

@@ -13,7 +13,7 @@ the bundled packs, which the test suite validates, are built straight from their
 from __future__ import annotations
 
 from enum import Enum
-from functools import lru_cache
+from functools import cache
 from typing import Literal
 
 from packaging.version import Version
@@ -315,7 +315,7 @@ class Pack(Record):
         return _release_version(self.release)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _release_version(release: str) -> Version:
     """``Version(release)``, parsed once per string.
 
