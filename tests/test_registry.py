@@ -161,3 +161,20 @@ def test_missing_field_and_another_error_still_counts_the_rest() -> None:
     with pytest.raises(RulePackError) as info:
         load_pack_text(text, "acme.yaml")
     assert "missing field(s): severity (and 1 more)" in str(info.value)
+
+
+def test_bundled_packs_leave_the_collector_as_they_found_it() -> None:
+    import gc
+
+    from vllm_upgrade_check.knowledge.registry import _bundled_packs
+
+    was = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            _bundled_packs.cache_clear()
+            packs = _bundled_packs()
+            assert gc.isenabled() is enabled
+            assert len(packs) > 60 and len({pack.release for _name, pack in packs}) == len(packs)
+    finally:
+        (gc.enable if was else gc.disable)()

@@ -8,17 +8,23 @@ import typer
 
 from vllm_upgrade_check import __version__
 
+try:  # coercion without pydantic on the common path (typer 0.26 and later)
+    from vllm_upgrade_check.cli.lean_params import LeanGroup as _Group
+except ImportError:  # pragma: no cover - a typer without those internals: its own group
+    _Group = None  # type: ignore[assignment,misc]
+
 app = typer.Typer(
     name="vllm-upgrade-check",
+    cls=_Group,
     help="Tell what will break before a vLLM upgrade, and how to fix it.",
     add_completion=True,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-rules_app = typer.Typer(help="Inspect and validate rule packs.", no_args_is_help=True)
+rules_app = typer.Typer(cls=_Group, help="Inspect and validate rule packs.", no_args_is_help=True)
 app.add_typer(rules_app, name="rules")
-baseline_app = typer.Typer(help="Create baseline files for the CI gate.", no_args_is_help=True)
+baseline_app = typer.Typer(cls=_Group, help="Create baseline files for the CI gate.", no_args_is_help=True)
 app.add_typer(baseline_app, name="baseline")
 
 

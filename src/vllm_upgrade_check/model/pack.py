@@ -13,6 +13,7 @@ the bundled packs, which the test suite validates, are built straight from their
 from __future__ import annotations
 
 from enum import Enum
+from functools import cache
 from typing import Literal
 
 from packaging.version import Version
@@ -309,5 +310,16 @@ class Pack(Record):
 
     @property
     def version(self) -> Version:
-        """The release as a :class:`packaging.version.Version`."""
-        return Version(self.release)
+        """The release as a :class:`packaging.version.Version` (parsed once per release
+        string: the registry compares it for every pack on every look-up)."""
+        return _release_version(self.release)
+
+
+@cache
+def _release_version(release: str) -> Version:
+    """``Version(release)``, parsed once per string.
+
+    Raises:
+        packaging.version.InvalidVersion: for a release that is no version (not cached).
+    """
+    return Version(release)
