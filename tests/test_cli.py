@@ -162,7 +162,7 @@ def test_version() -> None:
     ("args", "message"),
     [
         (["--to", ""], "--to is empty"),
-        (["--from", ""], "is not a valid version"),
+        (["--from", ""], "--from is empty"),
         (["--to", "0.5.0"], "older than the oldest release with a pack (0.6.0)"),
     ],
 )

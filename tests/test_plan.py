@@ -18,7 +18,8 @@ from vllm_upgrade_check.model.environment import Environment
 from vllm_upgrade_check.model.findings import Report
 from vllm_upgrade_check.model.options import ScanOptions
 from vllm_upgrade_check.model.plan import Host, Plan
-from vllm_upgrade_check.planning.planner import make_plan, parse_keep
+from vllm_upgrade_check.planning.keep import parse_keep
+from vllm_upgrade_check.planning.planner import make_plan
 from vllm_upgrade_check.planning.resolve import (
     marker_environment,
     parse_pip_report,
@@ -547,3 +548,27 @@ def test_keep_driver_with_driver_unknown_goes_by_the_build_in_use(registry: Regi
     assert "no CUDA build in use tells what it runs" in first_blockers(unknown)["0.26.0"]
     free = plan_for(registry, env(), driver=None)
     assert free.reachable == "0.28.0"
+
+
+@pytest.mark.parametrize("value", ["nothing", "vllm-plugin-nobody-ships", "tourch"])
+def test_keep_of_a_name_the_plan_cannot_hold_is_refused(value: str) -> None:
+    from vllm_upgrade_check.errors import UsageError
+
+    with pytest.raises(UsageError, match=f"--keep {value}: not driver, python"):
+        parse_keep([value], {"vllm", "torch", "numpy"})
+
+
+@pytest.mark.parametrize("value", ["torch==2.5", "torch>=2", "-torch", "a b"])
+def test_keep_of_a_requirement_is_refused(value: str) -> None:
+    from vllm_upgrade_check.errors import UsageError
+
+    with pytest.raises(UsageError, match="expected driver, python or a distribution name"):
+        parse_keep([value], set())
+
+
+def test_keep_takes_keywords_installed_and_required_names() -> None:
+    installed = {"vllm", "acme-plugin"}
+    kept = parse_keep(["Driver", "PYTHON", "Acme_Plugin", "Torch", "transformers"], installed)
+    assert kept == {"driver", "python", "acme-plugin", "torch", "transformers"}
+    # without an environment to check against, names are taken as given
+    assert parse_keep(["whatever"]) == {"whatever"}

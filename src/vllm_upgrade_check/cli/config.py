@@ -46,6 +46,7 @@ class Config:
         passed_over: configuration files found but not read (symlinked out of their
             directory), as skipped records for the report.
         to_line: the line ``to`` is set on (errors about the target name it), or ``None``.
+        from_line: the same for ``from``.
     """
 
     source: Path | None = None
@@ -57,6 +58,7 @@ class Config:
     ignores: tuple[Ignore, ...] = field(default_factory=tuple)
     passed_over: tuple[Skipped, ...] = ()
     to_line: int | None = None
+    from_line: int | None = None
 
 
 def _inside(path: Path, place: Path, passed_over: list[Skipped] | None = None, roots: Sequence[Path] = ()) -> bool:
@@ -185,6 +187,7 @@ def load_config(path: Path) -> Config:
         rules=tuple(path.parent / r for r in parsed.rules),
         ignores=ignores,
         to_line=_line_of(text, ["to"]) if parsed.to is not None else None,
+        from_line=_line_of(text, ["from"]) if parsed.from_ is not None else None,
     )
 
 
@@ -251,6 +254,9 @@ def scan_options(
         to_version=to if to is not None else config.to_version,
         to_origin=(str(config.source), config.to_line) if to is None and config.to_version is not None else None,
         from_version=from_ if from_ is not None else config.from_version,
+        from_origin=(
+            (str(config.source), config.from_line) if from_ is None and config.from_version is not None else None
+        ),
         environment=environment,
         rule_paths=[*config.rules, *rules],
         exclude=[*config.exclude, *exclude],

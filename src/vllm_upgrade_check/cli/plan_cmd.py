@@ -66,14 +66,14 @@ def plan(
     """
     from dataclasses import replace
 
-    from vllm_upgrade_check.engine import run_scan
+    from vllm_upgrade_check.engine import resolve_from, run_scan
     from vllm_upgrade_check.errors import UsageError
     from vllm_upgrade_check.knowledge.cuda import load_driver_table
     from vllm_upgrade_check.knowledge.registry import load_registry
-    from vllm_upgrade_check.knowledge.versions import parse_version
     from vllm_upgrade_check.model.options import VersionWindow
     from vllm_upgrade_check.model.plan import Host
-    from vllm_upgrade_check.planning.planner import make_plan, parse_keep
+    from vllm_upgrade_check.planning.keep import parse_keep
+    from vllm_upgrade_check.planning.planner import make_plan
     from vllm_upgrade_check.sources.host.collect import HostRequest
 
     request = HostRequest(python, freeze, nvidia_smi, driver, python_version, host_name, probe_host)
@@ -91,7 +91,8 @@ def plan(
 
     current: str | None
     if from_ is not None:
-        version = parse_version(from_, "--from")
+        version = resolve_from(registry, from_, base.window.from_origin)
+        assert version is not None
         if version > registry.newest:
             raise UsageError(
                 f"--from {from_} is newer than the newest release with a pack ({registry.newest}); "
@@ -107,7 +108,7 @@ def plan(
         env,
         env.python,
         model.driver,
-        parse_keep(keep),
+        parse_keep(keep, set(env.distributions)),
         model.host.driver_source if model.host else None,
         model.host.driver_cuda if model.host else None,
         tuple(model.sources()),

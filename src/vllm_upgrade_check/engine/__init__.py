@@ -5,10 +5,11 @@ prints or exits."""
 from vllm_upgrade_check.engine.scan import (
     detect_from,
     required_by,
+    resolve_from,
     resolve_target,
     run_scan,
     scan_output,
     unresolved_notes,
 )
 
-__all__ = ["detect_from", "required_by", "resolve_target", "run_scan", "scan_output", "unresolved_notes"]
+__all__ = ["detect_from", "required_by", "resolve_from", "resolve_target", "run_scan", "scan_output", "unresolved_notes"]

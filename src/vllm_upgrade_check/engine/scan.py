@@ -150,9 +150,44 @@ def resolve_target(registry: Registry, text: str | None, origin: tuple[str, int 
     return next(r for r in registry.releases if r == version)
 
 
-def _config_version(text: str, where: tuple[str | None, int | None]) -> Version:
+def resolve_from(
+    registry: Registry, text: str | None, origin: tuple[str, int | None] | None = None
+) -> Version | None:
+    """The version in use as given (``--from``, or ``from`` in a configuration file at
+    ``origin``), spelled as the packs spell it (``0.16`` is ``0.16.0``); ``None`` when not
+    given (the scan detects it).
+
+    A final release between the oldest and the newest release with a pack must be one of
+    those releases (``0.16.5`` was never published: a typo would silently move the window).
+    Pre-releases, dev and local builds (``0.17.0rc1``, ``0.16.1.dev12+g1a2b3c``) and
+    versions older than the oldest pack are taken as given.
+
+    Raises:
+        UsageError: malformed version, or a final release vLLM never published.
+    """
+    if text is None:
+        return None
+    where: tuple[str | None, int | None] = (None, None) if origin is None else origin
+    name = "--from" if origin is None else "from:"
+    if not text.strip():
+        raise UsageError(f"{name} is empty (expected a vLLM release such as 0.28.0)", *where)
+    version = parse_version(text, "--from") if origin is None else _config_version(text, where, "from")
+    releases = registry.releases
+    known = next((r for r in releases if r == version), None)
+    if known is not None:
+        return known
+    built = version.is_prerelease or version.is_devrelease or version.local is not None
+    if built or not releases or version < releases[0] or version > releases[-1]:
+        return version
+    below = [r for r in releases if r < version][-1:]
+    above = [r for r in releases if r > version][:1]
+    nearest = " and ".join(str(r) for r in (*below, *above))
+    raise UsageError(f"{name} {text}: not a vLLM release (nearest releases: {nearest})", *where)
+
+
+def _config_version(text: str, where: tuple[str | None, int | None], key: str = "to") -> Version:
     try:
-        return parse_version(text, "to")
+        return parse_version(text, key)
     except UsageError as exc:
         raise UsageError(exc.message, *where) from None
 
@@ -214,11 +249,13 @@ def _run_scan(
     request, window = options.request, options.window
     registry = registry or load_registry(options.rule_paths)
     target = resolve_target(registry, window.to_version, window.to_origin)
-    option = parse_version(window.from_version, "--from") if window.from_version is not None else None
-    if option is not None:  # a release with a pack, as the packs spell it (0.16 is 0.16.0)
-        option = next((r for r in registry.releases if r == option), option)
+    option = resolve_from(registry, window.from_version, window.from_origin)
     if option is not None and option > target:
-        raise UsageError(f"--from {window.from_version} is newer than the target {target}: a downgrade is not checked")
+        where = (None, None) if window.from_origin is None else window.from_origin
+        name = "--from" if window.from_origin is None else "from:"
+        raise UsageError(
+            f"{name} {window.from_version} is newer than the target {target}: a downgrade is not checked", *where
+        )
     rules = list(registry.rules())
     pack_rules = [rule for _pack, rule in rules]
     if cached is not None and (hit := cached.load(pack_rules)) is not None:

@@ -65,7 +65,7 @@ def report_key(options: ScanOptions, with_edits: bool, today: dt.date | None = N
     parts = [
         code_salt(),
         pack_sources_digest(options.rule_paths),
-        repr((window.to_version, window.from_version, window.to_origin)),
+        repr((window.to_version, window.from_version, window.to_origin, window.from_origin)),
         repr((tuple(filters.ignores), filters.inline_suppressions, tuple(filters.select), tuple(filters.ignore_rules))),
         repr(filters.baseline),
         _file_digest(filters.baseline),

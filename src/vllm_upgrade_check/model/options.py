@@ -72,11 +72,13 @@ class VersionWindow:
         to_origin: ``(configuration file, line)`` where ``to_version`` was set, when a
             configuration file set it (``None``: ``--to``, or not set); errors about the
             target then name that file and line.
+        from_origin: the same for ``from_version``.
     """
 
     to_version: str | None = None
     from_version: str | None = None
     to_origin: tuple[str, int | None] | None = None
+    from_origin: tuple[str, int | None] | None = None
 
 
 @dataclass(frozen=True)

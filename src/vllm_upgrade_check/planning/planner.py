@@ -39,10 +39,8 @@ from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE
 from vllm_upgrade_check.model.findings import Report
 from vllm_upgrade_check.model.pack import MatchKind, Severity, WheelFacts
 from vllm_upgrade_check.model.plan import Blocker, Conflict, Hop, Host, Plan, ReleaseCheck
+from vllm_upgrade_check.planning.keep import PLAN_KEYWORDS
 from vllm_upgrade_check.planning.resolve import resolve_future
-
-PLAN_KEYWORDS = ("driver", "python")
-"""``--keep`` values that name a host property rather than a distribution."""
 
 
 def wheel_of(registry: Registry, release: Version) -> WheelFacts | None:
@@ -473,12 +471,3 @@ def make_plan(
         notes=tuple(notes),
         driver_source=table.source,
     )
-
-
-def parse_keep(values: Sequence[str]) -> frozenset[str]:
-    """``--keep`` values -> ``driver``, ``python`` and canonical distribution names."""
-    out = set()
-    for value in values:
-        text = value.strip()
-        out.add(text.lower() if text.lower() in PLAN_KEYWORDS else canonicalize_name(text))
-    return frozenset(out)
