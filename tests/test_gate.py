@@ -411,7 +411,7 @@ def test_pre_commit_hooks_and_action_are_well_formed(repo_root: Path) -> None:
         (["fix", "", "--to", "0.28.0"], "argument 2 after fix is empty"),
         (["scan", ".", "--rules", ""], "argument 4 after --rules is empty"),
         (["env", "--python", ""], "argument 3 after --python is empty"),
-        (["scan", "--from", "", "."], "is not a valid version"),
+        (["scan", "--from", "", "."], "--from is empty"),
     ],
 )
 def test_usage_errors_are_one_line_exit_2(args: list[str], message: str, tmp_path: Path) -> None:

@@ -173,7 +173,10 @@ def load_config(path: Path) -> Config:
         if message == "unknown key" and len(loc) == 1:
             message += f" (known: {', '.join(sorted(f.alias or n for n, f in ConfigTable.model_fields.items()))})"
         raise UsageError(f"{format_path(loc)}: {message}", shown, _line_of(text, loc)) from None
-    ignores = tuple(Ignore(i.id.strip(), i.reason, i.path, i.expires, shown) for i in parsed.ignore)
+    ignores = tuple(
+        Ignore(i.id.strip(), i.reason, i.path, i.expires, shown, _line_of(text, ["ignore", n, "id"]))
+        for n, i in enumerate(parsed.ignore)
+    )
     for index, entry in enumerate(parsed.rules):
         problem = _rules_problem(path.parent, entry)
         if problem:

@@ -24,7 +24,7 @@ from vllm_upgrade_check.matching.checks import UNKNOWN_FLAG_ID, unknown_flag_fin
 from vllm_upgrade_check.matching.matcher import Assumption, VersionContext, match_rules, sort_key
 from vllm_upgrade_check.matching.repeats import distinct, one_per_change
 from vllm_upgrade_check.matching.requires_check import REQUIRES_DIST_ID, requires_dist_findings
-from vllm_upgrade_check.matching.suppress import apply_filters, check_prefixes
+from vllm_upgrade_check.matching.suppress import apply_filters, check_ignores, check_prefixes
 from vllm_upgrade_check.matching.surface_checks import (
     SURFACE_IDS,
     gone_subjects,
@@ -288,6 +288,7 @@ def _run_scan(
         default = Assumption(option, VersionBasis.OPTION, "--from")
     known_ids = {r.id for _p, r in rules} | {UNKNOWN_FLAG_ID, REQUIRES_DIST_ID, *SURFACE_IDS, *ADVISORY_IDS}
     check_prefixes(options.filters.select, options.filters.ignore_rules, known_ids)
+    check_ignores(options.filters.ignores, known_ids)
     if facts:
         known = known_args()
         context = VersionContext(

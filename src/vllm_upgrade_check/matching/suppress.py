@@ -160,6 +160,32 @@ def check_prefixes(select: Sequence[str], ignore: Sequence[str], known_ids: Iter
                 )
 
 
+def check_ignores(ignores: Sequence[Ignore], known_ids: Iterable[str]) -> None:
+    """Check that every configured ignore names ``*`` or a rule id in ``known_ids``
+    (case-insensitive), so that a mistyped id cannot leave the finding it meant in the gate
+    unnoticed, nor an ignore that can never apply sit in the configuration. Ids of the rules
+    generated from a release's wheel (``VUCENV…``, made only when an environment is read) are
+    taken as given.
+
+    Raises:
+        UsageError: naming the configuration file and line of the first unknown id.
+    """
+    from vllm_upgrade_check.errors import UsageError
+
+    known = {i.upper() for i in known_ids}
+    for ignore in ignores:
+        wanted = ignore.id.upper()
+        if wanted == "*" or wanted in known or wanted.startswith("VUCENV"):
+            continue
+        close = sorted(i for i in known if i.startswith(wanted.rsplit("-", 1)[0]))[:3]
+        hint = f" (rules of that release: {', '.join(close)} …)" if close else ""
+        raise UsageError(
+            f"ignore id {ignore.id!r} matches no rule id{hint}; see 'vllm-upgrade-check rules list'",
+            ignore.source or None,
+            ignore.line,
+        )
+
+
 def rule_selected(rule_id: str, select: Sequence[str], ignore: Sequence[str]) -> bool:
     """``True`` when ``rule_id`` starts with a ``select`` prefix (or ``select`` is empty) and
     with no ``ignore`` prefix; prefixes compare case-insensitively (``VUC027`` selects every

@@ -91,6 +91,7 @@ class Ignore:
         path: gitignore-style glob of relative paths, or ``None`` for every path.
         expires: last day the ignore applies, or ``None``.
         source: the configuration file it came from, for messages.
+        line: the line of its ``id`` in that file, for messages (``None``: not known).
     """
 
     id: str
@@ -98,6 +99,7 @@ class Ignore:
     path: str | None = None
     expires: dt.date | None = None
     source: str = ""
+    line: int | None = None
 
     def expired(self, today: dt.date) -> bool:
         """``True`` once ``today`` is after :attr:`expires`."""
