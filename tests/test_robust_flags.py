@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from scaling import LINEAR, time_ratio
 from vllm_upgrade_check.cli import _register, app
-from vllm_upgrade_check.knowledge.known_args import KnownArgs, known_args
+from vllm_upgrade_check.knowledge.known_args import KnownArgs, _same_lead, known_args
 from vllm_upgrade_check.matching.checks import MAX_UNKNOWN_PER_LAUNCH
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.sources.scanners.arg_facts import owned_words
@@ -29,8 +29,8 @@ FLAGS = sorted(KNOWN.flags)
 def brute_force(flag: str, at: Version | None) -> str | None:
     wanted = "--" + flag.lstrip("-").split("=", 1)[0].split(".", 1)[0].replace("_", "-")
     pool = [f for f in KNOWN.flags if at is None or KNOWN.defines(f, at)]
-    found = difflib.get_close_matches(wanted, pool, n=1, cutoff=0.6)
-    return found[0] if found else None
+    found = difflib.get_close_matches(wanted, pool, n=5, cutoff=0.6)
+    return next((f for f in found if _same_lead(wanted, f)), None)
 
 
 def fresh() -> KnownArgs:

@@ -39,7 +39,7 @@ def test_name_alone_needs_one_known_key() -> None:
 def _repo(tmp_path: Path) -> Path:
     (tmp_path / "deploy").mkdir()
     (tmp_path / "deploy" / "run.sh").write_text(
-        "#!/bin/bash\nvllm serve m --config engine.yaml \\\n  --max-num-seq 8 $VLLM_ARGS\n"
+        "#!/bin/bash\nvllm serve m --config engine.yaml \\\n  --max-num-sequences 8 $VLLM_ARGS\n"
     )
     (tmp_path / "deploy" / "engine.yaml").write_text("seed: 1\ncalculate_kv_scales: true\n")
     (tmp_path / "app.py").write_text(

@@ -120,7 +120,12 @@ def explain(
 ) -> None:
     """Print one rule's documentation: what it matches, why it breaks, the fix, the evidence."""
     from vllm_upgrade_check.knowledge.registry import load_registry
-    from vllm_upgrade_check.matching.checks import UNKNOWN_FLAG_ID, documented_unknown_flag_rule
+    from vllm_upgrade_check.matching.checks import (
+        ABBREVIATED_FLAG_ID,
+        UNKNOWN_FLAG_ID,
+        documented_abbreviated_flag_rule,
+        documented_unknown_flag_rule,
+    )
     from vllm_upgrade_check.matching.requires_check import REQUIRES_DIST_ID, documented_requires_dist_rule
 
     registry = load_registry(rules)
@@ -130,6 +135,7 @@ def explain(
 
     built_in: dict[str, Callable[[], Rule]] = {
         UNKNOWN_FLAG_ID: documented_unknown_flag_rule,
+        ABBREVIATED_FLAG_ID: documented_abbreviated_flag_rule,
         REQUIRES_DIST_ID: documented_requires_dist_rule,
     }
     if found is None and rule_id.upper() in ADVISORY_IDS:

@@ -20,7 +20,7 @@ from vllm_upgrade_check.knowledge.registry import Registry, load_registry
 from vllm_upgrade_check.knowledge.requires import release_requirements
 from vllm_upgrade_check.knowledge.versions import parse_version
 from vllm_upgrade_check.matching.advisories import ADVISORY_IDS, advisory_findings
-from vllm_upgrade_check.matching.checks import UNKNOWN_FLAG_ID, unknown_flag_findings
+from vllm_upgrade_check.matching.checks import ABBREVIATED_FLAG_ID, UNKNOWN_FLAG_ID, unknown_flag_findings
 from vllm_upgrade_check.matching.matcher import Assumption, VersionContext, match_rules, sort_key
 from vllm_upgrade_check.matching.repeats import distinct, one_per_change
 from vllm_upgrade_check.matching.requires_check import REQUIRES_DIST_ID, requires_dist_findings
@@ -286,7 +286,7 @@ def _run_scan(
     default = detect_from(facts, request.environment)
     if option is not None:
         default = Assumption(option, VersionBasis.OPTION, "--from")
-    known_ids = {r.id for _p, r in rules} | {UNKNOWN_FLAG_ID, REQUIRES_DIST_ID, *SURFACE_IDS, *ADVISORY_IDS}
+    known_ids = {r.id for _p, r in rules} | {UNKNOWN_FLAG_ID, ABBREVIATED_FLAG_ID, REQUIRES_DIST_ID, *SURFACE_IDS, *ADVISORY_IDS}
     check_prefixes(options.filters.select, options.filters.ignore_rules, known_ids)
     check_ignores(options.filters.ignores, known_ids)
     if facts:

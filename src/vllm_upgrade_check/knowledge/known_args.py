@@ -147,11 +147,38 @@ class KnownArgs:
         by_length = self._by_length(at)
         low, high = (3 * len(wanted) + 6) // 7, (7 * len(wanted)) // 3
         pool = [f for length in range(low, min(high, max(by_length, default=0)) + 1) for f in by_length.get(length, ())]
-        matches = difflib.get_close_matches(wanted, pool, n=1, cutoff=0.6) if pool else []
-        answer = matches[0] if matches else None
+        matches = difflib.get_close_matches(wanted, pool, n=5, cutoff=0.6) if pool else []
+        answer = next((m for m in matches if _same_lead(wanted, m)), None)
         if len(self._memo) < MEMO_ENTRIES:
             self._memo[key] = answer
         return answer
+
+    def expansions(self, flag: str, at: Version) -> tuple[str, ...]:
+        """The CLI flags of release ``at`` that ``flag`` abbreviates, sorted: argparse (which
+        vLLM's ``FlexibleArgumentParser`` leaves at ``allow_abbrev=True``, vLLM 0.33.0 wheel:
+        ``vllm/utils/argparse_utils.py``) takes a long option that is an unambiguous prefix
+        of exactly one option string (``--tensor-parallel`` is ``--tensor-parallel-size``) and
+        refuses one that prefixes several ("ambiguous option"). Empty when ``flag`` is itself
+        a flag of ``at`` or prefixes none."""
+        wanted = "--" + flag.lstrip("-").split("=", 1)[0].replace("_", "-")
+        key = ("expansions", wanted, at)
+        if key in self._memo:
+            return self._memo[key]  # type: ignore[return-value]
+        by_length = self._by_length(at)
+        found = tuple(
+            sorted(
+                f
+                for length, names in by_length.items()
+                if length > len(wanted)
+                for f in names
+                if f.startswith(wanted)
+            )
+        )
+        if wanted in by_length.get(len(wanted), ()):
+            found = ()
+        if len(self._memo) < MEMO_ENTRIES:
+            self._memo[key] = found
+        return found
 
     def _by_length(self, at: Version | None) -> dict[int, list[str]]:
         """The CLI flags release ``at`` defines (every release's without ``at``), by length."""
@@ -164,6 +191,15 @@ class KnownArgs:
                     index.setdefault(len(f), []).append(f)
             cached = self._memo[key] = index
         return cached  # type: ignore[return-value]
+
+
+def _same_lead(wanted: str, known: str) -> bool:
+    """``True`` when the first words of two flags agree, or nearly (a typo in it):
+    ``--max-model-length``/``--max-model-len`` and ``--quantisation``/``--quantization`` do;
+    ``--verbose``/``--jit-monitor-verbose`` do not, though difflib finds them close (a
+    suggestion of an unrelated flag that shares a word misleads)."""
+    a, b = wanted.lstrip("-").split("-", 1)[0], known.lstrip("-").split("-", 1)[0]
+    return a == b or difflib.SequenceMatcher(None, a, b).ratio() >= 0.75
 
 
 MEMO_ENTRIES = 65_536

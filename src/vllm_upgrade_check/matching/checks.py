@@ -9,7 +9,7 @@ release (a flag added after the newest release read would otherwise look unknown
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from packaging.version import Version
 
@@ -40,12 +40,18 @@ MAX_UNKNOWN_PER_LAUNCH = 20
 give one finding that counts them, so a line of a million made-up flags costs one finding more."""
 
 
-def unknown_flag_rule(fact: Fact, known: KnownArgs, target: Version | None = None) -> Rule:
+def unknown_flag_rule(
+    fact: Fact, known: KnownArgs, target: Version | None = None, ambiguous: Sequence[str] = ()
+) -> Rule:
     """The synthetic rule for one unknown flag, naming the closest flag ``target`` defines
-    (any release's without a target), if any."""
+    (any release's without a target), if any; with ``ambiguous`` (the several flags of
+    ``target`` the flag abbreviates), saying that argparse refuses it as ambiguous."""
     span = f"{known.releases[0]}-{known.newest}" if known.releases else "any"
     closest = known.closest(fact.raw or fact.name, target)
     hint = f"; did you mean {closest}?" if closest else ""
+    if len(ambiguous) > 1:
+        shown = ", ".join(ambiguous[:4]) + (" …" if len(ambiguous) > 4 else "")
+        hint = f"; as an abbreviation it is ambiguous in {target} (could match {shown}), which argparse refuses"
     # Built without validation: the name is the flag as written (``--max-num-seqS``), which a
     # pack's snake_case check would refuse; everything else is fixed text.
     return Rule(
@@ -62,7 +68,7 @@ def unknown_flag_rule(fact: Fact, known: KnownArgs, target: Version | None = Non
         ),
         docs=Docs(
             why="vLLM's argument parser rejects flags it does not define, so the server does not start.",
-            example="vllm serve my-model --max-num-seq 8",
+            example="vllm serve my-model --max-num-sequences 8",
             instead="vllm serve my-model --max-num-seqs 8",
         ),
         evidence=[
@@ -84,8 +90,60 @@ def unknown_flag_rule(fact: Fact, known: KnownArgs, target: Version | None = Non
 
 def documented_unknown_flag_rule(known: KnownArgs | None = None) -> Rule:
     """The unknown-flag rule as ``explain`` shows it (no particular flag)."""
-    example = Fact(FactKind.ARG, "max_num_seq", Location("example.sh", 1), raw="--max-num-seq")
+    example = Fact(FactKind.ARG, "max_num_sequences", Location("example.sh", 1), raw="--max-num-sequences")
     return unknown_flag_rule(example, known or known_args())
+
+
+ABBREVIATED_FLAG_ID = "VUC000-016"
+"""Id of the built-in rule for a flag written as an abbreviation argparse expands."""
+
+
+def abbreviated_flag_rule(fact: Fact, full: str, target: Version | None) -> Rule:
+    """The warning for a flag written as an abbreviation of ``full`` (the one flag of
+    ``target`` it prefixes): argparse expands it today (vLLM leaves ``allow_abbrev`` on), and
+    refuses it as ambiguous once a release adds another flag with that prefix."""
+    written = fact.raw or "--" + fact.name.replace("_", "-")
+    written = written.split("=", 1)[0]
+    at = f" in {target}" if target is not None else ""
+    return Rule(
+        id=ABBREVIATED_FLAG_ID,
+        name="abbreviated-vllm-flag",
+        severity=Severity.WARNING,
+        match=CliFlagMatch(kind=MatchKind.CLI_FLAG, name=fact.name),
+        message=(
+            f"{written} is an abbreviation: argparse expands it to {full}{at}, and refuses it as ambiguous "
+            "once a release adds another flag that starts with it (the server then does not start)"
+        ),
+        fix=Fix(
+            summary=f"Write it in full: {full}.",
+            action=FixAction.RENAME,
+            replacement=full,
+            applicability=Applicability.DISPLAY_ONLY,
+        ),
+        docs=Docs(
+            why=(
+                "vLLM's FlexibleArgumentParser keeps argparse's allow_abbrev, so a unique prefix of a flag "
+                "works; a release that adds a flag with the same prefix makes it ambiguous and argparse exits."
+            ),
+            example="vllm serve my-model --tensor-parallel 2",
+            instead="vllm serve my-model --tensor-parallel-size 2",
+        ),
+        evidence=[
+            WheelEvidence(
+                kind="wheel",
+                release="0.33.0",
+                path="vllm/utils/argparse_utils.py",
+                finding="FlexibleArgumentParser(ArgumentParser) does not set allow_abbrev, which defaults to True",
+            )
+        ],
+        tags=["unknown-flag"],
+    )
+
+
+def documented_abbreviated_flag_rule() -> Rule:
+    """The abbreviated-flag rule as ``explain`` shows it (no particular flag)."""
+    example = Fact(FactKind.ARG, "tensor_parallel", Location("example.sh", 1), raw="--tensor-parallel")
+    return abbreviated_flag_rule(example, "--tensor-parallel-size", None)
 
 
 def unknown_flag_findings(
@@ -127,7 +185,12 @@ def unknown_flag_findings(
             continue
         key = (fact.raw or fact.name, fact.name)
         if key not in rules:
-            rules[key] = unknown_flag_rule(fact, known, versions.target)
+            expands = known.expansions(fact.raw or fact.name, versions.target)
+            rules[key] = (
+                abbreviated_flag_rule(fact, expands[0], versions.target)
+                if len(expands) == 1
+                else unknown_flag_rule(fact, known, versions.target, expands)
+            )
         findings.append(built_in_finding(rules[key], fact, versions))
     for launch in per_launch.values():
         if len(launch) > MAX_UNKNOWN_PER_LAUNCH:

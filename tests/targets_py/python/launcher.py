@@ -9,7 +9,7 @@ CFG = {
     # ruleid: VUC0270-001
     "max_num_partial_prefills": 2,
     # ruleid: VUC000-001
-    "max_num_seq": 8,
+    "max_num_sequences": 8,
 }
 
 

@@ -7,7 +7,7 @@ vllm serve m --compilation-config '{"level": 3,
 # ruleid: TST0280-005
 vllm serve m --compilation-config.level 3 --max-model-len 4096
 # ruleid: VUC000-001
-vllm serve m --max-num-seq 8 --max-model-len 4096
+vllm serve m --max-num-sequences 8 --max-model-len 4096
 # ok: VUC000-001
 mytool --max-num-seq 8
 CMD="vllm serve m \
