@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
+import stat
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -49,6 +50,9 @@ def _file_digest(path: Path | None) -> str:
     if path is None:
         return "none"
     try:
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode):  # a FIFO or device would block the read: the scan refuses it
+            return f"not a regular file: {stat.filemode(mode)}"
         return hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
     except OSError as exc:
         return f"unreadable: {exc}"
