@@ -46,7 +46,7 @@ from vllm_upgrade_check.parsing.yamlwords import (
     value_word,
 )
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, env_fact, normalise_flag
-from vllm_upgrade_check.sources.scanners.base import Reference, Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.base import Conditional, Reference, Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.images import image_fact, image_hint, is_vllm_image
 from vllm_upgrade_check.sources.scanners.manifests import HELM_IMAGE_KEY, YAML_SUFFIXES, untemplated
 from vllm_upgrade_check.sources.scanners.templates import has_template_actions, neutralise_templates
@@ -293,9 +293,34 @@ def kustomize_image_facts(text: str, doc: yaml.Node, path: str) -> Iterator[Fact
         yield from facts
 
 
+def is_values_name(name: str) -> bool:
+    """``values*.yaml`` and override names such as ``prod-values.yaml`` / ``prod.values.yaml``."""
+    stem = name.rsplit(".", 1)[0]
+    return name.startswith("values") or stem.endswith(("-values", ".values", "_values"))
+
+
 def is_values_file(source: SourceFile) -> bool:
-    """``values*.yaml`` files, and any YAML holding a production-stack ``servingEngineSpec``."""
-    return source.name.startswith("values") or "servingEngineSpec" in source.text
+    """Values files (:func:`is_values_name`), and any YAML holding a production-stack
+    ``servingEngineSpec``."""
+    return is_values_name(source.name) or "servingEngineSpec" in source.text
+
+
+def override_facts(text: str, doc: yaml.Node, path: str) -> Iterator[Fact]:
+    """Facts of a values override file that names no vLLM image (``values-prod.yaml`` beside
+    a chart): its top-level ``args``/``extraArgs`` lists, any other list whose first item is
+    a vLLM flag, and ``env``/``extraEnv``, each at this file's lines. They count only where
+    the chart of this directory runs a vLLM image (the scanner yields them as a
+    :class:`~.base.Conditional`)."""
+    read: set[int] = set()
+    for key in ("args", "extraArgs"):
+        node = get(doc, key)
+        tokens = sequence_words(text, node)
+        if tokens:
+            read.add(id(node))
+            yield from arg_facts(tokens, path, "helm", positional_model=False, syntax="yaml")
+    yield from _flag_lists(text, doc, path, read, None)
+    for key in ("env", "extraEnv"):
+        yield from env_facts(text, get(doc, key), path, "helm")
 
 
 class HelmValuesScanner(Scanner):
@@ -312,11 +337,14 @@ class HelmValuesScanner(Scanner):
             return True
         return source.name.endswith(YAML_SUFFIXES) and is_values_file(source)
 
-    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped | Reference]:
-        if not source.mentions_vllm():
-            return
+    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped | Reference | Conditional]:
         if source.name in KUSTOMIZATION_NAMES:
-            yield from self._kustomization(source)
+            if source.mentions_vllm():
+                yield from self._kustomization(source)
+            return
+        if not source.mentions_vllm():
+            if is_values_name(source.name):
+                yield from self._override(source)
             return
         text = source.text
         templated = has_template_actions(text)
@@ -334,6 +362,26 @@ class HelmValuesScanner(Scanner):
             yield from untemplated(iter(facts)) if templated else facts
             if any(f.kind == FactKind.IMAGE for f in facts):  # the chart's templates run it
                 yield Reference(HELM_IMAGE_KEY + source.relpath.rpartition("/")[0])
+
+    def _override(self, source: SourceFile) -> Iterator[Fact | Skipped | Conditional]:
+        """A values override naming no vLLM: its facts count where this directory's chart
+        values run a vLLM image (``Reference(HELM_IMAGE_KEY + dir)``)."""
+        text = source.text
+        templated = has_template_actions(text)
+        if templated:
+            text = neutralise_templates(text)
+        try:
+            docs = documents(text)
+        except YamlProblem:
+            return  # not known to configure vLLM: nothing to report
+        chart = source.relpath.rpartition("/")[0]
+        for doc in docs:
+            if not isinstance(doc, yaml.MappingNode) or scalar(get(doc, "kind")) is not None:
+                continue
+            facts = list(override_facts(text, doc, source.relpath))
+            if facts:
+                facts = list(untemplated(iter(facts))) if templated else facts
+                yield Conditional(HELM_IMAGE_KEY + chart, tuple(facts))
 
     def _kustomization(self, source: SourceFile) -> Iterator[Fact | Skipped]:
         try:
