@@ -21,6 +21,7 @@ def default_scanners(response_fields: frozenset[str] | None = None) -> list[Scan
     from vllm_upgrade_check.sources.scanners.envfiles import SystemdScanner
     from vllm_upgrade_check.sources.scanners.freeze import FreezeSnapshotScanner
     from vllm_upgrade_check.sources.scanners.helm import HelmValuesScanner
+    from vllm_upgrade_check.sources.scanners.helm_links import LinkedShellScanner
     from vllm_upgrade_check.sources.scanners.launchlines import LaunchLineScanner
     from vllm_upgrade_check.sources.scanners.makefile import MakefileScanner
     from vllm_upgrade_check.sources.scanners.manifests import ManifestScanner
@@ -30,11 +31,10 @@ def default_scanners(response_fields: frozenset[str] | None = None) -> list[Scan
     from vllm_upgrade_check.sources.scanners.python.scanner import PythonSourceScanner
     from vllm_upgrade_check.sources.scanners.requirements import RequirementsScanner
     from vllm_upgrade_check.sources.scanners.serving import ServingConfigScanner
-    from vllm_upgrade_check.sources.scanners.shell import ShellScanner
     from vllm_upgrade_check.sources.scanners.vllm_config import VllmConfigScanner
 
     return [
-        ShellScanner(),
+        LinkedShellScanner(),
         DockerfileScanner(),
         ManifestScanner(),
         RequirementsScanner(),

@@ -7,15 +7,8 @@ that names vLLM (``vllm/vllm-stack``, ``oci://…/vllm-chart``)."""
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Sequence
 
-import yaml
-
-from vllm_upgrade_check.model.facts import Fact
 from vllm_upgrade_check.parsing.shell import ShellScript
-from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, scalar
-from vllm_upgrade_check.sources.scanners.base import SourceFile
-from vllm_upgrade_check.sources.scanners.helm import is_values_name, override_facts
 
 _SUBCOMMANDS = frozenset({"install", "upgrade", "template"})
 _VALUES = frozenset({"-f", "--values"})
@@ -59,52 +52,6 @@ def helm_values_commands(script: ShellScript) -> list[tuple[str, list[str]]]:
     return out
 
 
-def _resolve(written: str, by: str, files: set[str]) -> str | None:
-    """The report path of ``written`` (relative to the script's directory or the root)."""
-    if written.startswith("/") or "$" in written:
-        return None
-    for candidate in (posixpath.join(posixpath.dirname(by), written), written):
-        path = posixpath.normpath(candidate)
-        if path in files:
-            return path
-    return None
-
-
-def linked_values_facts(
-    script: ShellScript, by: str, files: Sequence[str], read: Callable[[str], SourceFile | None]
-) -> list[Fact]:
-    """The facts of the values files the helm commands of ``script`` (in file ``by``) pass to
-    a vLLM chart, located in those files. A values file the Helm values scanner reads on its
-    own (the chart's ``values.yaml``, an override beside the chart, a values file that names
-    vLLM) is left to it, so nothing is reported twice."""
-    names = set(files)
-    out: list[Fact] = []
-    seen: set[str] = set()
-    for chart, values in helm_values_commands(script):
-        chart_dir = _resolve(chart, by, {posixpath.dirname(f) for f in names})
-        if chart_dir is not None:
-            chart_values = read(posixpath.join(chart_dir, "values.yaml"))
-            vllm_chart = chart_values is not None and chart_values.mentions_vllm()
-        else:
-            vllm_chart = "vllm" in chart.lower()
-        if not vllm_chart:
-            continue
-        for written in values:
-            rel = _resolve(written, by, names)
-            if rel is None or rel in seen:
-                continue
-            seen.add(rel)
-            directory, name = posixpath.split(rel)
-            if chart_dir is not None and directory == chart_dir and is_values_name(name):
-                continue  # the chart's own values, or an override beside it: read by the values scanner
-            source = read(rel)
-            if source is None or (is_values_name(name) and source.mentions_vllm()):
-                continue
-            try:
-                docs = documents(source.text)
-            except YamlProblem:
-                continue
-            for doc in docs:
-                if isinstance(doc, yaml.MappingNode) and scalar(get(doc, "kind")) is None:
-                    out.extend(override_facts(source.text, doc, rel))
-    return out
+def may_pass_helm_values(text: str) -> bool:
+    """A cheap test: ``helm`` and a values option appear in ``text``."""
+    return "helm" in text and ("-f" in text or "--values" in text)

@@ -22,6 +22,7 @@ from vllm_upgrade_check.sources.scanners.base import (
     SpanIndex,
     shared_words,
 )
+from vllm_upgrade_check.sources.scanners.helm_cli import helm_values_commands, may_pass_helm_values
 from vllm_upgrade_check.sources.scanners.images import image_fact, replaced_server_note
 from vllm_upgrade_check.sources.scanners.requirements import pip_install_facts
 from vllm_upgrade_check.sources.scanners.vllm_argv import find_launch, launch_facts, other_program_image
@@ -193,12 +194,12 @@ class ShellScanner(Scanner):
 
     def scan(self, source: SourceFile) -> Iterator[Fact | Skipped | FileReference]:
         if not source.mentions_vllm():
-            if _may_pass_helm_values(source.text):  # values files of a vLLM chart (:mod:`.helm_cli`)
+            if may_pass_helm_values(source.text):  # values files of a vLLM chart (:mod:`.helm_cli`)
                 yield from self._helm_values(source)
             return
         facts, script = shell_facts(source.text, source.relpath, self.name)
         yield from facts
-        if _may_pass_helm_values(source.text):
+        if may_pass_helm_values(source.text):
             yield from self._helm_values(source, script)
         if script.has_error:
             yield Skipped(
@@ -211,31 +212,8 @@ class ShellScanner(Scanner):
     def _helm_values(self, source: SourceFile, script: ShellScript | None = None) -> Iterator[FileReference]:
         """One :class:`~.base.FileReference` per values file a helm command passes: the
         engine then reads this script again with the files it names (:meth:`with_referenced`)."""
-        from vllm_upgrade_check.sources.scanners.helm_cli import helm_values_commands
-
         if script is None:
             script = parse_shell(source.text)
         for _chart, values in helm_values_commands(script):
             for written in values:
                 yield FileReference(written, self.name)
-
-    def with_referenced(
-        self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
-    ) -> list[Fact] | None:
-        """The script's facts with those of the values files its helm commands pass to a vLLM
-        chart (:func:`~.helm_cli.linked_values_facts`); ``None`` when it passes none."""
-        from vllm_upgrade_check.sources.scanners.helm_cli import linked_values_facts
-
-        if not _may_pass_helm_values(source.text):
-            return None
-        if source.mentions_vllm():
-            facts, script = shell_facts(source.text, source.relpath, self.name)
-        else:
-            facts, script = [], parse_shell(source.text)
-        linked = linked_values_facts(script, source.relpath, files, read)
-        return [*facts, *linked] if linked else None
-
-
-def _may_pass_helm_values(text: str) -> bool:
-    """A cheap test: ``helm`` and a values option appear in ``text``."""
-    return "helm" in text and ("-f" in text or "--values" in text)
