@@ -10,6 +10,13 @@ a predictor's through its ``InferenceService`` (:data:`.kserve.SERVICE_KEY`), a 
 through :func:`container_references` (the ``kind/name/index`` of each container that launches
 vLLM); their launch is merged into the target's (:data:`.base.APPENDED`).
 
+A strategic-merge patch file (``patchesStrategicMerge:`` items, or a ``patches:`` entry whose
+file is a Kubernetes object) of a pod object merges its containers by name: the ``args`` it
+writes for a container that launches vLLM in the base are that launch's args as the overlay
+deploys it (:func:`strategic_merge_facts`), checked where the patch writes them, with the
+``env`` it adds; keyed :data:`CONTAINER_NAME_KEY`. A patch container that names a vLLM image
+of its own is a launch by itself (read as a manifest), not merged.
+
 An inline ``patch:`` text is not read (its words have no place of their own in a file).
 """
 
@@ -44,6 +51,10 @@ CONTAINER_KEY = "k8s-container:"
 
 POD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "Pod"})
 
+CONTAINER_NAME_KEY = "k8s-container-name:"
+"""Prefix of the key ``Kind/name/container name`` of a pod container that launches vLLM (what
+a strategic-merge patch matches containers by)."""
+
 _PREDICTOR_ARGS = re.compile(r"/spec/predictor/model/args(?:/(-|\d+))?")
 _CONTAINER_ARGS = re.compile(r"(?:/spec/template)?/spec/containers/(\d+)/args(?:/(-|\d+))?")
 
@@ -58,6 +69,21 @@ def patch_entries(doc: yaml.Node, relpath: str) -> Iterator[tuple[str, str, str]
             kind, name, path = scalar(get(target, "kind")), scalar(get(target, "name")), scalar(get(entry, "path"))
             if kind and name and path:
                 yield kind, name, _joined(folder, path)
+
+
+def strategic_merge_entries(doc: yaml.Node, relpath: str) -> Iterator[str]:
+    """The patch files (joined to the kustomization's folder) a kustomization names that may
+    be strategic-merge patches: ``patchesStrategicMerge:`` items and every ``patches:`` entry
+    with a ``path`` (the file's content decides which kind of patch it is)."""
+    folder = relpath.rpartition("/")[0]
+    for entry in items(get(doc, "patchesStrategicMerge")):
+        path = scalar(entry)
+        if path and "\n" not in path:
+            yield _joined(folder, path)
+    for entry in items(get(doc, "patches")):
+        path = scalar(get(entry, "path"))
+        if path:
+            yield _joined(folder, path)
 
 
 def _joined(folder: str, path: str) -> str:
@@ -87,6 +113,51 @@ def kustomization_items(
             patch = read(path) if read is not None else None
             if patch is not None:
                 yield from patch_facts(patch, kind, name)
+        for path in dict.fromkeys(strategic_merge_entries(doc, source.relpath)):
+            yield FileReference(path, "manifest")
+            patch = read(path) if read is not None else None
+            if patch is not None:
+                yield from strategic_merge_facts(patch)
+
+
+def strategic_merge_facts(patch: SourceFile) -> Iterator[Conditional]:
+    """The launch words and env vars a strategic-merge patch file writes for each named
+    container of a pod object (one :class:`~.base.Conditional` per container, keyed
+    :data:`CONTAINER_NAME_KEY`, its launch an :data:`~.base.APPENDED` one at the ``args``
+    key). A container with a vLLM image of its own is skipped: it is read as a launch."""
+    from vllm_upgrade_check.sources.scanners.images import is_vllm_image
+    from vllm_upgrade_check.sources.scanners.yamlenv import env_facts
+
+    try:
+        docs = documents(patch.text)
+    except YamlProblem:
+        return
+    for doc in docs:
+        kind, name = scalar(get(doc, "kind")), scalar(get(get(doc, "metadata"), "name"))
+        if kind not in POD_KINDS or not name:
+            continue
+        spec = get(doc, "spec")
+        pod = spec if kind == "Pod" else get(get(spec, "template"), "spec")
+        for container in items(get(pod, "containers")):
+            cname = scalar(get(container, "name"))
+            image = scalar(get(container, "image")) or ""
+            if not cname or is_vllm_image(image):
+                continue
+            facts: list[Fact] = []
+            args = get(container, "args")
+            tokens = sequence_words(patch.text, args) if isinstance(args, yaml.SequenceNode) else []
+            if tokens:
+                mark = args.start_mark if args is not None else None
+                start = Token(APPENDED, mark.line + 1, mark.column + 1) if mark is not None else tokens[0]
+                facts.extend(
+                    arg_facts(
+                        tokens, patch.relpath, "kustomize", positional_model=False, entry=APPENDED, start=start,
+                        syntax="yaml",
+                    )
+                )
+            facts.extend(env_facts(patch.text, get(container, "env"), patch.relpath, "kustomize"))
+            if facts:
+                yield Conditional(f"{CONTAINER_NAME_KEY}{kind}/{name}/{cname}", tuple(facts))
 
 
 def patch_facts(patch: SourceFile, kind: str, name: str) -> Iterator[Conditional]:
@@ -144,3 +215,5 @@ def container_references(doc: yaml.Node, facts: list[Fact]) -> Iterator[Referenc
         launch = next((f for f in facts if f.kind == FactKind.LAUNCH and f.owner == who), None)
         if launch is not None and launch.group:
             yield Reference(f"{CONTAINER_KEY}{kind}/{name}/{index}", launch=launch.group)
+            if scalar(get(container, "name")):
+                yield Reference(f"{CONTAINER_NAME_KEY}{kind}/{name}/{who[len('container '):]}", launch=launch.group)
