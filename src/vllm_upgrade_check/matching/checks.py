@@ -49,6 +49,31 @@ def unknown_flag_rule(
     span = f"{known.releases[0]}-{known.newest}" if known.releases else "any"
     closest = known.closest(fact.raw or fact.name, target)
     hint = f"; did you mean {closest}?" if closest else ""
+    written = fact.raw or fact.name
+    if any(c.isspace() for c in written.strip()):
+        flag = written.split()[0]
+        return Rule(
+            id=UNKNOWN_FLAG_ID,
+            name="unknown-vllm-flag",
+            severity=Severity.BLOCKER,
+            match=CliFlagMatch(kind=MatchKind.CLI_FLAG, name=fact.name),
+            message=(
+                f"{written!r} is one argv word: argparse takes a word with a space in it for a positional "
+                f"argument, not for {flag} and its value, so vllm serve refuses it"
+            ),
+            fix=Fix(
+                summary=f"Write {flag} and its value as separate words (two list items), or as {flag}=VALUE.",
+                action=FixAction.NONE,
+                applicability=Applicability.DISPLAY_ONLY,
+            ),
+            docs=Docs(
+                why="argparse reads an argument that contains a space as a positional, never as an option.",
+                example='subprocess.run(["vllm", "serve", "my-model", "--max-num-seqs 8"])',
+                instead='subprocess.run(["vllm", "serve", "my-model", "--max-num-seqs", "8"])',
+            ),
+            evidence=[UnverifiedEvidence(kind="unverified", reason="argparse: _parse_optional treats an arg with a space as positional")],
+            tags=["unknown-flag"],
+        )
     if len(ambiguous) > 1:
         shown = ", ".join(ambiguous[:4]) + (" …" if len(ambiguous) > 4 else "")
         hint = f"; as an abbreviation it is ambiguous in {target} (could match {shown}), which argparse refuses"

@@ -14,11 +14,13 @@ import re
 import shlex
 from dataclasses import dataclass, field, replace
 
+from vllm_upgrade_check.model.facts import Fact
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.sources.scanners.python.keywords import Entry, KeywordReader
 from vllm_upgrade_check.sources.scanners.python.names import const_text, dotted_name
 from vllm_upgrade_check.sources.scanners.python.scope import Scope, last_binding, later_updates
 from vllm_upgrade_check.sources.scanners.python.source import PythonSource
+from vllm_upgrade_check.sources.scanners.shell import shell_facts
 
 Functions = dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]]
 """The functions a file defines, by name, with their scopes."""
@@ -160,10 +162,13 @@ class ArgvBuilder:
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             return self.argv(node.left, env, depth + 1) + self.argv(node.right, env, depth + 1)
         if isinstance(node, ast.Call) and self.source.qualified(node.func) == "shlex.split" and node.args:
-            text = const_text(node.args[0])
+            literal = node.args[0]
+            if isinstance(literal, ast.Name):  # shlex.split(BASE) of a string constant
+                literal = self.constant(literal) or literal
+            text = const_text(literal)
             if text is None:
                 return [self.unresolved(node)]
-            move = self.source.string_relocator(node.args[0])
+            move = self.source.string_relocator(literal)
             try:
                 words = shlex.split(text)
             except ValueError:
@@ -375,6 +380,14 @@ class ArgvBuilder:
         if isinstance(node, ast.Name) and self.call is not None and node.id in self.call.params:
             bound = self.call.params[node.id]
             return (bound.text, bound) if bound.resolved else (None, None)
+        if isinstance(node, ast.Name) and (constant := self.constant(node)) is not None:
+            loc = self.source.loc(constant)
+            shown = str(constant.value)  # placed at the constant, with no span: a fix leaves it to a person
+            return shown, Token(shown, loc.line or 0, loc.column or 0, True, self.source.segment(constant))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, left_at = self.evaluate(node.left, env)
+            right, right_at = self.evaluate(node.right, env)
+            return (left + right, left_at or right_at) if left is not None and right is not None else (None, None)
         if isinstance(node, ast.Call) and dotted_name(node.func) == "str" and len(node.args) == 1:
             return self.evaluate(node.args[0], env)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
@@ -406,6 +419,32 @@ class ArgvBuilder:
                     return None, None
             return "".join(parts), anchor
         return None, None
+
+    def shell_string_facts(self, command: ast.AST) -> list[Fact] | None:
+        """The facts of a shell command string built of constants (``BASE + " --swap-space 4"``,
+        an f-string of constants, a constant's name), each word placed at the expression and
+        given no span (a fix leaves it to a person); ``None`` for any other expression."""
+        if not isinstance(command, (ast.BinOp, ast.JoinedStr, ast.Name)):
+            return None
+        built = self.evaluate(command, {})[0]
+        if not built:
+            return None
+        at = self.source.loc(command)
+        line, column = at.line or 0, at.column or 0
+        return shell_facts(
+            built, self.source.path, "python", relocate=lambda t: replace(t.unplaced(), line=line, column=column)
+        )[0]
+
+    def constant(self, node: ast.Name) -> ast.Constant | None:
+        """The string or number literal ``node`` was last bound to (``MODEL = "acme/x"`` at
+        module level, read in a function), else ``None``."""
+        bound = last_binding(node.id, self.scope, self.before)
+        if bound is None:
+            return None
+        value = bound[0]
+        if isinstance(value, ast.Constant) and isinstance(value.value, (str, int, float)):
+            return None if isinstance(value.value, bool) else value
+        return None
 
     def unresolved(self, node: ast.AST) -> Token:
         """A word that cannot be computed: its source text, marked unresolved."""

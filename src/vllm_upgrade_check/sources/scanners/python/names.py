@@ -20,9 +20,39 @@ SUBPROCESS_CALLS = frozenset(
         "subprocess.check_call",
         "subprocess.check_output",
         "os.system",
+        "asyncio.create_subprocess_shell",
+        *(f"os.exec{v}" for v in ("v", "ve", "vp", "vpe", "l", "le", "lp", "lpe")),
+        *(f"os.spawn{v}" for v in ("v", "ve", "vp", "vpe", "l", "le", "lp", "lpe")),
+        "asyncio.create_subprocess_exec",
     }
 )
-"""Calls whose first argument is a command (argv list or shell string)."""
+"""Calls that run a command: an argv list or shell string as first argument
+(``subprocess``, ``os.system``), or as :func:`command_argument` finds it (``os.exec*``,
+``os.spawn*``, ``asyncio.create_subprocess_exec``)."""
+
+
+def command_argument(call: ast.Call, qualified: str) -> ast.expr | None:
+    """The command a :data:`SUBPROCESS_CALLS` call runs, as one expression: the first
+    argument of ``subprocess.*``/``os.system``; the argv list of ``os.execv(path, argv)``,
+    ``os.spawnvp(mode, file, argv)`` and the like; a list of the separate arguments of
+    ``os.execlp(file, "vllm", "serve", ...)``, ``os.spawnl(mode, path, ...)`` and
+    ``asyncio.create_subprocess_exec("vllm", "serve", ...)`` (the ``…e`` forms' last argument,
+    the environment, left out). ``None`` when the call passes no command."""
+    name = qualified.rpartition(".")[2]
+    skip = 0
+    if name.startswith(("exec", "spawn")):
+        skip = (1 if name.startswith("exec") else 2)
+        variant = name.removeprefix("exec").removeprefix("spawn")
+        if variant.startswith("v"):
+            return call.args[skip] if len(call.args) > skip else None
+        words = call.args[skip : len(call.args) - (1 if variant.endswith("e") else 0)]
+    elif name == "create_subprocess_exec":
+        words = call.args
+    else:
+        return call.args[0] if call.args else None
+    if not words or any(isinstance(w, ast.Starred) for w in words[:1]):
+        return None
+    return ast.copy_location(ast.List(elts=list(words), ctx=ast.Load()), words[0])
 RESPONSE_FIELDS = frozenset({"reasoning_content", "reasoning"})
 """Response fields whose reading by client code is reported: those the bundled rules name,
 and what their fixes rename them to (so a fixed client still reads as one; a test keeps

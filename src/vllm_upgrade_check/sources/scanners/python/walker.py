@@ -29,6 +29,7 @@ from vllm_upgrade_check.sources.scanners.python.names import (
     RESPONSE_FIELDS,
     SAMPLING_CALLS,
     SUBPROCESS_CALLS,
+    command_argument,
     const_text,
     is_literal,
 )
@@ -322,18 +323,20 @@ class _Module:
         """The facts of a command run by ``call``: a string read as shell, else an argv
         (``binding``: the parameters of the function it is in, as one call binds them;
         ``alone``: read where it is written, its function's parameters unresolved)."""
-        if not call.args:
-            return
-        if binding is None and not alone and any(scope is s for _f, s in self.builders.values()):
-            return  # read at each call of the function that runs it (builder_call)
-        command = call.args[0]
+        command = command_argument(call, self.source.qualified(call.func) or "")
+        if command is None or (binding is None and not alone and any(scope is s for _f, s in self.builders.values())):
+            return  # no command; or read at each call of the function that runs it (builder_call)
         text = const_text(command)
         if isinstance(command, ast.Constant) and text is not None:
             relocate = self.source.string_relocator(command)
             facts, _ = shell_facts(text, self.source.path, "python", relocate=relocate)
             self.facts.extend(facts)
             return
-        tokens = ArgvBuilder(self.source, self.keywords, scope, call.lineno, binding, self.functions).argv(command)
+        builder = ArgvBuilder(self.source, self.keywords, scope, call.lineno, binding, self.functions)
+        if (built := builder.shell_string_facts(command)) is not None:
+            self.facts.extend(built)
+            return
+        tokens = builder.argv(command)
         found = argv_facts(tokens, self.source.path, "python", syntax="python") if tokens else []
         if isinstance(command, ast.Call) and isinstance(command.func, ast.Name) and command.func.id in self.functions:
             # an argv a function of the file returns: one launch per call, told at the call
@@ -345,18 +348,9 @@ class _Module:
             # function's result) in a file that speaks of vLLM: named in an unresolved note
             written = self.source.segment(command)
             if "vllm" in self.source.src.lower():
-                self.facts.append(
-                    Fact(
-                        FactKind.LAUNCH,
-                        "subprocess",
-                        self.source.loc(command),
-                        raw=written,
-                        value=written,
-                        origin="python",
-                        scanner="python",
-                        resolved=False,
-                    )
-                )
+                at = self.source.loc(command)
+                self.facts.append(Fact(FactKind.LAUNCH, "subprocess", at, raw=written, value=written,
+                                       origin="python", scanner="python", resolved=False))
 
     # ---- walk ------------------------------------------------------------------
     def run(self) -> None:

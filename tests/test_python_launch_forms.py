@@ -1,0 +1,83 @@
+"""Python launch forms read since they were silent or wrong: ``os.exec*``/``os.spawn*`` and
+``asyncio.create_subprocess_exec``; string constants split, concatenated or named in an argv;
+an argv item that glues a flag and its value into one word."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vllm_upgrade_check.engine import run_scan
+from vllm_upgrade_check.model.options import ScanOptions
+
+HEAD = "import asyncio\nimport os\nimport shlex\nimport subprocess\nimport sys\n\n"
+
+
+def _scan(tmp_path: Path, body: str) -> tuple[set[tuple[str, int]], list[str]]:
+    (tmp_path / "launch.py").write_text(HEAD + body)
+    report = run_scan(ScanOptions.of(paths=[tmp_path], from_version="0.10.0", to_version="0.33.0"))
+    found = {(f.rule.id, f.location.line) for f in report.findings if f.rule.id != "VUC000-012"}
+    return found, list(report.notes)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        'os.execvp("vllm", ["vllm", "serve", "acme/m", "--swap-space", "4"])',
+        'os.execv("/opt/venv/bin/vllm", ("vllm", "serve", "acme/m", "--swap-space", "4"))',
+        'os.execvpe("vllm", ["vllm", "serve", "acme/m", "--swap-space", "4"], os.environ)',
+        'os.execlp("vllm", "vllm", "serve", "acme/m", "--swap-space", "4")',
+        'os.execle("/usr/bin/vllm", "vllm", "serve", "acme/m", "--swap-space", "4", os.environ)',
+        'os.spawnvp(os.P_WAIT, "vllm", ["vllm", "serve", "acme/m", "--swap-space", "4"])',
+        'os.spawnl(os.P_NOWAIT, "/usr/bin/vllm", "vllm", "serve", "acme/m", "--swap-space", "4")',
+        'asyncio.create_subprocess_exec("vllm", "serve", "acme/m", "--swap-space", "4")',
+        'asyncio.create_subprocess_shell("vllm serve acme/m --swap-space 4")',
+        'os.spawnv(os.P_WAIT, sys.executable, [sys.executable, "-m", "vllm.entrypoints.openai.api_server",'
+        ' "--model", "acme/m", "--swap-space", "4"])',
+    ],
+)
+def test_exec_and_spawn_calls_are_launches(tmp_path: Path, call: str) -> None:
+    found, _notes = _scan(tmp_path, f"def main():\n    {call}\n")
+    assert found == {("VUC0180-001", 8)}
+
+
+@pytest.mark.parametrize(
+    ("body", "line"),
+    [
+        ('BASE = "vllm serve acme/m --port 8000"\n\n\ndef run():\n'
+         '    subprocess.run(shlex.split(BASE) + ["--swap-space", "4"])\n', 11),
+        ('BASE = "vllm serve acme/m --port 8000"\n\n\ndef run():\n'
+         '    subprocess.run(BASE + " --swap-space 4", shell=True)\n', 11),
+        ('BASE = "vllm serve acme/m"\nFLAGS = " --swap-space 4"\n\n\ndef run():\n'
+         '    os.system(BASE + FLAGS)\n', 12),
+        ('MODEL = "acme/m"\n\n\ndef run():\n    subprocess.run(f"vllm serve {MODEL} --swap-space 4", shell=True)\n', 11),
+        ('CMD = "vllm serve acme/m --swap-space 4"\n\n\ndef run():\n    subprocess.Popen(CMD, shell=True)\n', 11),
+    ],
+)
+def test_string_constants_are_resolved(tmp_path: Path, body: str, line: int) -> None:
+    found, notes = _scan(tmp_path, body)
+    assert found == {("VUC0180-001", line)}
+    assert not [n for n in notes if n.startswith("unresolved")], notes
+
+
+def test_a_literal_model_constant_is_no_unresolved_name(tmp_path: Path) -> None:
+    body = 'MODEL = "acme/x"\nPORT = 8000\n\n\ndef run():\n    subprocess.run(["vllm", "serve", MODEL, "--port", str(PORT), "--swap-space", "4"])\n'
+    found, notes = _scan(tmp_path, body)
+    assert found == {("VUC0180-001", 12)}
+    assert not [n for n in notes if n.startswith("unresolved")], notes
+
+
+def test_a_name_bound_to_something_else_stays_unresolved(tmp_path: Path) -> None:
+    body = 'import json\nMODEL = json.loads("{}")["m"]\n\n\ndef run():\n    subprocess.run(["vllm", "serve", MODEL, "--swap-space", "4"])\n'
+    found, notes = _scan(tmp_path, body)
+    assert ("VUC0180-001", 12) in found
+    assert any(n.startswith("unresolved: MODEL") for n in notes), notes
+
+
+@pytest.mark.parametrize("item", ['"--swap-space 4"', '"--max-num-seqs  8"'])
+def test_a_flag_glued_to_its_value_in_one_item_says_so(tmp_path: Path, item: str) -> None:
+    (tmp_path / "launch.py").write_text(HEAD + f'subprocess.run(["vllm", "serve", "acme/m", {item}])\n')
+    report = run_scan(ScanOptions.of(paths=[tmp_path], from_version="0.10.0", to_version="0.33.0"))
+    (finding,) = [f for f in report.findings if f.rule.id == "VUC000-001"]
+    assert "is one argv word" in finding.rule.message and "separate words" in finding.rule.fix.summary
