@@ -89,3 +89,66 @@ def test_fix_removes_the_patch_flag_before_moving_the_base_image(tmp_path: Path)
     assert "--swap-space" not in patch and '"16"' not in patch, run.stdout + run.stderr
     assert "            - acme/m\n          env:\n" in patch  # every other byte kept
     assert "vllm/vllm-openai:v0.33.0" in (root / "base" / "deploy.yaml").read_text()
+
+
+INLINE_JSON6902 = """resources:
+  - ../../base
+patches:
+  - target:
+      kind: {kind}
+      name: chat
+    patch: |-
+      - op: add
+        path: /spec/template/spec/containers/1/args/-
+        value: --swap-space
+      - op: add
+        path: /spec/template/spec/containers/1/args/-
+        value: "16"
+"""
+INLINE_SMP = """resources:
+  - ../../base
+patches:
+  - patch: |
+      apiVersion: apps/v1
+      kind: {kind}
+      metadata:
+        name: chat
+      spec:
+        template:
+          spec:
+            containers:
+              - name: server
+                args: [--model, acme/m, --max-num-partial-prefills, "2"]
+"""
+
+
+@pytest.mark.parametrize("kind", ["Deployment", "StatefulSet"])
+@pytest.mark.parametrize("order", ["json-first", "smp-first"])
+def test_inline_block_patches_are_read_at_their_lines(tmp_path: Path, kind: str, order: str) -> None:
+    root = _repo(tmp_path, "patches-path", kind)
+    json_part = INLINE_JSON6902.format(kind=kind)
+    smp_part = INLINE_SMP.format(kind=kind).split("patches:\n", 1)[1]
+    json_entries = json_part.split("patches:\n", 1)[1]
+    head = "resources:\n  - ../../base\npatches:\n"
+    text = head + (json_entries + smp_part if order == "json-first" else smp_part + json_entries)
+    (root / "overlays" / "prod" / "kustomization.yaml").write_text(text)
+    lines = text.split("\n")
+    swap = next(i for i, line in enumerate(lines, 1) if "value: --swap-space" in line)
+    partial = next(i for i, line in enumerate(lines, 1) if "--max-num-partial-prefills" in line)
+    got = _found(root)
+    assert ("VUC0180-001", "overlays/prod/kustomization.yaml", swap) in got
+    assert ("VUC0270-001", "overlays/prod/kustomization.yaml", partial) in got
+    assert len([g for g in got if g[1] == "overlays/prod/kustomization.yaml"]) == 2  # once each
+
+
+def test_an_inline_patch_holds_the_image_back(tmp_path: Path) -> None:
+    root = _repo(tmp_path, "patches-path")
+    (root / "overlays" / "prod" / "kustomization.yaml").write_text(INLINE_JSON6902.format(kind="Deployment"))
+    run = subprocess.run(
+        [sys.executable, "-m", "vllm_upgrade_check", "fix", str(root), "--to", "0.33.0"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "vllm/vllm-openai:v0.17.0" in (root / "base" / "deploy.yaml").read_text()

@@ -17,7 +17,9 @@ deploys it (:func:`strategic_merge_facts`), checked where the patch writes them,
 ``env`` it adds; keyed :data:`CONTAINER_NAME_KEY`. A patch container that names a vLLM image
 of its own is a launch by itself (read as a manifest), not merged.
 
-An inline ``patch:`` text is not read (its words have no place of their own in a file).
+An inline ``patch:`` written as a literal block scalar (``patch: |-``) is read as the patch
+file it stands for, each word at its line and column in the kustomization (a fix edits it
+there); an inline patch written as a one-line string is not read.
 """
 
 from __future__ import annotations
@@ -118,6 +120,31 @@ def kustomization_items(
             patch = read(path) if read is not None else None
             if patch is not None:
                 yield from strategic_merge_facts(patch)
+        if read is None:  # inline patches: read once, with the kustomization's first reading
+            yield from inline_patch_items(source, doc)
+
+
+def inline_patch_items(source: SourceFile, doc: yaml.Node) -> Iterator[Conditional]:
+    """The :class:`~.base.Conditional` facts of the ``patches:`` entries of kustomization
+    ``doc`` that write their patch inline as a literal block scalar (``patch: |-``): a JSON
+    6902 patch when the entry names a ``target``, else (or when its text is a pod object) a
+    strategic-merge patch. The block's lines are read where they stand (the text before them
+    blanked), so every word keeps its line and column in the kustomization."""
+    lines = source.text.split("\n")
+    for entry in items(get(doc, "patches")):
+        node = get(entry, "patch")
+        if not isinstance(node, yaml.ScalarNode) or node.style != "|":
+            continue
+        first = node.start_mark.line + 1  # 0-based: the block's text starts on the line after `|`
+        stop = node.end_mark.line + (1 if node.end_mark.column else 0)  # it ends at a line's start
+        text = "\n" * first + "\n".join(lines[first:stop])
+        inline = SourceFile(source.relpath, text)
+        target = get(entry, "target")
+        kind, name = scalar(get(target, "kind")), scalar(get(target, "name"))
+        if kind and name and "op:" in text:
+            yield from patch_facts(inline, kind, name)
+        else:
+            yield from strategic_merge_facts(inline)
 
 
 def strategic_merge_facts(patch: SourceFile) -> Iterator[Conditional]:
