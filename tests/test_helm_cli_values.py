@@ -79,3 +79,32 @@ def test_a_file_passed_twice_is_reported_once(tmp_path: Path) -> None:
     report = run_scan(ScanOptions.of(paths=[root], to_version="0.33.0"))
     hits = [f for f in report.findings if f.location.path == "envs/prod.yaml"]
     assert [(f.rule.id, f.location.line) for f in hits] == [("VUC0180-001", 6)]
+
+
+HELMFILE = """repositories:
+  - name: stack
+    url: https://vllm-project.github.io/production-stack
+releases:
+  - name: chat
+    namespace: ml
+    chart: {chart}
+    values:
+      - ../envs/prod.yaml
+      - replicas: 2
+  - name: web
+    chart: bitnami/nginx
+    values: [../envs/staging.yaml]
+"""
+
+
+@pytest.mark.parametrize("chart", ["../charts/chat", "stack/vllm-stack"])
+def test_helmfile_release_values_of_a_vllm_chart_are_read(tmp_path: Path, chart: str) -> None:
+    root = _repo(tmp_path, "# nothing here\n")
+    (root / "deploy" / "helmfile.yaml").write_text(HELMFILE.format(chart=chart))
+    assert _found(root) == {("VUC0180-001", "envs/prod.yaml", 6)}  # staging goes to nginx
+
+
+def test_helmfile_of_no_vllm_chart_reads_nothing(tmp_path: Path) -> None:
+    root = _repo(tmp_path, "# nothing here\n", chart_values=OTHER_VALUES)
+    (root / "deploy" / "helmfile.yaml").write_text(HELMFILE.format(chart="../charts/chat"))
+    assert _found(root) == set()

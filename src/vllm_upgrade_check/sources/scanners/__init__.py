@@ -20,8 +20,7 @@ def default_scanners(response_fields: frozenset[str] | None = None) -> list[Scan
     from vllm_upgrade_check.sources.scanners.dockerfile import DockerfileScanner
     from vllm_upgrade_check.sources.scanners.envfiles import SystemdScanner
     from vllm_upgrade_check.sources.scanners.freeze import FreezeSnapshotScanner
-    from vllm_upgrade_check.sources.scanners.helm import HelmValuesScanner
-    from vllm_upgrade_check.sources.scanners.helm_links import LinkedShellScanner
+    from vllm_upgrade_check.sources.scanners.helm_links import LinkedHelmValuesScanner, LinkedShellScanner
     from vllm_upgrade_check.sources.scanners.launchlines import LaunchLineScanner
     from vllm_upgrade_check.sources.scanners.makefile import MakefileScanner
     from vllm_upgrade_check.sources.scanners.manifests import ManifestScanner
@@ -40,7 +39,7 @@ def default_scanners(response_fields: frozenset[str] | None = None) -> list[Scan
         RequirementsScanner(),
         PythonSourceScanner(response_fields),
         VllmConfigScanner(),
-        HelmValuesScanner(),
+        LinkedHelmValuesScanner(),
         ServingConfigScanner(),
         MakefileScanner(),
         SystemdScanner(),

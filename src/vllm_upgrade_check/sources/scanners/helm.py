@@ -46,7 +46,7 @@ from vllm_upgrade_check.parsing.yamlwords import (
     value_word,
 )
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, env_fact, normalise_flag
-from vllm_upgrade_check.sources.scanners.base import Conditional, Reference, Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.base import Conditional, Reference, ScanItem, Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.images import image_fact, image_hint, is_vllm_image
 from vllm_upgrade_check.sources.scanners.manifests import HELM_IMAGE_KEY, YAML_SUFFIXES, untemplated
 from vllm_upgrade_check.sources.scanners.templates import has_template_actions, neutralise_templates
@@ -337,7 +337,7 @@ class HelmValuesScanner(Scanner):
             return True
         return source.name.endswith(YAML_SUFFIXES) and is_values_file(source)
 
-    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped | Reference | Conditional]:
+    def scan(self, source: SourceFile) -> Iterator[ScanItem]:
         if source.name in KUSTOMIZATION_NAMES:
             if source.mentions_vllm():
                 yield from self._kustomization(source)

@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import yaml
 
 from vllm_upgrade_check.model.facts import Fact
-from vllm_upgrade_check.parsing.shell import ShellScript, parse_shell
-from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, scalar
-from vllm_upgrade_check.sources.scanners.base import SourceFile
-from vllm_upgrade_check.sources.scanners.helm import is_values_name, override_facts
+from vllm_upgrade_check.parsing.shell import parse_shell
+from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, items, scalar
+from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, SourceFile
+from vllm_upgrade_check.sources.scanners.helm import HelmValuesScanner, is_values_name, override_facts
 from vllm_upgrade_check.sources.scanners.helm_cli import helm_values_commands, may_pass_helm_values
 from vllm_upgrade_check.sources.scanners.shell import ShellScanner, shell_facts
 
@@ -29,16 +29,20 @@ def _resolve(written: str, by: str, files: set[str]) -> str | None:
 
 
 def linked_values_facts(
-    script: ShellScript, by: str, files: Sequence[str], read: Callable[[str], SourceFile | None]
+    releases: Sequence[tuple[str, Sequence[str]]],
+    by: str,
+    files: Sequence[str],
+    read: Callable[[str], SourceFile | None],
 ) -> list[Fact]:
-    """The facts of the values files the helm commands of ``script`` (in file ``by``) pass to
-    a vLLM chart, located in those files. A values file the Helm values scanner reads on its
+    """The facts of the values files ``releases`` (``(chart, values files as written)`` of the
+    helm commands of a script, or the releases of a helmfile, in file ``by``) pass to a vLLM
+    chart, located in those files. A values file the Helm values scanner reads on its
     own (the chart's ``values.yaml``, an override beside the chart, a values file that names
     vLLM) is left to it, so nothing is reported twice."""
     names = set(files)
     out: list[Fact] = []
     seen: set[str] = set()
-    for chart, values in helm_values_commands(script):
+    for chart, values in releases:
         chart_dir = _resolve(chart, by, {posixpath.dirname(f) for f in names})
         if chart_dir is not None:
             chart_values = read(posixpath.join(chart_dir, "values.yaml"))
@@ -83,5 +87,51 @@ class LinkedShellScanner(ShellScanner):
             facts, script = shell_facts(source.text, source.relpath, self.name)
         else:
             facts, script = [], parse_shell(source.text)
-        linked = linked_values_facts(script, source.relpath, files, read)
+        linked = linked_values_facts(helm_values_commands(script), source.relpath, files, read)
         return [*facts, *linked] if linked else None
+
+
+HELMFILE_NAMES = frozenset({"helmfile.yaml", "helmfile.yml"})
+"""The names helmfile reads its releases from."""
+
+
+def helmfile_releases(text: str) -> list[tuple[str, list[str]]]:
+    """``(chart, values files)`` of each release of a helmfile whose ``values:`` names files
+    (inline value mappings and templated entries left out); none when it does not parse."""
+    try:
+        docs = documents(text)
+    except YamlProblem:
+        return []
+    out = []
+    for doc in docs:
+        for release in items(get(doc, "releases")):
+            chart = scalar(get(release, "chart"))
+            values = [v for v in (scalar(item) for item in items(get(release, "values"))) if v and "{{" not in v]
+            if chart and values:
+                out.append((chart, values))
+    return out
+
+
+class LinkedHelmValuesScanner(HelmValuesScanner):
+    """The Helm values scanner, reading a ``helmfile.yaml`` as well: the values files its
+    releases pass to a vLLM chart (:func:`linked_values_facts`)."""
+
+    def accepts(self, source: SourceFile) -> bool:
+        return source.name in HELMFILE_NAMES or super().accepts(source)
+
+    def scan(self, source: SourceFile) -> Iterator[ScanItem]:
+        if source.name not in HELMFILE_NAMES:
+            yield from super().scan(source)
+            return
+        for _chart, values in helmfile_releases(source.text):
+            for written in values:
+                yield FileReference(written, self.name)
+
+    def with_referenced(
+        self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
+    ) -> list[Fact] | None:
+        """A helmfile read with the values files its releases pass to a vLLM chart."""
+        if source.name not in HELMFILE_NAMES:
+            return None
+        linked = linked_values_facts(helmfile_releases(source.text), source.relpath, files, read)
+        return linked or None
