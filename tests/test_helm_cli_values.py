@@ -108,3 +108,16 @@ def test_helmfile_of_no_vllm_chart_reads_nothing(tmp_path: Path) -> None:
     root = _repo(tmp_path, "# nothing here\n", chart_values=OTHER_VALUES)
     (root / "deploy" / "helmfile.yaml").write_text(HELMFILE.format(chart="../charts/chat"))
     assert _found(root) == set()
+
+
+@pytest.mark.parametrize(
+    "makefile",
+    [
+        "VALUES ?= envs/prod.yaml\n\ndeploy:\n\thelm upgrade --install chat ./charts/chat -f $(VALUES) --wait\n",
+        "deploy:\n\thelm upgrade --install chat ./charts/chat \\\n\t  --values envs/prod.yaml\n",
+    ],
+)
+def test_makefile_recipes_pass_values_too(tmp_path: Path, makefile: str) -> None:
+    root = _repo(tmp_path, "# nothing here\n")
+    (root / "Makefile").write_text(makefile)
+    assert _found(root) == {("VUC0180-001", "envs/prod.yaml", 6)}

@@ -20,9 +20,12 @@ def default_scanners(response_fields: frozenset[str] | None = None) -> list[Scan
     from vllm_upgrade_check.sources.scanners.dockerfile import DockerfileScanner
     from vllm_upgrade_check.sources.scanners.envfiles import SystemdScanner
     from vllm_upgrade_check.sources.scanners.freeze import FreezeSnapshotScanner
-    from vllm_upgrade_check.sources.scanners.helm_links import LinkedHelmValuesScanner, LinkedShellScanner
+    from vllm_upgrade_check.sources.scanners.helm_links import (
+        LinkedHelmValuesScanner,
+        LinkedMakefileScanner,
+        LinkedShellScanner,
+    )
     from vllm_upgrade_check.sources.scanners.launchlines import LaunchLineScanner
-    from vllm_upgrade_check.sources.scanners.makefile import MakefileScanner
     from vllm_upgrade_check.sources.scanners.manifests import ManifestScanner
     from vllm_upgrade_check.sources.scanners.model_config import ModelConfigScanner
     from vllm_upgrade_check.sources.scanners.monitoring import MonitoringScanner
@@ -41,7 +44,7 @@ def default_scanners(response_fields: frozenset[str] | None = None) -> list[Scan
         VllmConfigScanner(),
         LinkedHelmValuesScanner(),
         ServingConfigScanner(),
-        MakefileScanner(),
+        LinkedMakefileScanner(),
         SystemdScanner(),
         MonitoringScanner(),
         NvidiaSmiCaptureScanner(),

@@ -14,6 +14,7 @@ from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, it
 from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, SourceFile
 from vllm_upgrade_check.sources.scanners.helm import HelmValuesScanner, is_values_name, override_facts
 from vllm_upgrade_check.sources.scanners.helm_cli import helm_values_commands, may_pass_helm_values
+from vllm_upgrade_check.sources.scanners.makefile import MakefileScanner, make_shell_text
 from vllm_upgrade_check.sources.scanners.shell import ShellScanner, shell_facts
 
 
@@ -135,3 +136,30 @@ class LinkedHelmValuesScanner(HelmValuesScanner):
             return None
         linked = linked_values_facts(helmfile_releases(source.text), source.relpath, files, read)
         return linked or None
+
+
+class LinkedMakefileScanner(MakefileScanner):
+    """The Makefile scanner, reading a Makefile again with the values files its recipes'
+    helm commands pass to a vLLM chart (make variables expanded as the recipes read them)."""
+
+    def scan(self, source: SourceFile) -> Iterator[ScanItem]:
+        yield from super().scan(source)
+        if may_pass_helm_values(source.text):
+            shell, variables = make_shell_text(source.text)
+            for _chart, values in helm_values_commands(parse_shell(shell, variables=variables)):
+                for written in values:
+                    yield FileReference(written, self.name)
+
+    def with_referenced(
+        self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
+    ) -> list[Fact] | None:
+        """The Makefile's facts with those of the values files its helm commands pass."""
+        if not may_pass_helm_values(source.text):
+            return None
+        shell, variables = make_shell_text(source.text)
+        if source.mentions_vllm():
+            facts, script = shell_facts(shell, source.relpath, self.name, variables=dict(variables))
+        else:
+            facts, script = [], parse_shell(shell, variables=dict(variables))
+        linked = linked_values_facts(helm_values_commands(script), source.relpath, files, read)
+        return [*facts, *linked] if linked else None

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from vllm_upgrade_check.model.facts import Fact, Skipped
+from vllm_upgrade_check.model.facts import Skipped
 from vllm_upgrade_check.parsing.shell import Token, parse_shell
 from vllm_upgrade_check.parsing.words import Point
-from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.base import ScanItem, Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.shell import shell_facts
 
 MAKEFILE_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
@@ -73,7 +73,7 @@ class MakefileScanner(Scanner):
     def accepts(self, source: SourceFile) -> bool:
         return source.name in MAKEFILE_NAMES or source.name.endswith(".mk")
 
-    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+    def scan(self, source: SourceFile) -> Iterator[ScanItem]:
         if not source.mentions_vllm():
             return
         shell, variables = make_shell_text(source.text)
