@@ -175,3 +175,14 @@ def test_ansible_version_key_is_bumped(tmp_path: Path) -> None:
     assert (
         tmp_path / "site.yml"
     ).read_text() == "- name: install pinned\n  pip:\n    name: vllm\n    version: 0.20.0  # pin\n"
+
+
+@pytest.mark.parametrize("written", ["pytorch=2.5.1", "pytorch::pytorch==2.5.1", "pytorch-gpu=2.5.1"])
+def test_conda_names_of_pypi_distributions_are_mapped(tmp_path: Path, written: str) -> None:
+    (tmp_path / "environment.yml").write_text(
+        "name: serve\nchannels: [pytorch, nvidia, conda-forge]\ndependencies:\n  - python=3.11\n"
+        f"  - {written}\n  - pytorch-cuda=12.1\n  - pip:\n      - vllm==0.26.0\n"
+    )
+    report = _scan(tmp_path, "--to", "0.28.0")
+    torch = {(line, rule) for path, line, rule, _s in _at(report) if path == "environment.yml" and line in (5, 6)}
+    assert torch == {(5, "VUC0270-003")}  # the torch pin 0.27.0 moved; pytorch-cuda is no PyPI distribution

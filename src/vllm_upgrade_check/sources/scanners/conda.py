@@ -33,6 +33,18 @@ _SPEC = re.compile(
 """A conda match spec in its string form: ``[channel::]name[version spec][=build]``."""
 
 
+CONDA_TO_PYPI: dict[str, str] = {
+    "pytorch": "torch",
+    "pytorch-gpu": "torch",
+    "pytorch-cpu": "torch",
+    "ray-core": "ray",
+    "ray-default": "ray",
+}
+"""Conda package names (conda-forge, the pytorch channel) of the PyPI distributions vLLM's
+``Requires-Dist`` names differently (``pytorch`` is ``torch``); ``pytorch-cuda`` and
+``cudatoolkit`` pick a CUDA build and are no distribution of PyPI."""
+
+
 def _conda_specifier(spec: str) -> tuple[str, tuple[int, int] | None]:
     """``(PEP 440 specifier, (start, end) of the pinned version in spec)`` of a conda version
     spec; the version's place only for a single pin (``=X`` or ``==X``)."""
@@ -88,7 +100,8 @@ class CondaEnvironmentScanner(Scanner):
         if m is None:
             return None
         word = scalar_word(source.text, node)
-        name = canonicalize_name(m.group("name"))
+        conda_name = canonicalize_name(m.group("name"))
+        name = canonicalize_name(CONDA_TO_PYPI.get(conda_name, conda_name))
         specifier, pinned = _conda_specifier(m.group("spec") or "")
         lead = len(text) - len(text.lstrip())
         line, column = word.line, word.column + lead
