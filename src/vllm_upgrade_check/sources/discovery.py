@@ -23,6 +23,7 @@ from pathlib import Path
 from vllm_upgrade_check.model.facts import Skipped
 from vllm_upgrade_check.parsing.globs import GitIgnoreRules
 from vllm_upgrade_check.parsing.textfiles import decode, has_text_bom
+from vllm_upgrade_check.sources.links import link_loops, link_outside
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.sources.sniff import (
     as_yaml_name,
@@ -269,9 +270,11 @@ def walk(
                     # or directory that is walked under its real path (no duplicate findings,
                     # and `fix` never writes through a link). One that loops names nothing
                     # to walk: it is reported, so that it is not taken for a missing file.
-                    if skipped is not None and _loops(entry.path):
-                        if not (ignores.ignored(rel) or (excluded is not None and excluded.matches(rel))):
+                    if skipped is not None and not (ignores.ignored(rel) or (excluded is not None and excluded.matches(rel))):
+                        if link_loops(entry.path):
                             skipped.append(Skipped(rel, "symlink loop (ELOOP): the link leads back to itself; not read"))
+                        elif (why := link_outside(entry.path, top.root)) is not None:
+                            skipped.append(Skipped(rel, why))
                     continue
                 is_dir = entry.is_dir()
                 is_file = not is_dir and entry.is_file()
@@ -292,17 +295,6 @@ def walk(
                     continue
                 yield entry.path, rel
         stack.extend(reversed(subdirs))
-
-
-def _loops(path: str) -> bool:
-    """Whether the symlink ``path`` resolves through a loop (``stat`` fails with ELOOP)."""
-    import errno
-
-    try:
-        os.stat(path)
-    except OSError as exc:
-        return exc.errno == errno.ELOOP
-    return False
 
 
 def _decode(data: bytes, path: str | Path = ".") -> str:
