@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from test_resolve_launches import found, scan
 from vllm_upgrade_check.engine import run_scan
 from vllm_upgrade_check.model.options import ScanOptions
 
@@ -81,3 +82,50 @@ def test_a_flag_glued_to_its_value_in_one_item_says_so(tmp_path: Path, item: str
     report = run_scan(ScanOptions.of(paths=[tmp_path], from_version="0.10.0", to_version="0.33.0"))
     (finding,) = [f for f in report.findings if f.rule.id == "VUC000-001"]
     assert "is one argv word" in finding.rule.message and "separate words" in finding.rule.fix.summary
+def test_exec_of_another_program_or_with_no_argv_is_no_launch(tmp_path: Path) -> None:
+    text = '''import os
+os.execvp("python", ["python", "train.py", "--swap-space", "4"])
+os.execv("/bin/true")
+'''
+    report, facts = scan(tmp_path, {"launch.py": text})
+    assert found(report) == []
+    assert [f for f in facts if f.kind.value == "launch"] == []
+
+
+TWO_LEVEL = '''import subprocess
+
+
+class Server:
+    def build_cmd(self, *extra, **opts):
+        cmd = ["vllm", "serve", "acme/m", *extra]
+        for k, v in opts.items():
+            cmd += [f"--{k.replace('_', '-')}", str(v)]
+        return cmd
+
+    def start(self):
+        return subprocess.Popen(self.build_cmd("--swap-space", "4", preemption_mode="swap"))
+
+
+class Other:
+    def argv(self, model, port=8000, *rest):
+        return ["vllm", "serve", model, "--port", str(port), *rest]
+
+    def run(self):
+        subprocess.run(self.argv('acme/z', 9000, '--disable-log-requests'), check=True)
+
+
+Server().start()
+Other().run()
+'''
+
+
+def test_a_method_builder_two_levels_down_is_read_with_the_call_s_words(tmp_path: Path) -> None:
+    report, facts = scan(tmp_path, {"launch.py": TWO_LEVEL})
+    assert found(report) == [
+        ("--swap-space", "launch.py", 12, 49, "blocker"),
+        ("--preemption-mode", "launch.py", 12, 69, "blocker"),
+        ("--disable-log-requests", "launch.py", 20, 51, "blocker"),
+    ]
+    assert not [n for n in report.notes if "build_cmd" in n or "argv" in n]
+    launches = sorted((f.model or "", f.resolved) for f in facts if f.kind.value == "launch")
+    assert launches == [("acme/m", True), ("acme/z", True)]

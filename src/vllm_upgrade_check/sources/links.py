@@ -6,7 +6,6 @@ from __future__ import annotations
 import errno
 import os
 
-
 NOTED_ELSEWHERE = frozenset({".gitignore", ".vllm-upgrade-check.toml", "pyproject.toml"})
 """Names whose symlinks out of the root are reported where they are read (ignore rules, the
 project configuration), not again by the walk."""

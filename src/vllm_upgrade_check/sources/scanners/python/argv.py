@@ -130,15 +130,33 @@ class ArgvBuilder:
         """The argv a call of a function of the file returns (``build("m", seed=1)``), read
         with its parameters bound as this call binds them; ``None`` when it is no such call
         or the function does not end in one ``return`` of a value."""
-        if not (isinstance(node.func, ast.Name) and node.func.id in self.functions):
+        name, method = self.called_function(node.func)
+        if name is None:
             return None
-        func, inner = self.functions[node.func.id]
+        func, inner = self.functions[name]
         returns = [n for n in inner.nodes if isinstance(n, ast.Return) and n.value is not None]
-        binding = bind(func, node, self, self.keywords, self.scope)
+        binding = bind(func, node, self, self.keywords, self.scope, method=method)
         if len(returns) != 1 or binding is None or returns[0].value is None:
             return None
         builder = ArgvBuilder(self.source, self.keywords, inner, returns[0].lineno, binding, self.functions)
         return builder.argv(returns[0].value, None, depth + 1)
+
+    def called_function(self, func: ast.AST) -> tuple[str | None, bool]:
+        """``(name, method)``: the function of the file ``func`` calls, by name (``build``),
+        or the method ``self.build_cmd`` (``method``: its first parameter is ``self``);
+        ``(None, False)`` for any other call."""
+        if isinstance(func, ast.Name) and func.id in self.functions:
+            return func.id, False
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "self"
+            and func.attr in self.functions
+        ):
+            params = [*self.functions[func.attr][0].args.posonlyargs, *self.functions[func.attr][0].args.args]
+            if params and params[0].arg == "self":
+                return func.attr, True
+        return None, False
 
     def argv(self, node: ast.AST, env: dict[str, Token] | None = None, depth: int = 0) -> list[Token]:
         """Tokens of ``node``; unresolved tokens for what cannot be evaluated."""
