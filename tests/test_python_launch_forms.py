@@ -129,3 +129,57 @@ def test_a_method_builder_two_levels_down_is_read_with_the_call_s_words(tmp_path
     assert not [n for n in report.notes if "build_cmd" in n or "argv" in n]
     launches = sorted((f.model or "", f.resolved) for f in facts if f.kind.value == "launch")
     assert launches == [("acme/m", True), ("acme/z", True)]
+
+
+def test_a_name_bound_to_a_literal_is_its_value_and_an_unreadable_launch_is_named(tmp_path: Path) -> None:
+    text = '''import subprocess
+from helpers import get_cmd, cmd
+MODEL = 'acme/x'
+FLAG = "--swap-space"
+PORT = 8000
+subprocess.run(["vllm", "serve", MODEL, FLAG, "4", "--port", PORT])
+subprocess.Popen(" ".join(cmd), shell=True)
+subprocess.Popen(get_cmd())
+'''
+    report, facts = scan(tmp_path, {"launch.py": text})
+    assert found(report) == [("--swap-space", "launch.py", 4, 9, "blocker")]  # at the constant
+    assert not [n for n in report.notes if "MODEL" in n or "PORT" in n]
+    assert [n for n in report.notes if '" ".join(cmd) at launch.py:7:18' in n]
+    assert [n for n in report.notes if "get_cmd() at launch.py:8:18" in n]
+    launches = [(f.location.line, f.model) for f in facts if f.kind.value == "launch" and f.resolved]
+    assert launches == [(6, "acme/x")]
+    assert [f.value for f in facts if f.name == "port"] == ["8000"]  # the value, never the name
+    assert [(f.location.line, f.location.column) for f in facts if f.kind.value == "model"] == [(3, 10)]
+
+
+SELF_ATTRS = '''import subprocess
+
+
+class Server:
+    def __init__(self, model="acme/m", port=8000):
+        self.model = model
+        self.port = port
+        self.flag = "--swap-space"
+
+    def start(self):
+        subprocess.Popen(["vllm", "serve", self.model, "--port", str(self.port), self.flag, "4"])
+
+
+{construct}
+'''
+
+
+def test_self_attributes_set_in_init_from_literals_or_literal_defaults(tmp_path: Path) -> None:
+    report, facts = scan(tmp_path, {"launch.py": SELF_ATTRS.format(construct="Server().start()")})
+    assert found(report) == [("--swap-space", "launch.py", 8, 22, "blocker")]  # at the literal
+    assert report.notes == ()
+    assert [f.model for f in facts if f.kind.value == "launch"] == ["acme/m"]
+    assert [f.value for f in facts if f.name == "port"] == ["8000"]
+
+
+def test_a_self_attribute_the_construction_replaces_is_named_unresolved(tmp_path: Path) -> None:
+    for construct in ("", 'Server("acme/z").start()', "srv = Server(model=M)\nsrv.start()", "Server(*A).start()"):
+        report, facts = scan(tmp_path, {"launch.py": SELF_ATTRS.format(construct=construct)})
+        assert found(report) == [("--swap-space", "launch.py", 8, 22, "blocker")], construct
+        assert [n for n in report.notes if n.startswith("unresolved: self.model at launch.py:")], construct
+        assert [f.model for f in facts if f.kind.value == "launch"] == [None], construct

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from vllm_upgrade_check.model.facts import Fact
 from vllm_upgrade_check.parsing.words import Token
+from vllm_upgrade_check.sources.scanners.python.attributes import self_attribute
 from vllm_upgrade_check.sources.scanners.python.keywords import Entry, KeywordReader
 from vllm_upgrade_check.sources.scanners.python.names import const_text, dotted_name
 from vllm_upgrade_check.sources.scanners.python.scope import Scope, last_binding, later_updates
@@ -401,11 +402,19 @@ class ArgvBuilder:
         if isinstance(node, ast.Name) and (constant := self.constant(node)) is not None:
             loc = self.source.loc(constant)
             shown = str(constant.value)  # placed at the constant, with no span: a fix leaves it to a person
-            return shown, Token(shown, loc.line or 0, loc.column or 0, True, self.source.segment(constant))
+            quoted = self.source.segment(constant)[:1] in ("'", '"')
+            return shown, Token(shown, loc.line or 0, (loc.column or 0) + quoted, True, self.source.segment(constant))
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             left, left_at = self.evaluate(node.left, env)
             right, right_at = self.evaluate(node.right, env)
             return (left + right, left_at or right_at) if left is not None and right is not None else (None, None)
+        if isinstance(node, ast.Attribute) and dotted_name(node) == f"self.{node.attr}":
+            held = self_attribute(self.source, getattr(node, "lineno", 0), node.attr)  # set in __init__
+            if held is not None:
+                loc = self.source.loc(held)
+                quoted = isinstance(held.value, str) and self.source.segment(held)[:1] in ("'", '"')
+                return str(held.value), Token(str(held.value), loc.line or 0, (loc.column or 0) + quoted, True,
+                                              str(held.value))
         if isinstance(node, ast.Call) and dotted_name(node.func) == "str" and len(node.args) == 1:
             return self.evaluate(node.args[0], env)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
