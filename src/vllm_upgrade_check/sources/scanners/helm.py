@@ -323,6 +323,19 @@ def override_facts(text: str, doc: yaml.Node, path: str) -> Iterator[Fact]:
         yield from env_facts(text, get(doc, key), path, "helm")
 
 
+def _read_values(source: SourceFile) -> tuple[str, bool, list[yaml.Node]]:
+    """``(text read, whether it had template actions, its documents)`` of a values file, its
+    ``{{ ... }}`` actions neutralised in place (positions kept).
+
+    Raises:
+        YamlProblem: the text does not parse."""
+    text = source.text
+    templated = has_template_actions(text)
+    if templated:
+        text = neutralise_templates(text)
+    return text, templated, list(documents(text))
+
+
 class HelmValuesScanner(Scanner):
     """Helm values files (``values*.yaml``) that mention vLLM."""
 
@@ -346,12 +359,8 @@ class HelmValuesScanner(Scanner):
             if is_values_name(source.name):
                 yield from self._override(source)
             return
-        text = source.text
-        templated = has_template_actions(text)
-        if templated:
-            text = neutralise_templates(text)
         try:
-            docs = documents(text)
+            text, templated, docs = _read_values(source)
         except YamlProblem as exc:
             yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line, column=exc.column)
             return
@@ -366,12 +375,8 @@ class HelmValuesScanner(Scanner):
     def _override(self, source: SourceFile) -> Iterator[Fact | Skipped | Conditional]:
         """A values override naming no vLLM: its facts count where this directory's chart
         values run a vLLM image (``Reference(HELM_IMAGE_KEY + dir)``)."""
-        text = source.text
-        templated = has_template_actions(text)
-        if templated:
-            text = neutralise_templates(text)
         try:
-            docs = documents(text)
+            text, templated, docs = _read_values(source)
         except YamlProblem:
             return  # not known to configure vLLM: nothing to report
         chart = source.relpath.rpartition("/")[0]
