@@ -183,3 +183,14 @@ def test_a_self_attribute_the_construction_replaces_is_named_unresolved(tmp_path
         assert found(report) == [("--swap-space", "launch.py", 8, 22, "blocker")], construct
         assert [n for n in report.notes if n.startswith("unresolved: self.model at launch.py:")], construct
         assert [f.model for f in facts if f.kind.value == "launch"] == [None], construct
+
+
+def test_str_split_of_a_constant_or_literal_is_its_words(tmp_path: Path) -> None:
+    body = (
+        'BASE = "vllm serve acme/m --port 8000"\n\n\ndef run():\n    cmd = BASE.split()\n'
+        '    cmd += ["--swap-space", "4"]\n    subprocess.run(cmd)\n\n\n'
+        'def two():\n    subprocess.run("vllm serve acme/m --max-num-partial-prefills 2".split())\n'
+    )
+    found_here, notes = _scan(tmp_path, body)
+    assert found_here == {("VUC0180-001", 12), ("VUC0270-001", 17)}
+    assert not [n for n in notes if n.startswith("unresolved")], notes

@@ -180,8 +180,16 @@ class ArgvBuilder:
             return out
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             return self.argv(node.left, env, depth + 1) + self.argv(node.right, env, depth + 1)
-        if isinstance(node, ast.Call) and self.source.qualified(node.func) == "shlex.split" and node.args:
-            literal = node.args[0]
+        plain_split = (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "split"
+            and not node.args
+            and not node.keywords
+        )
+        if isinstance(node, ast.Call) and (plain_split or (self.source.qualified(node.func) == "shlex.split" and node.args)):
+            # shlex.split(BASE), BASE.split(): the words of a string constant, each in its literal
+            literal = node.func.value if isinstance(node.func, ast.Attribute) and plain_split else node.args[0]
             if isinstance(literal, ast.Name):  # shlex.split(BASE) of a string constant
                 literal = self.constant(literal) or literal
             text = const_text(literal)
@@ -189,7 +197,7 @@ class ArgvBuilder:
                 return [self.unresolved(node)]
             move = self.source.string_relocator(literal)
             try:
-                words = shlex.split(text)
+                words = text.split() if plain_split else shlex.split(text)
             except ValueError:
                 return [self.unresolved(node)]
             cursor = 0
