@@ -61,3 +61,23 @@ def test_override_without_vllm_chart_is_not_read(tmp_path: Path) -> None:
 def test_non_values_name_is_not_an_override(tmp_path: Path) -> None:
     report = scan(tmp_path, {"chart/values.yaml": CHART, "chart/settings.yaml": "args:\n  - --swap-space=4\n"})
     assert hits(report, SWAP) == []
+
+
+@pytest.mark.parametrize("env_key", ["extraEnv", "env"])
+def test_an_override_that_names_vllm_but_no_image_counts_with_the_chart(tmp_path: Path, env_key: str) -> None:
+    chart = tmp_path / "chart"
+    chart.mkdir()
+    (chart / "values.yaml").write_text(
+        'image:\n  repository: vllm/vllm-openai\n  tag: v0.26.0\nargs: [--model, acme/m, --port, "8000"]\n'
+    )
+    (chart / "values-prod.yaml").write_text(
+        f'extraArgs: [--calculate-kv-scales, --max-num-partial-prefills=2]\n{env_key}:\n'
+        '  - name: VLLM_CPU_SGL_KERNEL\n    value: "1"\n'
+    )
+    report = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.28.0"))
+    got = sorted((f.rule.id, f.location.path, f.location.line) for f in report.findings if f.rule.id != "VUC000-010")
+    assert got == [
+        ("VUC0270-001", "chart/values-prod.yaml", 1),
+        ("VUC0280-001", "chart/values-prod.yaml", 1),
+        ("VUC0280-005", "chart/values-prod.yaml", 3),
+    ]

@@ -364,13 +364,23 @@ class HelmValuesScanner(Scanner):
         except YamlProblem as exc:
             yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line, column=exc.column)
             return
+        override = is_values_name(source.name) and source.name not in ("values.yaml", "values.yml")
+        chart = source.relpath.rpartition("/")[0]
         for doc in docs:
             if scalar(get(doc, "apiVersion")) is not None and scalar(get(doc, "kind")) is not None:
                 continue
             facts = list(values_facts(text, doc, source.relpath))
+            if override and isinstance(doc, yaml.MappingNode) and not any(f.kind == FactKind.IMAGE for f in facts):
+                # an override that names vLLM (a VLLM_ env var) but no image: its args and env
+                # count where this directory's chart runs vLLM, as for one that names nothing
+                extra = list(override_facts(text, doc, source.relpath))
+                placed = {(f.kind, f.name, f.location.line, f.location.column) for f in extra}
+                facts = [f for f in facts if (f.kind, f.name, f.location.line, f.location.column) not in placed]
+                if extra:
+                    yield Conditional(HELM_IMAGE_KEY + chart, tuple(untemplated(iter(extra)) if templated else extra))
             yield from untemplated(iter(facts)) if templated else facts
             if any(f.kind == FactKind.IMAGE for f in facts):  # the chart's templates run it
-                yield Reference(HELM_IMAGE_KEY + source.relpath.rpartition("/")[0])
+                yield Reference(HELM_IMAGE_KEY + chart)
 
     def _override(self, source: SourceFile) -> Iterator[Fact | Skipped | Conditional]:
         """A values override naming no vLLM: its facts count where this directory's chart
