@@ -194,3 +194,18 @@ def test_str_split_of_a_constant_or_literal_is_its_words(tmp_path: Path) -> None
     found_here, notes = _scan(tmp_path, body)
     assert found_here == {("VUC0180-001", 12), ("VUC0270-001", 17)}
     assert not [n for n in notes if n.startswith("unresolved")], notes
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        'subprocess.Popen("vllm serve acme/m --swap-space 4 " + extra, shell=True)',
+        'subprocess.run(f"vllm serve acme/m {extra} --swap-space 4", shell=True)',
+        'os.system("vllm serve " + MODEL + " --swap-space 4 " + extra)',
+    ],
+)
+def test_the_known_part_of_a_partly_known_shell_string_is_checked(tmp_path: Path, call: str) -> None:
+    body = f'MODEL = "acme/m"\nextra = os.environ.get("EXTRA", "")\n{call}\n'
+    found_here, notes = _scan(tmp_path, body)
+    assert found_here == {("VUC0180-001", 9)}
+    assert [n for n in notes if n.startswith("unresolved: extra at launch.py:9:")], notes

@@ -14,14 +14,12 @@ import re
 import shlex
 from dataclasses import dataclass, field, replace
 
-from vllm_upgrade_check.model.facts import Fact
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.sources.scanners.python.attributes import self_attribute
 from vllm_upgrade_check.sources.scanners.python.keywords import Entry, KeywordReader
 from vllm_upgrade_check.sources.scanners.python.names import const_text, dotted_name
 from vllm_upgrade_check.sources.scanners.python.scope import Scope, last_binding, later_updates
 from vllm_upgrade_check.sources.scanners.python.source import PythonSource
-from vllm_upgrade_check.sources.scanners.shell import shell_facts
 
 Functions = dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]]
 """The functions a file defines, by name, with their scopes."""
@@ -455,21 +453,6 @@ class ArgvBuilder:
             return "".join(parts), anchor
         return None, None
 
-    def shell_string_facts(self, command: ast.AST) -> list[Fact] | None:
-        """The facts of a shell command string built of constants (``BASE + " --swap-space 4"``,
-        an f-string of constants, a constant's name), each word placed at the expression and
-        given no span (a fix leaves it to a person); ``None`` for any other expression."""
-        if not isinstance(command, (ast.BinOp, ast.JoinedStr, ast.Name)):
-            return None
-        built = self.evaluate(command, {})[0]
-        if not built:
-            return None
-        at = self.source.loc(command)
-        line, column = at.line or 0, at.column or 0
-        return shell_facts(
-            built, self.source.path, "python", relocate=lambda t: replace(t.unplaced(), line=line, column=column)
-        )[0]
-
     def constant(self, node: ast.Name) -> ast.Constant | None:
         """The string or number literal ``node`` was last bound to (``MODEL = "acme/x"`` at
         module level, read in a function), else ``None``."""
@@ -486,4 +469,3 @@ class ArgvBuilder:
         loc = self.source.loc(node)
         text = self.source.segment(node)
         return Token(text, loc.line or 0, loc.column or 0, False, text)
-

@@ -44,6 +44,7 @@ from vllm_upgrade_check.sources.scanners.python.platforms import (
 )
 from vllm_upgrade_check.sources.scanners.python.responses import ResponseReader
 from vllm_upgrade_check.sources.scanners.python.scope import Scope, last_binding
+from vllm_upgrade_check.sources.scanners.python.shellstrings import shell_string_facts
 from vllm_upgrade_check.sources.scanners.python.source import PythonSource
 from vllm_upgrade_check.sources.scanners.python.stars import star_facts
 from vllm_upgrade_check.sources.scanners.python.tables import table_facts, without_launch_args
@@ -333,7 +334,7 @@ class _Module:
             self.facts.extend(facts)
             return
         builder = ArgvBuilder(self.source, self.keywords, scope, call.lineno, binding, self.functions)
-        if (built := builder.shell_string_facts(command)) is not None:
+        if (built := shell_string_facts(builder, command)) is not None:
             self.facts.extend(built)
             return
         tokens = builder.argv(command)
