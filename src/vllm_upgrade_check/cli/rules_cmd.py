@@ -126,6 +126,7 @@ def explain(
         documented_abbreviated_flag_rule,
         documented_unknown_flag_rule,
     )
+    from vllm_upgrade_check.matching.cut_launch import CUT_LAUNCH_ID, documented_cut_launch_rule
     from vllm_upgrade_check.matching.requires_check import REQUIRES_DIST_ID, documented_requires_dist_rule
 
     registry = load_registry(rules)
@@ -136,6 +137,7 @@ def explain(
     built_in: dict[str, Callable[[], Rule]] = {
         UNKNOWN_FLAG_ID: documented_unknown_flag_rule,
         ABBREVIATED_FLAG_ID: documented_abbreviated_flag_rule,
+        CUT_LAUNCH_ID: documented_cut_launch_rule,
         REQUIRES_DIST_ID: documented_requires_dist_rule,
     }
     if found is None and rule_id.upper() in ADVISORY_IDS:

@@ -21,6 +21,7 @@ from vllm_upgrade_check.knowledge.requires import release_requirements
 from vllm_upgrade_check.knowledge.versions import parse_version
 from vllm_upgrade_check.matching.advisories import ADVISORY_IDS, advisory_findings
 from vllm_upgrade_check.matching.checks import ABBREVIATED_FLAG_ID, UNKNOWN_FLAG_ID, unknown_flag_findings
+from vllm_upgrade_check.matching.cut_launch import CUT_LAUNCH_ID, cut_launch_findings
 from vllm_upgrade_check.matching.matcher import Assumption, VersionContext, match_rules, sort_key
 from vllm_upgrade_check.matching.repeats import distinct, one_per_change
 from vllm_upgrade_check.matching.requires_check import REQUIRES_DIST_ID, requires_dist_findings
@@ -286,7 +287,7 @@ def _run_scan(
     default = detect_from(facts, request.environment)
     if option is not None:
         default = Assumption(option, VersionBasis.OPTION, "--from")
-    known_ids = {r.id for _p, r in rules} | {UNKNOWN_FLAG_ID, ABBREVIATED_FLAG_ID, REQUIRES_DIST_ID, *SURFACE_IDS, *ADVISORY_IDS}
+    known_ids = {r.id for _p, r in rules} | {UNKNOWN_FLAG_ID, ABBREVIATED_FLAG_ID, CUT_LAUNCH_ID, REQUIRES_DIST_ID, *SURFACE_IDS, *ADVISORY_IDS}
     check_prefixes(options.filters.select, options.filters.ignore_rules, known_ids)
     check_ignores(options.filters.ignores, known_ids)
     if facts:
@@ -314,6 +315,7 @@ def _run_scan(
     findings += requires_dist_findings(facts, context, findings)
     findings += surface_findings(facts, context, findings)
     findings += advisory_findings(facts, context, findings)
+    findings += cut_launch_findings(facts, context)
     findings = one_per_change(
         distinct(sorted(findings + unknown_flag_findings(facts, context, rule_names=rule_names), key=sort_key))
     )

@@ -52,6 +52,11 @@ class FactKind(str, Enum):
 UNRESOLVED_NOTE = "unresolved: "
 """Start of a report note about a launch holding words the repository does not resolve."""
 
+CUT_NOTE = "cut by a comment: "
+"""Start of ``Spans.note`` of a launch that a comment ends where its author continued it
+(``CUT_NOTE + "3:3 --swap-space 4 --port 8000"``: where the comment stands, then the words
+bash runs as a command of their own)."""
+
 VENDOR_ENTRY = "vendor image "
 """Start of the entry point of a launch read from a vendor's image whose repository names vLLM
 (``vendor image registry.example.net/ml-platform/vllm-rocm``): its release is unknown."""

@@ -12,13 +12,14 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import MutableMapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import lru_cache
 
 import tree_sitter
 import tree_sitter_bash
 
 from vllm_upgrade_check.model.facts import Span
+from vllm_upgrade_check.parsing.shell_script import Assignment, Command, Cut, ShellScript
 from vllm_upgrade_check.parsing.shell_text import (
     Locator,
     blanks_end,
@@ -31,49 +32,7 @@ from vllm_upgrade_check.parsing.shell_text import (
 )
 from vllm_upgrade_check.parsing.words import Token, link, relinked
 
-__all__ = ["Assignment", "Command", "Locator", "ShellScript", "Token", "offset_locator", "parse_shell"]
-
-
-@dataclass(frozen=True)
-class Assignment:
-    """A variable assignment: ``NAME=value``, ``export NAME=value`` or a command prefix."""
-
-    name: str
-    value: str
-    line: int
-    column: int
-    exported: bool
-    prefix: bool = False
-
-
-@dataclass(frozen=True)
-class Command:
-    """A simple command: its argv and the assignments written before it (``VAR=1 cmd``)."""
-
-    argv: tuple[Token, ...]
-    prefix: tuple[Assignment, ...]
-    line: int
-    column: int
-
-
-@dataclass
-class ShellScript:
-    """Everything read from one piece of shell text.
-
-    Attributes:
-        commands: every simple command, in source order (nested ones included).
-        assignments: every assignment (plain, exported, and command prefixes).
-        unresolved: names of variables used in commands but never assigned in the text.
-        has_error: ``True`` when tree-sitter found a syntax error somewhere (the rest is
-            still read).
-        error_line: 1-based line of the first syntax error.
-    """
-
-    commands: list[Command] = field(default_factory=list)
-    assignments: list[Assignment] = field(default_factory=list)
-    unresolved: set[str] = field(default_factory=set)
-    has_error: bool = False
-    error_line: int | None = None
+__all__ = ["Assignment", "Command", "Cut", "Locator", "ShellScript", "Token", "offset_locator", "parse_shell"]
 
 
 @lru_cache(maxsize=1)
@@ -423,8 +382,36 @@ class _Walker:
                     value = " ".join(t.text for t in self.vars.get(name, []))
                     self.script.assignments.append(Assignment(name, value, line, col, True))
             return
-        for child in node.children:
+        children = node.children
+        commands = self.script.commands
+        pending: tuple[int, int, int] | None = None  # (command, line, column) a comment may cut
+        for i, child in enumerate(children):
+            first = len(commands)
             self.walk(child)
+            read = child.type == "command" and first < len(commands)
+            if pending is not None and read and commands[first].argv and commands[first].argv[0].text.startswith("-"):
+                index, line, column = pending
+                commands[index] = replace(commands[index], cut=Cut(line, column, commands[first].argv))
+            if child.type != "comment":
+                pending = None
+            if read and (where := self._continued_into_comment(children, i)) is not None:
+                pending = (first, *where)
+
+    def _continued_into_comment(self, siblings: list[tree_sitter.Node], at: int) -> tuple[int, int] | None:
+        """Where the comment stands that ends command ``siblings[at]`` although its author
+        continued the command past it: a line continuation before the comment (``--tp 2
+        \\`` / ``# --old \\``), or a comment that itself ends in one (``--tp 2 # note
+        \\``); ``None`` when no comment follows the command or nothing continues it."""
+        end = at + 1
+        while end < len(siblings) and siblings[end].type == "comment":
+            end += 1
+        comments = siblings[at + 1 : end]
+        if not comments:
+            return None
+        gap = self.src[siblings[at].end_byte : comments[0].start_byte]
+        if b"\\\n" in gap or any(self.text(c).rstrip().endswith("\\") for c in comments):
+            return self.pos(comments[0])
+        return None
 
     def walk_substitutions(self, node: tree_sitter.Node) -> None:
         """Walk the commands run inside ``$(...)``, backquotes and ``<(...)`` in ``node``'s words."""

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from dataclasses import replace
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span
-from vllm_upgrade_check.parsing.shell import Locator, ShellScript, Token, parse_shell
+from vllm_upgrade_check.model.facts import CUT_NOTE, Fact, FactKind, Skipped, Span, Spans
+from vllm_upgrade_check.parsing.shell import Cut, Locator, ShellScript, Token, parse_shell
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact
 from vllm_upgrade_check.sources.scanners.base import (
     FileReference,
@@ -99,6 +99,8 @@ def shell_facts(
             # a word holding $(...) runs its own commands: those are not this command's words
             others.extend((t.span, who) for t in argv if t.span is not None and not _substitutes(t))
         holders.extend(t.span for t in argv if t.span is not None and _substitutes(t))
+        if command.cut is not None:
+            found = [_cut(f, command.cut, move) if f.kind == FactKind.LAUNCH else f for f in found]
         facts.extend(found)
     # `--chat-template $(cat tpl)`: cat's words are inside the launch's word; removing that
     # word removes the cat call with it, so cat reads nothing a fix would change.
@@ -106,6 +108,21 @@ def shell_facts(
         held = SpanIndex([(h, True) for h in holders])
         others = [(span, who) for span, who in others if not held.contains(span)]
     return shared_words(facts, others), script
+
+
+_CUT_WORDS = 120
+"""Characters of the words a comment cuts off that a launch's note keeps."""
+
+
+def _cut(launch: Fact, cut: Cut, move: Relocate) -> Fact:
+    """``launch`` with the :data:`~vllm_upgrade_check.model.facts.CUT_NOTE` of the comment
+    that ends it (kept with the launch's other spans)."""
+    where = move(Token("#", cut.line, cut.column))
+    words = " ".join(t.written or t.text for t in cut.words)
+    if len(words) > _CUT_WORDS:
+        words = words[: _CUT_WORDS - 1] + "…"
+    note = f"{CUT_NOTE}{where.line}:{where.column} {words}"
+    return replace(launch, spans=replace(launch.spans, note=note) if launch.spans else Spans(note=note))
 
 
 def argv_facts(
