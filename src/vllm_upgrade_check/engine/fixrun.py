@@ -30,7 +30,7 @@ from vllm_upgrade_check.fixing.interface import (
     Unfixed,
 )
 from vllm_upgrade_check.fixing.planned import Planned, plan_finding, plan_moves, signature
-from vllm_upgrade_check.fixing.verify import FileReading, check, read_file
+from vllm_upgrade_check.fixing.verify import LINKED_VALUES, FileReading, check, read_file
 from vllm_upgrade_check.knowledge.registry import load_registry
 from vllm_upgrade_check.matching.advisories import VERSION_ADVISORY_IDS
 from vllm_upgrade_check.model.facts import Fact
@@ -307,7 +307,7 @@ class _Run:
         return len(edits)
 
     def _passing(
-        self, rel: str, text: str, before: FileReading, group: list[_Candidate], referenced: bool
+        self, rel: str, text: str, before: FileReading, group: list[_Candidate], referenced: bool | str
     ) -> tuple[list[_Candidate], str]:
         def verdict(chosen: list[_Candidate]) -> str | None:
             edits = [e for c in chosen for e in c.edits]
@@ -329,14 +329,19 @@ class _Run:
             return alone, reason
         return alone[:1], reason
 
-    def _referenced(self, rel: str, text: str, group: list[_Candidate]) -> bool:
-        """Whether ``rel`` was read as a file another file named: some fact to fix is not one
-        the scanners that accept it read."""
+    def _referenced(self, rel: str, text: str, group: list[_Candidate]) -> bool | str:
+        """How ``rel`` was read as a file another file named, when some fact to fix is not
+        one the scanners that accept it read: :data:`~.verify.LINKED_VALUES` for a values
+        file a helm command passes (its facts are the ``helm`` scanner's), else ``True``;
+        ``False`` when every fact is the file's own."""
         plain = read_file(rel, text, self.scanners, referenced=False)
         known = {(signature(f), f.location.line, f.location.column) for f in plain.facts}
-        return any(
-            (signature(c.fact), c.fact.location.line, c.fact.location.column) not in known for c in group
-        )
+        named = [
+            c for c in group if (signature(c.fact), c.fact.location.line, c.fact.location.column) not in known
+        ]
+        if not named:
+            return False
+        return LINKED_VALUES if all(c.fact.scanner == "helm" for c in named) else True
 
     # -- positions --------------------------------------------------------------------------
     def placed(self, unfixed: Unfixed) -> Unfixed:

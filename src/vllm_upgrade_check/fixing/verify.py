@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+
+import yaml
 
 from vllm_upgrade_check.fixing.planned import Planned, Signature, signature
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span
+from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, scalar
 from vllm_upgrade_check.sources.discovery import as_sniffed
 from vllm_upgrade_check.sources.dispatch import scan_source
 from vllm_upgrade_check.sources.scanners.base import FileReference, Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.helm import override_facts
 from vllm_upgrade_check.sources.scanners.vllm_config import scan_config
 
 
@@ -35,16 +39,24 @@ class FileReading:
     problems: frozenset[str]
 
 
-def read_file(rel: str, text: str, scanners: Sequence[Scanner], referenced: bool) -> FileReading:
+LINKED_VALUES = "helm-values"
+"""How a values file a helm command passes to a vLLM chart was read (``-f FILE`` in a
+script, a Makefile, a CI file or a helmfile): as a values override, by the scanner ``helm``."""
+
+
+def read_file(rel: str, text: str, scanners: Sequence[Scanner], referenced: bool | str) -> FileReading:
     """Read ``text`` (of file ``rel``; CRLF is read as LF) as the scan reads it: every
-    scanner that accepts it, and with ``referenced`` also as a file another file named (a
-    ``--config`` YAML, an ``EnvironmentFile=``)."""
+    scanner that accepts it, and when another file named it (``referenced``), also as that
+    file read it: :data:`LINKED_VALUES`, as a values override of a vLLM chart; any other true
+    value, as a ``--config`` YAML or an ``EnvironmentFile=``."""
     source = SourceFile(rel, text.replace("\r\n", "\n"))
     source = as_sniffed(source, scanners) or source
     result = scan_source(source, [s for s in scanners if s.accepts(source)])
     items: list[Fact | Skipped] = [*result.facts, *result.skipped]
     items.extend(f for c in result.conditionals for f in c.facts)
-    if referenced:
+    if referenced == LINKED_VALUES:
+        items.extend(_override_reading(source))
+    elif referenced:
         items.extend(scan_config(source, referenced=True))
         for scanner in scanners:
             items.extend(i for i in scanner.read_referenced(source) if not isinstance(i, FileReference))
@@ -53,6 +65,19 @@ def read_file(rel: str, text: str, scanners: Sequence[Scanner], referenced: bool
         re.sub(r"\d+", "N", i.reason) for i in items if isinstance(i, Skipped) and i.configures_vllm
     )
     return FileReading(facts, problems)
+
+
+def _override_reading(source: SourceFile) -> Iterator[Fact | Skipped]:
+    """The facts of ``source`` read as a values override (what a helm command's ``-f`` gives
+    a vLLM chart), or why it does not parse."""
+    try:
+        docs = documents(source.text)
+    except YamlProblem as exc:
+        yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line, column=exc.column)
+        return
+    for doc in docs:
+        if isinstance(doc, yaml.MappingNode) and scalar(get(doc, "kind")) is None:
+            yield from override_facts(source.text, doc, source.relpath)
 
 
 def _inside(fact: Fact, span: Span) -> bool:

@@ -1,7 +1,15 @@
 """YAML files that run shell commands and containers without being a deployment manifest:
 GitHub Actions workflows (``.github/workflows/*.yml``: each step's ``run:`` script, the job's
-``container`` image and its ``services.*.image``) and Ansible task lists and playbooks (a
-``pip`` task's ``name:`` requirements, ``command``/``shell`` tasks' command lines).
+``container`` image and its ``services.*.image``), GitLab CI files (``.gitlab-ci.yml``,
+``*.gitlab-ci.yml``, ``.gitlab/ci/*.yml``: each job's ``before_script``/``script``/
+``after_script`` lines, read as one shell session per job, its ``image`` and ``services``) and
+Ansible task lists and playbooks (a ``pip`` task's ``name:`` requirements, ``command``/
+``shell`` tasks' command lines).
+
+A CI script that deploys a vLLM chart with ``helm upgrade … -f FILE`` (:mod:`.helm_cli`) names
+values files whose flags deploy with the chart: the file is read again with them
+(:meth:`CiYamlScanner.with_referenced`), paths relative to the step's ``working-directory``
+(GitHub Actions) or to the repository root, as the runner starts there.
 
 The scripts are read by the shell scanner's parser (:func:`~.shell.shell_facts`) at the
 place the YAML scalar is written, so launches, ``pip install vllm==X`` and their flags are
@@ -11,12 +19,15 @@ images and requirements are facts as in compose files and requirements files.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import bisect
+import posixpath
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
 import yaml
 
-from vllm_upgrade_check.model.facts import Fact, Skipped, Span, Spans
+from vllm_upgrade_check.model.facts import Fact, Span, Spans
+from vllm_upgrade_check.parsing.shell import Token, parse_shell
 from vllm_upgrade_check.parsing.yamlnodes import (
     YamlProblem,
     compose_documents,
@@ -26,8 +37,10 @@ from vllm_upgrade_check.parsing.yamlnodes import (
     scalar,
 )
 from vllm_upgrade_check.parsing.yamlwords import scalar_word
-from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.containers import scalar_relocator
+from vllm_upgrade_check.sources.scanners.helm_cli import helm_values_commands, may_pass_helm_values
+from vllm_upgrade_check.sources.scanners.helm_links import linked_values_facts
 from vllm_upgrade_check.sources.scanners.images import image_fact, image_hint, is_vllm_image
 from vllm_upgrade_check.sources.scanners.manifests import YAML_SUFFIXES
 from vllm_upgrade_check.sources.scanners.requirements import requirement_fact
@@ -36,6 +49,21 @@ from vllm_upgrade_check.sources.scanners.shell import shell_facts
 _PIP_MODULES = frozenset({"pip", "ansible.builtin.pip"})
 _COMMAND_MODULES = frozenset({"command", "shell", "ansible.builtin.command", "ansible.builtin.shell"})
 _TASK_LISTS = ("tasks", "pre_tasks", "post_tasks", "handlers", "block", "rescue", "always")
+
+
+_GITLAB_SCRIPTS = ("before_script", "script", "after_script")
+_GITLAB_RESERVED = frozenset({"stages", "variables", "workflow", "include", "default", "image", "services", "cache"})
+
+
+def is_gitlab_ci(relpath: str) -> bool:
+    """Whether ``relpath`` is a GitLab CI file (``.gitlab-ci.yml``, ``NAME.gitlab-ci.yml``, or
+    a YAML file under ``.gitlab/ci/``, where projects keep the files they ``include``)."""
+    head, _sep, name = relpath.rpartition("/")
+    if name in (".gitlab-ci.yml", ".gitlab-ci.yaml") or name.endswith((".gitlab-ci.yml", ".gitlab-ci.yaml")):
+        return True
+    return (head == ".gitlab/ci" or head.startswith(".gitlab/ci/") or "/.gitlab/ci" in head) and name.endswith(
+        YAML_SUFFIXES
+    )
 
 
 def is_workflow(relpath: str) -> bool:
@@ -60,21 +88,81 @@ class CiYamlScanner(Scanner):
         return name.endswith(YAML_SUFFIXES)
 
     def accepts(self, source: SourceFile) -> bool:
-        if not source.name.endswith(YAML_SUFFIXES) or "vllm" not in source.text.lower():
+        if not source.name.endswith(YAML_SUFFIXES):
             return False
-        return is_workflow(source.relpath) or _ansible_like(source.text)
+        ci = is_workflow(source.relpath) or is_gitlab_ci(source.relpath)
+        if ci and may_pass_helm_values(source.text):
+            return True  # a deploy job may pass values files to a vLLM chart
+        if "vllm" not in source.text.lower():
+            return False
+        return ci or _ansible_like(source.text)
 
-    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+    def scan(self, source: SourceFile) -> Iterator[ScanItem]:
         try:
             documents = compose_documents(source.text)
         except YamlProblem:
             return  # the manifest scanner, which reads every YAML file, reports it skipped
-        workflow = is_workflow(source.relpath)
+        workflow, gitlab = is_workflow(source.relpath), is_gitlab_ci(source.relpath)
+        mentions = source.mentions_vllm()
         for document in documents:
-            if workflow:
+            if mentions and workflow:
                 yield from self._workflow(source, document)
-            else:
+            elif mentions and gitlab:
+                yield from self._gitlab(source, document)
+            elif mentions:
                 yield from self._tasks(source, document)
+            if workflow or gitlab:
+                for _chart, values, _by in self._helm_releases(source, document):
+                    for written in values:
+                        yield FileReference(written, self.name)
+
+    def with_referenced(
+        self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
+    ) -> list[Fact] | None:
+        """The file's facts with those of the values files its scripts' helm commands pass to
+        a vLLM chart (:func:`~.helm_links.linked_values_facts`); ``None`` when they pass none."""
+        if not may_pass_helm_values(source.text):
+            return None
+        try:
+            documents = compose_documents(source.text)
+        except YamlProblem:
+            return None
+        linked: list[Fact] = []
+        for document in documents:
+            by_dir: dict[str, list[tuple[str, list[str]]]] = {}
+            for chart, values, by in self._helm_releases(source, document):
+                by_dir.setdefault(by, []).append((chart, values))
+            for by, releases in by_dir.items():
+                linked.extend(linked_values_facts(releases, by, files, read))
+        if not linked:
+            return None
+        return [*(f for f in self.scan(source) if isinstance(f, Fact)), *linked]
+
+    def _helm_releases(self, source: SourceFile, document: yaml.Node) -> Iterator[tuple[str, list[str], str]]:
+        """``(chart, values files as written, path they are relative to)`` of each helm
+        command of the file's scripts that passes values files. ``path`` stands for a file in
+        the directory the script runs in (the step's ``working-directory``, else the root)."""
+        for node, directory in self._scripts(source, document):
+            if not may_pass_helm_values(str(node.value)):
+                continue
+            by = posixpath.join(posixpath.normpath(directory), "_") if directory not in ("", ".") else "_"
+            for chart, values in helm_values_commands(parse_shell(str(node.value))):
+                yield chart, values, by
+
+    def _scripts(self, source: SourceFile, document: yaml.Node) -> Iterator[tuple[yaml.ScalarNode, str]]:
+        """Each shell script of a workflow or GitLab CI file, with the directory it runs in."""
+        if is_workflow(source.relpath):
+            default = scalar(get(get(get(document, "defaults"), "run"), "working-directory")) or ""
+            for _name, _key, job in mapping_items(get(document, "jobs")):
+                job_dir = scalar(get(get(get(job, "defaults"), "run"), "working-directory")) or default
+                for step in items(get(job, "steps")):
+                    run = get(step, "run")
+                    if isinstance(run, yaml.ScalarNode) and scalar(run):
+                        yield run, scalar(get(step, "working-directory")) or job_dir
+        else:
+            for _name, job in _gitlab_jobs(document):
+                for node in _gitlab_lines(job):
+                    yield node, ""
 
     # -- GitHub Actions ---------------------------------------------------------------------
     def _workflow(self, source: SourceFile, document: yaml.Node) -> Iterator[Fact]:
@@ -94,6 +182,49 @@ class CiYamlScanner(Scanner):
                 run = get(step, "run")
                 if isinstance(run, yaml.ScalarNode) and scalar(run):
                     yield from self._script(source, run, hint)
+
+    # -- GitLab CI --------------------------------------------------------------------------
+    def _gitlab(self, source: SourceFile, document: yaml.Node) -> Iterator[Fact]:
+        default_image = _gitlab_image(get(document, "image")) or _gitlab_image(get(get(document, "default"), "image"))
+        if default_image is not None:
+            yield self._image(source, default_image)
+        for _name, job in _gitlab_jobs(document):
+            hint = None
+            image = _gitlab_image(get(job, "image"))
+            if image is not None:
+                yield self._image(source, image)
+            image = image or default_image
+            if image is not None and is_vllm_image(str(image.value)):
+                hint = image_hint(str(image.value), source.relpath, image.start_mark.line + 1)
+            for service in items(get(job, "services")):
+                found = _gitlab_image(service)
+                if found is not None:
+                    yield self._image(source, found)
+            yield from self._session(source, list(_gitlab_lines(job)), hint)
+
+    def _session(
+        self, source: SourceFile, nodes: list[yaml.ScalarNode], hint: tuple[str, str] | None
+    ) -> list[Fact]:
+        """The facts of a job's script lines read as the one shell session the runner runs
+        them in (a variable one line sets is read by the next), each token placed in the
+        scalar it is written in."""
+        if not nodes:
+            return []
+        starts: list[int] = []  # 1-based line of each scalar's text in the joined text
+        line = 1
+        for node in nodes:
+            starts.append(line)
+            line += str(node.value).count("\n") + 1
+        movers = [scalar_relocator(source.text, node) for node in nodes]
+
+        def relocate(token: Token) -> Token:
+            index = max(bisect.bisect_right(starts, token.line) - 1, 0)
+            offset = starts[index] - 1
+            return movers[index](token.moved(lambda p: (p[0] - offset, p[1])))
+
+        text = "\n".join(str(node.value) for node in nodes)
+        facts, _script = shell_facts(text, source.relpath, self.name, hint=hint, relocate=relocate)
+        return facts
 
     def _image(self, source: SourceFile, node: yaml.ScalarNode) -> Fact:
         return image_fact(scalar_word(source.text, node), source.relpath, self.name, syntax="yaml")
@@ -163,3 +294,31 @@ class CiYamlScanner(Scanner):
                 )
             if fact is not None:
                 yield fact
+
+
+def _gitlab_jobs(document: yaml.Node) -> Iterator[tuple[str, yaml.Node]]:
+    """The jobs of a GitLab CI file: top-level mappings (hidden ``.template`` jobs included,
+    as jobs ``extends`` them) that are not a global keyword."""
+    for name, _key, job in mapping_items(document):
+        if name not in _GITLAB_RESERVED and isinstance(job, yaml.MappingNode):
+            yield name, job
+
+
+def _gitlab_lines(job: yaml.Node) -> Iterator[yaml.ScalarNode]:
+    """A job's script lines in the order the runner runs them (``before_script``, ``script``,
+    ``after_script``); nested lists (a ``!reference`` or an anchor's list) are flattened, as
+    GitLab does."""
+    for key in _GITLAB_SCRIPTS:
+        stack = [get(job, key)]
+        while stack:
+            node = stack.pop(0)
+            if isinstance(node, yaml.ScalarNode) and scalar(node):
+                yield node
+            elif isinstance(node, yaml.SequenceNode):
+                stack[:0] = list(node.value)
+
+
+def _gitlab_image(node: yaml.Node | None) -> yaml.ScalarNode | None:
+    """The image of a GitLab ``image:``/``services:`` entry (a string, or ``name:``)."""
+    found = node if isinstance(node, yaml.ScalarNode) else get(node, "name")
+    return found if isinstance(found, yaml.ScalarNode) and scalar(found) else None
