@@ -19,13 +19,13 @@ the container runs with (vLLM flags, environment).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 import yaml
 
 from vllm_upgrade_check.knowledge.known_args import known_args
-from vllm_upgrade_check.knowledge.versions import tag_version_span
+from vllm_upgrade_check.knowledge.versions import tag_version_span, version_from_tag
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
 from vllm_upgrade_check.parsing.words import Token, sub_span
 from vllm_upgrade_check.parsing.yamlnodes import (
@@ -46,7 +46,14 @@ from vllm_upgrade_check.parsing.yamlwords import (
     value_word,
 )
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, env_fact, normalise_flag
-from vllm_upgrade_check.sources.scanners.base import Conditional, Reference, ScanItem, Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.base import (
+    Conditional,
+    FileReference,
+    Reference,
+    ScanItem,
+    Scanner,
+    SourceFile,
+)
 from vllm_upgrade_check.sources.scanners.images import image_fact, image_hint, is_vllm_image
 from vllm_upgrade_check.sources.scanners.manifests import HELM_IMAGE_KEY, YAML_SUFFIXES, untemplated
 from vllm_upgrade_check.sources.scanners.templates import has_template_actions, neutralise_templates
@@ -125,19 +132,22 @@ def _image(
         return [], None, False
     repo_word = scalar_word(text, repo_node)
     token = Token(reference, repo_word.line, repo_word.column, True, repo)
-    version, note = None, ""
-    if isinstance(tag_node, yaml.ScalarNode) and tag:
-        anchor = anchor_of(text, tag_node)
-        found = tag_version_span(tag)
-        word = value_word(text, tag_node)
-        if anchor is not None and alias_used(text, anchor):
-            note = f"the tag is anchor &{anchor}, which other values use; set it by hand"
-        elif found is None or word.span is None:
-            note = "the tag beside the repository is not written as one value; set it by hand"
-        else:
-            version = sub_span(word, *found)
+    version, note = _tag_version(text, tag_node) if isinstance(tag_node, yaml.ScalarNode) and tag else (None, "")
     fact = image_fact(token, path, "helm", version=version, note=note, syntax="yaml")
     return [fact], image_hint(reference, path, repo_word.line), True
+
+
+def _tag_version(text: str, tag_node: yaml.ScalarNode) -> tuple[Span | None, str]:
+    """Where the version of a ``tag:`` value is written (a bump sets it there), or why it
+    cannot be set: an anchor other values share, a value not written as one word."""
+    anchor = anchor_of(text, tag_node)
+    found = tag_version_span((scalar(tag_node) or "").strip())
+    word = value_word(text, tag_node)
+    if anchor is not None and alias_used(text, anchor):
+        return None, f"the tag is anchor &{anchor}, which other values use; set it by hand"
+    if found is None or word.span is None:
+        return None, "the tag beside the repository is not written as one value; set it by hand"
+    return sub_span(word, *found), ""
 
 
 def model_spec_facts(text: str, spec: yaml.Node, path: str) -> Iterator[Fact]:
@@ -305,22 +315,90 @@ def is_values_file(source: SourceFile) -> bool:
     return is_values_name(source.name) or "servingEngineSpec" in source.text
 
 
-def override_facts(text: str, doc: yaml.Node, path: str) -> Iterator[Fact]:
+def override_tag(doc: yaml.Node) -> yaml.ScalarNode | None:
+    """The ``image.tag`` of a values override that sets the tag and not the repository
+    (``image: {tag: v0.20.0}``): the release of the chart's image this override deploys."""
+    image = get(doc, "image")
+    if not isinstance(image, yaml.MappingNode) or get(image, "repository") is not None:
+        return None
+    tag = get(image, "tag")
+    return tag if isinstance(tag, yaml.ScalarNode) and (scalar(tag) or "").strip() else None
+
+
+def override_facts(text: str, doc: yaml.Node, path: str, repository: str | None = None) -> Iterator[Fact]:
     """Facts of a values override file that names no vLLM image (``values-prod.yaml`` beside
     a chart): its top-level ``args``/``extraArgs`` lists, any other list whose first item is
     a vLLM flag, and ``env``/``extraEnv``, each at this file's lines. They count only where
     the chart of this directory runs a vLLM image (the scanner yields them as a
-    :class:`~.base.Conditional`)."""
+    :class:`~.base.Conditional`).
+
+    An override that sets only the image's tag (:func:`override_tag`) deploys that release:
+    its facts run it (their version hint is the tag's), and with the chart's ``repository``
+    known, the tag is an image fact a bump sets there."""
+    hint: tuple[str, str] | None = None
+    tag_node = override_tag(doc)
+    if tag_node is not None:
+        tag = (scalar(tag_node) or "").strip()
+        found = version_from_tag(tag)
+        line = pos(tag_node).line
+        if found is not None:
+            hint = (str(found), f"{path}:{line} image tag {tag}")
+        if repository is not None and is_vllm_image(repository):
+            word = value_word(text, tag_node)
+            version, note = _tag_version(text, tag_node)
+            token = Token(f"{repository}:{tag}", word.line, word.column, True, tag)
+            yield image_fact(token, path, "helm", version=version, note=note, syntax="yaml")
     read: set[int] = set()
     for key in ("args", "extraArgs"):
         node = get(doc, key)
         tokens = sequence_words(text, node)
         if tokens:
             read.add(id(node))
-            yield from arg_facts(tokens, path, "helm", positional_model=False, syntax="yaml")
-    yield from _flag_lists(text, doc, path, read, None)
+            yield from arg_facts(tokens, path, "helm", positional_model=False, hint=hint, syntax="yaml")
+    yield from _flag_lists(text, doc, path, read, hint)
     for key in ("env", "extraEnv"):
-        yield from env_facts(text, get(doc, key), path, "helm")
+        for fact in env_facts(text, get(doc, key), path, "helm"):
+            yield replace(fact, version_hint=hint[0], hint_source=hint[1]) if hint and not fact.version_hint else fact
+
+
+def chart_values_path(chart: str) -> str:
+    """The report path of the ``values.yaml`` of chart directory ``chart``."""
+    return f"{chart}/values.yaml" if chart else "values.yaml"
+
+
+def override_image_facts(
+    source: SourceFile, read: Callable[[str], SourceFile | None]
+) -> list[Conditional] | None:
+    """For a values override beside a chart that sets only the image's tag, the image fact
+    of that tag (the chart's ``values.yaml``, read with ``read``, names the repository), as
+    the :class:`~.base.Conditional` of the chart's vLLM image; ``None`` when it sets no tag."""
+    try:
+        text, _templated, docs = _read_values(source)
+    except YamlProblem:
+        return None
+    tagged = [d for d in docs if isinstance(d, yaml.MappingNode) and scalar(get(d, "kind")) is None and override_tag(d)]
+    if not tagged:
+        return None
+    chart = source.relpath.rpartition("/")[0]
+    values = read(chart_values_path(chart))
+    repository = chart_repository(values) if values is not None else None
+    if repository is None:
+        return None
+    images = tuple(
+        f for doc in tagged for f in override_facts(text, doc, source.relpath, repository) if f.kind == FactKind.IMAGE
+    )
+    return [Conditional(HELM_IMAGE_KEY + chart, images)] if images else None
+
+
+def chart_repository(source: SourceFile) -> str | None:
+    """The vLLM image repository a chart's ``values.yaml`` runs, when it runs one (an
+    override's ``image.tag`` is that repository's tag); ``None`` when none or several."""
+    try:
+        text, _templated, docs = _read_values(source)
+    except YamlProblem:
+        return None
+    found = {f.name for doc in docs for f in values_facts(text, doc, source.relpath) if f.kind == FactKind.IMAGE}
+    return found.pop() if len(found) == 1 else None
 
 
 def _read_values(source: SourceFile) -> tuple[str, bool, list[yaml.Node]]:
@@ -378,11 +456,13 @@ class HelmValuesScanner(Scanner):
                 facts = [f for f in facts if (f.kind, f.name, f.location.line, f.location.column) not in placed]
                 if extra:
                     yield Conditional(HELM_IMAGE_KEY + chart, tuple(untemplated(iter(extra)) if templated else extra))
+                if override_tag(doc) is not None:
+                    yield FileReference(chart_values_path(chart), self.name)
             yield from untemplated(iter(facts)) if templated else facts
             if any(f.kind == FactKind.IMAGE for f in facts):  # the chart's templates run it
                 yield Reference(HELM_IMAGE_KEY + chart)
 
-    def _override(self, source: SourceFile) -> Iterator[Fact | Skipped | Conditional]:
+    def _override(self, source: SourceFile) -> Iterator[ScanItem]:
         """A values override naming no vLLM: its facts count where this directory's chart
         values run a vLLM image (``Reference(HELM_IMAGE_KEY + dir)``)."""
         try:
@@ -397,6 +477,8 @@ class HelmValuesScanner(Scanner):
             if facts:
                 facts = list(untemplated(iter(facts))) if templated else facts
                 yield Conditional(HELM_IMAGE_KEY + chart, tuple(facts))
+            if override_tag(doc) is not None:  # its tag is the chart's image's: read with the chart
+                yield FileReference(chart_values_path(chart), self.name)
 
     def _kustomization(self, source: SourceFile) -> Iterator[Fact | Skipped]:
         try:

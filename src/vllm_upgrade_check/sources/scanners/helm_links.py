@@ -11,8 +11,14 @@ import yaml
 from vllm_upgrade_check.model.facts import Fact
 from vllm_upgrade_check.parsing.shell import parse_shell
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, items, scalar
-from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, SourceFile
-from vllm_upgrade_check.sources.scanners.helm import HelmValuesScanner, is_values_name, override_facts
+from vllm_upgrade_check.sources.scanners.base import Conditional, FileReference, ScanItem, SourceFile
+from vllm_upgrade_check.sources.scanners.helm import (
+    HelmValuesScanner,
+    chart_repository,
+    is_values_name,
+    override_facts,
+    override_image_facts,
+)
 from vllm_upgrade_check.sources.scanners.helm_cli import helm_values_commands, may_pass_helm_values
 from vllm_upgrade_check.sources.scanners.makefile import MakefileScanner, make_shell_text
 from vllm_upgrade_check.sources.scanners.shell import ShellScanner, shell_facts
@@ -45,9 +51,11 @@ def linked_values_facts(
     seen: set[str] = set()
     for chart, values in releases:
         chart_dir = _resolve(chart, by, {posixpath.dirname(f) for f in names})
+        repository = None
         if chart_dir is not None:
             chart_values = read(posixpath.join(chart_dir, "values.yaml"))
             vllm_chart = chart_values is not None and chart_values.mentions_vllm()
+            repository = chart_repository(chart_values) if chart_values is not None and vllm_chart else None
         else:
             vllm_chart = "vllm" in chart.lower()
         if not vllm_chart:
@@ -69,7 +77,7 @@ def linked_values_facts(
                 continue
             for doc in docs:
                 if isinstance(doc, yaml.MappingNode) and scalar(get(doc, "kind")) is None:
-                    out.extend(override_facts(source.text, doc, rel))
+                    out.extend(override_facts(source.text, doc, rel, repository))
     return out
 
 
@@ -130,10 +138,12 @@ class LinkedHelmValuesScanner(HelmValuesScanner):
 
     def with_referenced(
         self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
-    ) -> list[Fact] | None:
-        """A helmfile read with the values files its releases pass to a vLLM chart."""
+    ) -> Sequence[Fact | Conditional] | None:
+        """A helmfile read with the values files its releases pass to a vLLM chart; a values
+        override beside a chart that sets only the image tag, with the chart's repository
+        (:func:`~.helm.override_image_facts`)."""
         if source.name not in HELMFILE_NAMES:
-            return None
+            return override_image_facts(source, read) if is_values_name(source.name) else None
         linked = linked_values_facts(helmfile_releases(source.text), source.relpath, files, read)
         return linked or None
 
