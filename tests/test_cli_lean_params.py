@@ -89,7 +89,18 @@ def test_lean_coercion_answers_as_typer(tmp_path: Path) -> None:
     for line in _lines(tmp_path):
         expected = runner.invoke(plain, line)
         got = runner.invoke(lean, line)
+        if "Value error, " in expected.output:
+            # the one difference: a refused choice is named without pydantic's "Value error, " prefix
+            assert got.exit_code == expected.exit_code and "Value error" not in got.output, line
+            continue
         assert (got.exit_code, got.output) == (expected.exit_code, expected.output), line
+
+
+def test_a_refused_choice_names_the_choices_plainly() -> None:
+    got = runner.invoke(_app(LeanGroup), ["show", "--colour", "blue"])
+    assert got.exit_code == 2
+    assert "'blue' is not one of 'red', 'green'" in got.output
+    assert "Value error" not in got.output
 
 
 def test_lean_coercion_of_environment_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -47,11 +47,13 @@ def _lean_leaf(annotation: Any, info: Any) -> typing.Callable[[Any, Any, Any], A
         choices = tuple(annotation)
         case_sensitive = info.case_sensitive
 
-        def choice(value: Any, _param: Any, ctx: Any) -> Any:
+        def choice(value: Any, param: Any, ctx: Any) -> Any:
+            if not isinstance(value, str):
+                raise _Refused
             try:
                 return coerce_cli_choice(value, choices=choices, case_sensitive=case_sensitive, ctx=ctx)
-            except ValueError:
-                raise _Refused from None
+            except ValueError as exc:  # the message without pydantic's "Value error, " before it
+                raise typer.BadParameter(str(exc), ctx=ctx, param=param) from None
 
         return choice
     if annotation is str:
