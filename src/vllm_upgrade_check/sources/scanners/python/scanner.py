@@ -5,6 +5,7 @@ parse, and which of the walk's facts (:func:`.walker.file_facts`) it reports.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterator, Sequence
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
@@ -35,7 +36,7 @@ class PythonSourceScanner(Scanner):
     def scan(self, source: SourceFile) -> Iterator[ScanItem]:
         """The facts of ``source``: all of them when it mentions vLLM, else only its reads of
         response fields; a syntax error skips the file."""
-        vllm = source.mentions_vllm()
+        vllm = source.mentions_vllm() and not only_prose_mentions(source.text)
         client = any(field in source.text for field in self.fields)
         if not vllm and not client:
             return
@@ -69,6 +70,35 @@ class PythonSourceScanner(Scanner):
             return None
         modules = ModuleReader(source.relpath, files, read)
         return list(file_facts(source, tree, self.fields, modules))
+
+
+_DOCSTRING_START = re.compile(r"""\A(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*[rRuU]?(\"\"\"|\'\'\')""")
+
+
+def only_prose_mentions(text: str) -> bool:
+    """Whether every mention of vLLM in Python ``text`` is prose the scanner reads nothing
+    from: on comment lines (``#`` first) or in the module docstring, and the file holds no
+    string that starts with ``--`` (a flag table names vLLM nowhere). Such a file is not
+    parsed: it yields what a file that never names vLLM yields (a cheap test, conservative:
+    a mention anywhere else, a trailing comment included, means the file is parsed)."""
+    if '"--' in text or "'--" in text:
+        return False
+    lowered = text.lower()
+    docstring_end = 0
+    found = _DOCSTRING_START.match(text)
+    if found is not None:
+        close = text.find(found.group(1), found.end())
+        if close < 0:
+            return False
+        docstring_end = close + 3
+    at = lowered.find("vllm")
+    while at >= 0:
+        if at >= docstring_end:
+            start = lowered.rfind("\n", 0, at) + 1
+            if not lowered[start:at].lstrip().startswith("#"):
+                return False
+        at = lowered.find("vllm", at + 4)
+    return True
 
 
 def _module_references(tree: ast.Module, facts: list[Fact]) -> Iterator[FileReference]:
