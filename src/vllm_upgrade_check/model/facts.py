@@ -52,6 +52,11 @@ class FactKind(str, Enum):
 UNRESOLVED_NOTE = "unresolved: "
 """Start of a report note about a launch holding words the repository does not resolve."""
 
+OVERLAY_NOTE = "kustomize overlay "
+"""Start of the ``Spans.note`` of a base arg a kustomize overlay's patch removes from the launch
+it deploys (:mod:`~vllm_upgrade_check.sources.scanners.kustomize_removal`); reports show it
+under the finding."""
+
 VENDOR_ENTRY = "vendor image "
 """Start of the entry point of a launch read from a vendor's image whose repository names vLLM
 (``vendor image registry.example.net/ml-platform/vllm-rocm``): its release is unknown."""
