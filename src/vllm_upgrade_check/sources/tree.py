@@ -243,14 +243,17 @@ def _linked_facts(
     version hint of their own take the referring file's. A conditional's
     :data:`~.scanners.base.APPENDED` launch is merged into the launch the reference names
     (:func:`~.scanners.base.appended_launch`), and so are those of the conditionals it makes
-    count in turn (a patch of a KServe predictor's args); without one it is dropped.
+    count in turn (a patch of a KServe predictor's args); without one it is dropped. The
+    :data:`~.scanners.base.REMOVED` markers among them are no facts: their arg names are
+    taken out of the merged launch they name, their notes go to the base args they stand at.
 
     Returns:
         ``(facts, (path, group) of each template launch some words were appended to, and of
         each launch the merged one replaces)``: their own launch facts stand for no whole
         launch (a launch that is one by itself, a Deployment's, stays one); and ``(path,
         group) -> note`` of each launch whose args a patch addresses by index
-        (:data:`~.scanners.base.INDEXED_NOTE`): their words keep their positions.
+        (:data:`~.scanners.base.INDEXED_NOTE`): their words keep their positions; and
+        ``(path, "@line:column") -> note`` of each base arg an overlay removes.
     """
     referenced: dict[str, tuple[str, str] | None] = {}
     bases: dict[str, Fact] = {}

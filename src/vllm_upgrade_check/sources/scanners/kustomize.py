@@ -10,16 +10,33 @@ a predictor's through its ``InferenceService`` (:data:`.kserve.SERVICE_KEY`), a 
 through :func:`container_references` (the ``kind/name/index`` of each container that launches
 vLLM); their launch is merged into the target's (:data:`.base.APPENDED`).
 
+A ``remove`` or ``replace`` of an element of those args by its index (``.../args/3``), or of
+the whole list, takes base words out of the launch the overlay deploys: the overlay's launch is
+read without them, and the base, a launch by itself that ``kubectl apply -k base`` deploys
+without the overlay, keeps its findings, each removed flag's with a note naming the overlay
+and no fix (see :mod:`.kustomize_removal`, which says what cannot be decided and why).
+
 A strategic-merge patch file (``patchesStrategicMerge:`` items, or a ``patches:`` entry whose
 file is a Kubernetes object) of a pod object merges its containers by name: the ``args`` it
 writes for a container that launches vLLM in the base are that launch's args as the overlay
 deploys it (:func:`strategic_merge_facts`), checked where the patch writes them, with the
-``env`` it adds; keyed :data:`CONTAINER_NAME_KEY`. A patch container that names a vLLM image
-of its own is a launch by itself (read as a manifest), not merged.
+``env`` it adds; keyed :data:`CONTAINER_NAME_KEY`. A ``command:`` it sets that runs vLLM
+(``[vllm, serve, MODEL, ...]``, ``[python3, -m, vllm.entrypoints.openai.api_server, ...]``,
+recognised as :func:`~.vllm_argv.find_launch` recognises a command line) is that container's
+launch: its words, then the patch's ``args``, merged with the base's launch (the base's args
+stay, as Kubernetes keeps ``args`` a patch does not set; what the base's own ``command:``
+said is not taken out). A patch container that names a vLLM image of its own is a launch by
+itself (read as a manifest), not merged.
 
 An inline ``patch:`` written as a literal block scalar (``patch: |-``) is read as the patch
 file it stands for, each word at its line and column in the kustomization (a fix edits it
-there); an inline patch written as a one-line string is not read.
+there). One written as a quoted, folded or plain string is read from the string's value
+(:class:`Mover`): each word placed where the string writes it when
+:func:`~vllm_upgrade_check.parsing.yamlwords.scalar_offsets` aligns the value with the text,
+else at the ``patch:`` key; a fix never edits inside such a string (:data:`INLINE_NOTE`:
+changing it is left to a person). An inline patch that is no YAML, holds operations but no
+target, reads as neither operations nor an object, or is no string is a
+:class:`~vllm_upgrade_check.model.facts.Skipped` naming its line, ``unresolved: ...``.
 """
 
 from __future__ import annotations
@@ -141,13 +158,14 @@ class Mover:
     """Places what is read in the value of an inline patch string (its ``node``, in ``text``)
     where it is written in the kustomization: each character where
     :func:`~vllm_upgrade_check.parsing.yamlwords.scalar_offsets` aligns it, or every one at
-    the string's start when the value cannot be aligned."""
+    the ``patch:`` key (``key``; else the string's start) when the value cannot be aligned."""
 
-    def __init__(self, text: str, node: yaml.ScalarNode) -> None:
+    def __init__(self, text: str, node: yaml.ScalarNode, key: yaml.Node | None = None) -> None:
         self.offsets = scalar_offsets(text, node)
         self.value_starts = line_index(str(node.value)).starts
         self.index = line_index(text)
-        self.home = (node.start_mark.line + 1, node.start_mark.column + 1)
+        home = key if key is not None else node
+        self.home = (home.start_mark.line + 1, home.start_mark.column + 1)
 
     def at(self, line: int, column: int) -> tuple[int, int]:
         """Where the 1-based ``line``/``column`` of the value is written in the text."""
@@ -213,7 +231,8 @@ def inline_patches(source: SourceFile, doc: yaml.Node) -> Iterator[InlinePatch |
             continue
         target = get(entry, "target")
         kind, name = scalar(get(target, "kind")) or "", scalar(get(target, "name")) or ""
-        where = node.start_mark.line + 1
+        key = next((k for k, _v in entry.value if scalar(k) == "patch"), None) if isinstance(entry, yaml.MappingNode) else None
+        where = (key or node).start_mark.line + 1
         if not isinstance(node, yaml.ScalarNode):
             reason = f"the inline patch at line {where} is not a string (kustomize reads a string there): not read"
             yield Skipped(source.relpath, reason, configures_vllm=source.mentions_vllm(), line=where)
@@ -225,7 +244,7 @@ def inline_patches(source: SourceFile, doc: yaml.Node) -> Iterator[InlinePatch |
             text = "\n" * first + "\n".join(lines[first:stop])
         else:
             text = str(node.value)
-            mover = Mover(source.text, node)
+            mover = Mover(source.text, node, key)
         why = _unread(text, bool(kind and name))
         if why:
             mentions = any(w in text.lower() for w in ("vllm", "args", "command"))
