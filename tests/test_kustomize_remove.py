@@ -207,3 +207,43 @@ def test_a_kserve_predictor_arg_the_overlay_removes(tmp_path: Path, entry: str) 
     assert "swap_space" not in overlay and "enable_prefix_caching" not in overlay
     (swap,) = [f for f in found if f[0] == "VUC0180-001"]
     assert swap[1] == "base/isvc.yaml" and "kustomize overlay prod/kustomization.yaml removes this arg" in swap[3]
+
+
+@pytest.mark.parametrize("layout", ["file-resource", "nested", "dot-slash"])
+def test_the_base_is_found_as_kustomize_finds_it(tmp_path: Path, layout: str) -> None:
+    root = _repo(tmp_path, _remove(1, 3, 2))
+    prod = root / "overlays" / "prod" / "kustomization.yaml"
+    entry = ENTRY["patches"].format(kind="Deployment")
+    if layout == "file-resource":
+        prod.write_text("resources:\n  - ../../base/deploy.yaml\n" + entry)
+    if layout == "nested":  # overlay -> a middle kustomization without patches -> base
+        (root / "overlays" / "middle").mkdir()
+        (root / "overlays" / "middle" / "kustomization.yml").write_text("resources: [../../base]\n")
+        prod.write_text("resources:\n  - ../middle\n" + entry)
+    if layout == "dot-slash":
+        prod.write_text("bases:\n  - ./../../base/\n" + entry)
+    found, facts = _scan(root, "0.33.0")
+    assert "swap_space" not in _launches(facts)["overlays/prod/patch.yaml"]
+    (swap,) = [f for f in found if f[0] == "VUC0180-001"]
+    assert swap[3].startswith("kustomize overlay overlays/prod/kustomization.yaml removes this arg")
+
+
+def test_two_bases_of_the_same_name_subtract_nothing(tmp_path: Path) -> None:
+    root = _repo(tmp_path, _remove(1, 3, 2))
+    (root / "base" / "again.yaml").write_text(_base("Deployment", FLOW))
+    (root / "base" / "kustomization.yaml").write_text("resources: [deploy.yaml, again.yaml]\n")
+    _found, facts = _scan(root, "0.33.0")
+    assert "swap_space" in _launches(facts)["overlays/prod/patch.yaml"]
+
+
+def test_a_pod_container_arg(tmp_path: Path) -> None:
+    root = _repo(tmp_path, _remove(0, 3, 2, prefix="/spec/containers"), kind="Pod")
+    pod = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: chat\nspec:\n  containers:\n    - name: server\n"
+        f"      image: vllm/vllm-openai:v0.27.0\n      args: {FLOW}\n"
+    )
+    (root / "base" / "deploy.yaml").write_text(pod)
+    found, facts = _scan(root, "0.33.0")
+    assert "swap_space" not in _launches(facts)["overlays/prod/patch.yaml"]
+    (swap,) = [f for f in found if f[0] == "VUC0180-001"]
+    assert swap[1] == "base/deploy.yaml" and swap[3].startswith("kustomize overlay")

@@ -264,6 +264,8 @@ def _unread(text: str, targeted: bool) -> str:
         docs = documents(text)
     except YamlProblem as exc:
         return f"is no YAML ({exc})"
+    if not docs:
+        return ""  # comments only: no patch at all
     if any(isinstance(d, yaml.SequenceNode) for d in docs):
         return "" if targeted else "holds JSON 6902 operations but names no target"
     if any(isinstance(d, yaml.MappingNode) for d in docs):
