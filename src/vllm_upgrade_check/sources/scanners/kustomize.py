@@ -150,8 +150,8 @@ INLINE_NOTE = (
     "the tool does not edit inside it; change it there by hand"
 )
 """Note of the facts of an inline patch that is not a literal block: they are placed where
-their words are written when the string can be aligned with its value, else at the string's
-start, and a fix leaves them to a person."""
+their words are written when the string can be aligned with its value, else at the
+``patch:`` key, and a fix leaves them to a person."""
 
 
 class Mover:
@@ -368,8 +368,10 @@ def patch_ops(patch: SourceFile, kind: str, name: str) -> dict[str, PatchedArgs]
 def patch_facts(patch: SourceFile, kind: str, name: str) -> Iterator[Conditional]:
     """The launch words the ``add``/``replace`` operations of a JSON 6902 patch file of
     target ``kind``/``name`` write, in order, as one :class:`~.base.Conditional` per launch
-    they patch (its launch an :data:`~.base.APPENDED` one, placed at the first operation
-    that writes words or addresses one by its index)."""
+    they patch (its launch an :data:`~.base.APPENDED` one, placed at the first operation on
+    those args; none for a launch whose args only ``test``, ``move`` or ``copy`` operations
+    name). An operation that addresses an element by its index gives the launch the note of
+    :data:`~.base.INDEXED_NOTE`."""
     for key, patched in patch_ops(patch, kind, name).items():
         if not any(op.verb in _WRITES for op in patched.ops):
             continue
