@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from vllm_upgrade_check.errors import UsageError
-from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
+from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Spans
 from vllm_upgrade_check.model.options import ScanRequest
 from vllm_upgrade_check.parsing.textfiles import has_text_bom
 from vllm_upgrade_check.sources.cache import FileResult, ScanCache, code_salt, file_stamp
@@ -31,9 +31,11 @@ from vllm_upgrade_check.sources.scanners import LazyScanners, Scanner, SourceFil
 from vllm_upgrade_check.sources.scanners.base import (
     APPENDED,
     INDEXED_NOTE,
+    REMOVED,
     Conditional,
     FileReference,
     appended_launch,
+    removed_words,
 )
 from vllm_upgrade_check.sources.sniff import has_marker, is_prose, never_sniffed, never_text
 
@@ -121,6 +123,7 @@ def scan_files(
         linked, extended, pinned = _linked_facts(found)
         if pinned:
             root_facts = [_kept_in_place(f, pinned) for f in root_facts]
+            linked = [_kept_in_place(f, pinned) for f in linked]
         if extended:
             root_facts = [f for f in root_facts if f.kind != FactKind.LAUNCH or (f.location.path, f.group) not in extended]
         root_facts.extend(linked)
@@ -240,14 +243,17 @@ def _linked_facts(
     version hint of their own take the referring file's. A conditional's
     :data:`~.scanners.base.APPENDED` launch is merged into the launch the reference names
     (:func:`~.scanners.base.appended_launch`), and so are those of the conditionals it makes
-    count in turn (a patch of a KServe predictor's args); without one it is dropped.
+    count in turn (a patch of a KServe predictor's args); without one it is dropped. The
+    :data:`~.scanners.base.REMOVED` markers among them are no facts: their arg names are
+    taken out of the merged launch they name, their notes go to the base args they stand at.
 
     Returns:
         ``(facts, (path, group) of each template launch some words were appended to, and of
         each launch the merged one replaces)``: their own launch facts stand for no whole
         launch (a launch that is one by itself, a Deployment's, stays one); and ``(path,
         group) -> note`` of each launch whose args a patch addresses by index
-        (:data:`~.scanners.base.INDEXED_NOTE`): their words keep their positions.
+        (:data:`~.scanners.base.INDEXED_NOTE`): their words keep their positions; and
+        ``(path, "@line:column") -> note`` of each base arg an overlay removes.
     """
     referenced: dict[str, tuple[str, str] | None] = {}
     bases: dict[str, Fact] = {}
@@ -278,31 +284,37 @@ def _linked_facts(
                         base_key[key] = base_key.get(conditional.key, conditional.key)
     out: list[Fact] = []
     extended: set[tuple[str | None, str | None]] = set()
-    pinned: dict[tuple[str | None, str | None], str] = {}
-    for result in results:
-        for conditional in result.conditionals:
-            if conditional.key not in referenced:
+    counted = [c for result in results for c in result.conditionals if c.key in referenced]
+    dropped, pinned = removed_words(counted)  # a base word an overlay removes: its own note
+    for conditional in counted:
+        hint = referenced[conditional.key]
+        facts = hinted(list(conditional.facts), hint) if hint else list(conditional.facts)
+        base = bases.get(conditional.key)
+        for fact in facts:
+            if fact.kind == FactKind.LAUNCH and fact.name == REMOVED:
                 continue
-            hint = referenced[conditional.key]
-            facts = hinted(list(conditional.facts), hint) if hint else list(conditional.facts)
-            base = bases.get(conditional.key)
-            for fact in facts:
-                if fact.kind != FactKind.LAUNCH or fact.name != APPENDED:
-                    out.append(fact)
-                elif base is not None:
-                    out.append(appended_launch(base, fact))
-                    if fact.spans is not None and fact.spans.note.startswith(INDEXED_NOTE):
-                        pinned[(base.location.path, base.group)] = fact.spans.note
-                    if conditional.key in templates or base_key.get(conditional.key) in templates:
-                        extended.add((base.location.path, base.group))
-                    extended.add((fact.location.path, fact.group))  # its own reading, if any
+            if fact.kind != FactKind.LAUNCH or fact.name != APPENDED:
+                out.append(fact)
+            elif base is not None:
+                gone = dropped.get((fact.location.path, fact.group), frozenset())
+                out.append(appended_launch(base, fact, dropped=gone))
+                if fact.spans is not None and fact.spans.note.startswith(INDEXED_NOTE):
+                    pinned[(base.location.path, base.group)] = fact.spans.note
+                if conditional.key in templates or base_key.get(conditional.key) in templates:
+                    extended.add((base.location.path, base.group))
+                extended.add((fact.location.path, fact.group))  # its own reading, if any
     return out, extended, pinned
 
 
 def _kept_in_place(fact: Fact, pinned: Mapping[tuple[str | None, str | None], str]) -> Fact:
     """``fact`` without its cut when it is an arg of a launch in ``pinned`` (``(path, group)
-    -> note``: a patch addresses that launch's args by index), so that a fix leaves its
-    removal to a person with the note."""
+    -> note``: a patch addresses that launch's args by index; ``(path, "@line:column")``: an
+    overlay removes this very arg, :func:`~.scanners.base.removed_words`), so that a fix
+    leaves its removal to a person with the note."""
+    loc = fact.location
+    note = pinned.get((loc.path, f"@{loc.line}:{loc.column}")) if fact.kind == FactKind.ARG else None
+    if note is not None:
+        return replace(fact, spans=replace(fact.spans or Spans(), cut=None, note=note))
     note = pinned.get((fact.location.path, fact.group))
     if note is None or fact.kind != FactKind.ARG or fact.spans is None or fact.spans.cut is None:
         return fact

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import ClassVar, Generic, TypeAlias, TypeVar
 
-from vllm_upgrade_check.model.facts import Fact, Skipped, Span, Spans
+from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span, Spans
 
 
 @dataclass(frozen=True)
@@ -100,12 +100,21 @@ APPENDED = "appended args"
 its own and is merged into the launch a :class:`Reference` with ``launch`` names."""
 
 
-def appended_launch(base: Fact, tail: Fact, owner: str | None = None) -> Fact:
+REMOVED = "removed args"
+"""Name of the marker fact of a base flag a kustomize overlay's patch takes out of its launch
+(:func:`~.kustomize_removal.removal_markers`): placed at the flag in the base, its ``args``
+the arg names the overlay's launch no longer sets, its ``owner`` and ``group`` the path and
+group of the patch's :data:`APPENDED` launch, its note what the base's finding says. It
+stands for nothing itself: the engine drops it once read."""
+
+
+def appended_launch(base: Fact, tail: Fact, owner: str | None = None, dropped: frozenset[str] = frozenset()) -> Fact:
     """The one launch of ``base`` (a launch fact) with the words of ``tail`` (an
     :data:`APPENDED` launch fact) after its own, placed where ``tail`` is (each
     referring file gets its own launch, in the group of its own args).
 
-    Its ``args`` are both sides', its model the last one given (argparse keeps the last
+    Its ``args`` are both sides' (``base``'s without ``dropped``, the names an overlay's
+    patch removes from it, see :data:`REMOVED`), its model the last one given (argparse keeps the last
     ``--model``), it is resolved when both sides are, and its unresolved words are both
     sides'. Its version is ``base``'s (the image that runs it) unless ``tail`` has its own.
     """
@@ -116,13 +125,35 @@ def appended_launch(base: Fact, tail: Fact, owner: str | None = None) -> Fact:
         raw=base.raw,
         value=unresolved or None,
         origin=base.origin,
-        args=base.args | tail.args,
+        args=(base.args - dropped) | tail.args,
         resolved=base.resolved and tail.resolved,
         model=tail.model or base.model,
         version_hint=tail.version_hint or base.version_hint,
         hint_source=tail.hint_source if tail.version_hint else base.hint_source,
         owner=owner or tail.owner,
     )
+
+
+def removed_words(
+    conditionals: Sequence[Conditional],
+) -> tuple[dict[tuple[str | None, str | None], frozenset[str]], dict[tuple[str | None, str | None], str]]:
+    """What the :data:`REMOVED` markers among ``conditionals`` (those that count) say:
+    ``(path, group)`` of an :data:`APPENDED` launch -> the arg names its base loses, and
+    ``(path, "@line:column")`` of a base arg -> the note its facts take (the overlays that
+    remove it, joined)."""
+    dropped: dict[tuple[str | None, str | None], frozenset[str]] = {}
+    notes: dict[tuple[str | None, str | None], str] = {}
+    for conditional in conditionals:
+        for fact in conditional.facts:
+            if fact.kind != FactKind.LAUNCH or fact.name != REMOVED:
+                continue
+            launch = (fact.owner, fact.group)
+            dropped[launch] = dropped.get(launch, frozenset()) | fact.args
+            at = (fact.location.path, f"@{fact.location.line}:{fact.location.column}")
+            note = fact.spans.note if fact.spans is not None else ""
+            if note and note not in notes.get(at, ""):
+                notes[at] = f"{notes[at]}; {note}" if at in notes else note
+    return dropped, notes
 
 
 @dataclass(frozen=True)

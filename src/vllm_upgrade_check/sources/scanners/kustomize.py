@@ -10,30 +10,48 @@ a predictor's through its ``InferenceService`` (:data:`.kserve.SERVICE_KEY`), a 
 through :func:`container_references` (the ``kind/name/index`` of each container that launches
 vLLM); their launch is merged into the target's (:data:`.base.APPENDED`).
 
+A ``remove`` or ``replace`` of an element of those args by its index (``.../args/3``), or of
+the whole list, takes base words out of the launch the overlay deploys: the overlay's launch is
+read without them, and the base, a launch by itself that ``kubectl apply -k base`` deploys
+without the overlay, keeps its findings, each removed flag's with a note naming the overlay
+and no fix (see :mod:`.kustomize_removal`, which says what cannot be decided and why).
+
 A strategic-merge patch file (``patchesStrategicMerge:`` items, or a ``patches:`` entry whose
 file is a Kubernetes object) of a pod object merges its containers by name: the ``args`` it
 writes for a container that launches vLLM in the base are that launch's args as the overlay
 deploys it (:func:`strategic_merge_facts`), checked where the patch writes them, with the
-``env`` it adds; keyed :data:`CONTAINER_NAME_KEY`. A patch container that names a vLLM image
-of its own is a launch by itself (read as a manifest), not merged.
+``env`` it adds; keyed :data:`CONTAINER_NAME_KEY`. A ``command:`` it sets that runs vLLM
+(``[vllm, serve, MODEL, ...]``, ``[python3, -m, vllm.entrypoints.openai.api_server, ...]``,
+recognised as :func:`~.vllm_argv.find_launch` recognises a command line) is that container's
+launch: its words, then the patch's ``args``, merged with the base's launch (the base's args
+stay, as Kubernetes keeps ``args`` a patch does not set; what the base's own ``command:``
+said is not taken out). A patch container that names a vLLM image of its own is a launch by
+itself (read as a manifest), not merged.
 
 An inline ``patch:`` written as a literal block scalar (``patch: |-``) is read as the patch
 file it stands for, each word at its line and column in the kustomization (a fix edits it
-there); an inline patch written as a one-line string is not read.
+there). One written as a quoted, folded or plain string is read from the string's value
+(:class:`Mover`): each word placed where the string writes it when
+:func:`~vllm_upgrade_check.parsing.yamlwords.scalar_offsets` aligns the value with the text,
+else at the ``patch:`` key; a fix never edits inside such a string (:data:`INLINE_NOTE`:
+changing it is left to a person). An inline patch that is no YAML, holds operations but no
+target, reads as neither operations nor an object, or is no string is a
+:class:`~vllm_upgrade_check.model.facts.Skipped` naming its line, ``unresolved: ...``.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import yaml
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Spans
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Spans
+from vllm_upgrade_check.parsing.textpos import line_index
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, items, scalar
-from vllm_upgrade_check.parsing.yamlwords import scalar_word, sequence_words
+from vllm_upgrade_check.parsing.yamlwords import scalar_offsets, scalar_word, sequence_words
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts
 from vllm_upgrade_check.sources.scanners.base import (
     APPENDED,
@@ -44,6 +62,7 @@ from vllm_upgrade_check.sources.scanners.base import (
     SourceFile,
 )
 from vllm_upgrade_check.sources.scanners.kserve import SERVICE_KEY
+from vllm_upgrade_check.sources.scanners.kustomize_removal import Op, PatchedArgs, joined, removal_markers
 
 KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 """The names ``kustomize build`` reads a directory's kustomization from."""
@@ -58,6 +77,8 @@ CONTAINER_NAME_KEY = "k8s-container-name:"
 a strategic-merge patch matches containers by)."""
 
 _PREDICTOR_ARGS = re.compile(r"/spec/predictor/model/args(?:/(-|\d+))?")
+_WRITES = ("add", "replace", "remove")
+"""The operations that change a launch's words (a patch of only ``test`` ones changes none)."""
 _CONTAINER_ARGS = re.compile(r"(?:/spec/template)?/spec/containers/(\d+)/args(?:/(-|\d+))?")
 
 
@@ -70,7 +91,7 @@ def patch_entries(doc: yaml.Node, relpath: str) -> Iterator[tuple[str, str, str]
             target = get(entry, "target")
             kind, name, path = scalar(get(target, "kind")), scalar(get(target, "name")), scalar(get(entry, "path"))
             if kind and name and path:
-                yield kind, name, _joined(folder, path)
+                yield kind, name, joined(folder, path)
 
 
 def strategic_merge_entries(doc: yaml.Node, relpath: str) -> Iterator[str]:
@@ -81,30 +102,23 @@ def strategic_merge_entries(doc: yaml.Node, relpath: str) -> Iterator[str]:
     for entry in items(get(doc, "patchesStrategicMerge")):
         path = scalar(entry)
         if path and "\n" not in path:
-            yield _joined(folder, path)
+            yield joined(folder, path)
     for entry in items(get(doc, "patches")):
         path = scalar(get(entry, "path"))
         if path:
-            yield _joined(folder, path)
+            yield joined(folder, path)
 
 
-def _joined(folder: str, path: str) -> str:
-    parts = [p for p in (folder.split("/") if folder else []) if p]
-    for part in path.split("/"):
-        if part == "..":
-            if parts:
-                parts.pop()
-        elif part not in ("", "."):
-            parts.append(part)
-    return "/".join(parts)
+Reader = Callable[[str], "SourceFile | None"]
 
 
-def kustomization_items(
-    source: SourceFile, read: Callable[[str], SourceFile | None] | None
-) -> Iterator[FileReference | Conditional]:
+def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[FileReference | Conditional | Skipped]:
     """A kustomization's patch files as :class:`~.base.FileReference` items (so it is read
     again with them), and once ``read`` is given, the :class:`~.base.Conditional` facts of
-    the launch words each patch writes (:func:`patch_facts`)."""
+    the launch words each patch writes (:func:`patch_facts`, :func:`strategic_merge_facts`)
+    with the markers of the base words its JSON 6902 operations take out
+    (:func:`patch_markers`). Inline patches (:func:`inline_patch_items`) are read with the
+    first reading; their markers with the second."""
     try:
         docs = documents(source.text)
     except YamlProblem:
@@ -113,38 +127,169 @@ def kustomization_items(
         for kind, name, path in patch_entries(doc, source.relpath):
             yield FileReference(path, "manifest")
             patch = read(path) if read is not None else None
-            if patch is not None:
+            if patch is not None and read is not None:
                 yield from patch_facts(patch, kind, name)
+                yield from patch_markers(read, source, doc, patch, kind, name)
         for path in dict.fromkeys(strategic_merge_entries(doc, source.relpath)):
             yield FileReference(path, "manifest")
             patch = read(path) if read is not None else None
             if patch is not None:
                 yield from strategic_merge_facts(patch)
         if read is None:  # inline patches: read once, with the kustomization's first reading
+            if any(get(entry, "patch") is not None for entry in items(get(doc, "patches"))):
+                yield FileReference(source.relpath, "manifest")  # read again: the markers need the base
             yield from inline_patch_items(source, doc)
+        else:
+            for inline in inline_patches(source, doc):
+                if isinstance(inline, InlinePatch) and inline.kind and inline.name and inline.json6902:
+                    yield from patch_markers(read, source, doc, inline.source, inline.kind, inline.name, inline.mover)
 
 
-def inline_patch_items(source: SourceFile, doc: yaml.Node) -> Iterator[Conditional]:
-    """The :class:`~.base.Conditional` facts of the ``patches:`` entries of kustomization
-    ``doc`` that write their patch inline as a literal block scalar (``patch: |-``): a JSON
-    6902 patch when the entry names a ``target``, else (or when its text is a pod object) a
-    strategic-merge patch. The block's lines are read where they stand (the text before them
-    blanked), so every word keeps its line and column in the kustomization."""
+INLINE_NOTE = (
+    "written in an inline kustomize patch given as a quoted, folded or plain YAML string: "
+    "the tool does not edit inside it; change it there by hand"
+)
+"""Note of the facts of an inline patch that is not a literal block: they are placed where
+their words are written when the string can be aligned with its value, else at the
+``patch:`` key, and a fix leaves them to a person."""
+
+
+class Mover:
+    """Places what is read in the value of an inline patch string (its ``node``, in ``text``)
+    where it is written in the kustomization: each character where
+    :func:`~vllm_upgrade_check.parsing.yamlwords.scalar_offsets` aligns it, or every one at
+    the ``patch:`` key (``key``; else the string's start) when the value cannot be aligned."""
+
+    def __init__(self, text: str, node: yaml.ScalarNode, key: yaml.Node | None = None) -> None:
+        self.offsets = scalar_offsets(text, node)
+        self.value_starts = line_index(str(node.value)).starts
+        self.index = line_index(text)
+        home = key if key is not None else node
+        self.home = (home.start_mark.line + 1, home.start_mark.column + 1)
+
+    def at(self, line: int, column: int) -> tuple[int, int]:
+        """Where the 1-based ``line``/``column`` of the value is written in the text."""
+        if self.offsets is None or not 0 < line <= len(self.value_starts):
+            return self.home
+        offset = min(self.value_starts[line - 1] + column - 1, len(self.offsets) - 1)
+        return self.index.line_col(self.offsets[offset])
+
+    def line(self, line: int) -> int:
+        """Where line ``line`` of the value starts in the text."""
+        return self.at(line, 1)[0]
+
+    def group(self, group: str | None) -> str | None:
+        """A launch's group (``line:column`` in the value) as the text places it."""
+        if group is None:
+            return None
+        line, _, column = group.partition(":")
+        return "{}:{}".format(*self.at(int(line), int(column)))
+
+    def fact(self, fact: Fact) -> Fact:
+        """``fact`` placed in the text; an arg or env var with :data:`INLINE_NOTE` and no
+        spans a fix could edit (a launch keeps its note)."""
+        loc = fact.location
+        line, column = self.at(loc.line or 1, loc.column or 1)
+        end = self.at(loc.end_line, loc.end_column or 1) if loc.end_line is not None and self.offsets else (None, None)
+        spans = fact.spans
+        if fact.kind != FactKind.LAUNCH:
+            spans = Spans(syntax=spans.syntax if spans is not None else "", note=INLINE_NOTE)
+        return replace(fact, location=Location(loc.path, line, column, *end), group=self.group(fact.group), spans=spans)
+
+
+@dataclass(frozen=True)
+class InlinePatch:
+    """One ``patches:`` entry that writes its patch inline.
+
+    Attributes:
+        source: the patch's text as a file of the kustomization's path (a literal block's
+            lines where they stand, the text before them blanked; else the string's value).
+        kind: the entry's target kind, or ``""``.
+        name: the entry's target name, or ``""``.
+        json6902: whether it is read as JSON 6902 operations (a list of them; else an object).
+        mover: places the value's positions in the kustomization (``None``: a literal
+            block, already in place).
+    """
+
+    source: SourceFile
+    kind: str
+    name: str
+    json6902: bool
+    mover: Mover | None
+
+
+def inline_patches(source: SourceFile, doc: yaml.Node) -> Iterator[InlinePatch | Skipped]:
+    """The inline patches of the ``patches:`` entries of kustomization ``doc``: a literal
+    block scalar (``patch: |-``) read where it stands; a quoted, folded or plain string read
+    from its value (see :class:`Mover`). A string whose value is no YAML, or a ``patch:``
+    that is no string, is a :class:`~vllm_upgrade_check.model.facts.Skipped` naming its line
+    (never passed over in silence)."""
     lines = source.text.split("\n")
     for entry in items(get(doc, "patches")):
         node = get(entry, "patch")
-        if not isinstance(node, yaml.ScalarNode) or node.style != "|":
+        if node is None:
             continue
-        first = node.start_mark.line + 1  # 0-based: the block's text starts on the line after `|`
-        stop = node.end_mark.line + (1 if node.end_mark.column else 0)  # it ends at a line's start
-        text = "\n" * first + "\n".join(lines[first:stop])
-        inline = SourceFile(source.relpath, text)
         target = get(entry, "target")
-        kind, name = scalar(get(target, "kind")), scalar(get(target, "name"))
-        if kind and name and "op:" in text:
-            yield from patch_facts(inline, kind, name)
+        kind, name = scalar(get(target, "kind")) or "", scalar(get(target, "name")) or ""
+        key = next((k for k, _v in entry.value if scalar(k) == "patch"), None) if isinstance(entry, yaml.MappingNode) else None
+        where = (key or node).start_mark.line + 1
+        if not isinstance(node, yaml.ScalarNode):
+            reason = f"the inline patch at line {where} is not a string (kustomize reads a string there): not read"
+            yield Skipped(source.relpath, reason, configures_vllm=source.mentions_vllm(), line=where)
+            continue
+        mover: Mover | None = None
+        if node.style == "|":
+            first = node.start_mark.line + 1  # 0-based: the block's text starts on the line after `|`
+            stop = node.end_mark.line + (1 if node.end_mark.column else 0)  # it ends at a line's start
+            text = "\n" * first + "\n".join(lines[first:stop])
         else:
-            yield from strategic_merge_facts(inline)
+            text = str(node.value)
+            mover = Mover(source.text, node, key)
+        why = _unread(text, bool(kind and name))
+        if why:
+            mentions = any(w in text.lower() for w in ("vllm", "args", "command"))
+            reason = f"unresolved: the inline patch at line {where} {why}; its words were not checked"
+            yield Skipped(source.relpath, reason, configures_vllm=mentions, line=where)
+            continue
+        json6902 = any(isinstance(d, yaml.SequenceNode) for d in documents(text))
+        yield InlinePatch(SourceFile(source.relpath, text), kind, name, json6902, mover)
+
+
+def _unread(text: str, targeted: bool) -> str:
+    """Why an inline patch's text cannot be read as a patch (``""``: it can): no YAML, JSON
+    6902 operations without a target, or neither operations nor an object."""
+    if not text.strip():
+        return ""
+    try:
+        docs = documents(text)
+    except YamlProblem as exc:
+        return f"is no YAML ({exc})"
+    if not docs:
+        return ""  # comments only: no patch at all
+    if any(isinstance(d, yaml.SequenceNode) for d in docs):
+        return "" if targeted else "holds JSON 6902 operations but names no target"
+    if any(isinstance(d, yaml.MappingNode) for d in docs):
+        return ""
+    return "reads as neither JSON 6902 operations nor an object"
+
+
+def inline_patch_items(source: SourceFile, doc: yaml.Node) -> Iterator[Conditional | Skipped]:
+    """The :class:`~.base.Conditional` facts of the ``patches:`` entries of kustomization
+    ``doc`` that write their patch inline (:func:`inline_patches`): a JSON 6902 patch when
+    the entry names a ``target``, else (or when its text is a pod object) a strategic-merge
+    patch. A literal block's words keep their line and column in the kustomization; a
+    string's are placed by its :class:`Mover`, with :data:`INLINE_NOTE`."""
+    for inline in inline_patches(source, doc):
+        if isinstance(inline, Skipped):
+            yield inline
+            continue
+        if inline.json6902:
+            found = list(patch_facts(inline.source, inline.kind, inline.name))
+        else:
+            found = list(strategic_merge_facts(inline.source))
+        if inline.mover is not None:
+            found = [Conditional(c.key, tuple(map(inline.mover.fact, c.facts)), c.refers) for c in found]
+        yield from found
 
 
 def strategic_merge_facts(patch: SourceFile) -> Iterator[Conditional]:
@@ -153,6 +298,7 @@ def strategic_merge_facts(patch: SourceFile) -> Iterator[Conditional]:
     :data:`CONTAINER_NAME_KEY`, its launch an :data:`~.base.APPENDED` one at the ``args``
     key). A container with a vLLM image of its own is skipped: it is read as a launch."""
     from vllm_upgrade_check.sources.scanners.images import is_vllm_image
+    from vllm_upgrade_check.sources.scanners.vllm_argv import find_launch
     from vllm_upgrade_check.sources.scanners.yamlenv import env_facts
 
     try:
@@ -171,14 +317,20 @@ def strategic_merge_facts(patch: SourceFile) -> Iterator[Conditional]:
             if not cname or is_vllm_image(image):
                 continue
             facts: list[Fact] = []
-            args = get(container, "args")
+            args, command = get(container, "args"), get(container, "command")
             tokens = sequence_words(patch.text, args) if isinstance(args, yaml.SequenceNode) else []
-            if tokens:
+            launch = find_launch(sequence_words(patch.text, command)) if isinstance(command, yaml.SequenceNode) else None
+            if launch is not None:  # the patch's command runs vLLM: its words, then the args
+                start, positional = Token(APPENDED, launch.start.line, launch.start.column), launch.positional_model
+                tokens = [*launch.args, *tokens]
+            elif tokens:
                 mark = args.start_mark if args is not None else None
                 start = Token(APPENDED, mark.line + 1, mark.column + 1) if mark is not None else tokens[0]
+                positional = False
+            if launch is not None or tokens:
                 facts.extend(
                     arg_facts(
-                        tokens, patch.relpath, "kustomize", positional_model=False, entry=APPENDED, start=start,
+                        tokens, patch.relpath, "kustomize", positional_model=positional, entry=APPENDED, start=start,
                         syntax="yaml",
                     )
                 )
@@ -187,45 +339,84 @@ def strategic_merge_facts(patch: SourceFile) -> Iterator[Conditional]:
                 yield Conditional(f"{CONTAINER_NAME_KEY}{kind}/{name}/{cname}", tuple(facts))
 
 
-def patch_facts(patch: SourceFile, kind: str, name: str) -> Iterator[Conditional]:
-    """The launch words the ``add``/``replace`` operations of a JSON 6902 patch file of
-    target ``kind``/``name`` write, in order, as one :class:`~.base.Conditional` per launch
-    they patch (its launch an :data:`~.base.APPENDED` one, placed at the first operation)."""
+def patch_ops(patch: SourceFile, kind: str, name: str) -> dict[str, PatchedArgs]:
+    """The operations of a JSON 6902 patch file of target ``kind``/``name`` on launch args,
+    by the key of the launch they patch (:data:`~.kserve.SERVICE_KEY` or
+    :data:`CONTAINER_KEY`), in order; none when the file is no YAML."""
     try:
         docs = documents(patch.text)
     except YamlProblem:
-        return
-    words: dict[str, tuple[Token, list[Token]]] = {}
-    indexed: dict[str, str] = {}  # key -> where an operation addresses one element by its index
+        return {}
+    out: dict[str, PatchedArgs] = {}
     for doc in docs:
         for op in items(doc):
-            verb = scalar(get(op, "op"))
-            where, value = scalar(get(op, "path")) or "", get(op, "value")
+            where = scalar(get(op, "path")) or ""
+            container: int | None = None
             if kind == "InferenceService" and (m := _PREDICTOR_ARGS.fullmatch(where)):
                 key, index = SERVICE_KEY + name, m.group(1)
             elif kind in POD_KINDS and (m := _CONTAINER_ARGS.fullmatch(where)):
-                key, index = f"{CONTAINER_KEY}{kind}/{name}/{m.group(1)}", m.group(2)
+                key, index, container = f"{CONTAINER_KEY}{kind}/{name}/{m.group(1)}", m.group(2), int(m.group(1))
             else:
                 continue
             mark = op.start_mark
-            if index is not None and index.isdigit():
-                indexed.setdefault(key, f"{patch.relpath}:{mark.line + 1}")
-                words.setdefault(key, (Token(APPENDED, mark.line + 1, mark.column + 1), []))
-            if verb not in ("add", "replace"):
+            start = Token(APPENDED, mark.line + 1, mark.column + 1)
+            found = out.setdefault(key, PatchedArgs(start, [], container))
+            found.ops.append(Op(scalar(get(op, "op")) or "", index, get(op, "value"), mark.line + 1))
+    return out
+
+
+def patch_facts(patch: SourceFile, kind: str, name: str) -> Iterator[Conditional]:
+    """The launch words the ``add``/``replace`` operations of a JSON 6902 patch file of
+    target ``kind``/``name`` write, in order, as one :class:`~.base.Conditional` per launch
+    they patch (its launch an :data:`~.base.APPENDED` one, placed at the first operation on
+    those args; none for a launch whose args only ``test``, ``move`` or ``copy`` operations
+    name). An operation that addresses an element by its index gives the launch the note of
+    :data:`~.base.INDEXED_NOTE`."""
+    for key, patched in patch_ops(patch, kind, name).items():
+        if not any(op.verb in _WRITES for op in patched.ops):
+            continue
+        tokens: list[Token] = []
+        indexed = next((f"{patch.relpath}:{op.line}" for op in patched.ops if (op.index or "").isdigit()), "")
+        removes = any(op.verb == "remove" for op in patched.ops)
+        for op in patched.ops:
+            if op.verb not in ("add", "replace"):
                 continue
-            if isinstance(value, yaml.SequenceNode):
-                tokens = sequence_words(patch.text, value)
-            elif isinstance(value, yaml.ScalarNode):
-                tokens = [scalar_word(patch.text, value)]
-            else:
-                continue
-            words.setdefault(key, (Token(APPENDED, mark.line + 1, mark.column + 1), []))[1].extend(tokens)
-    for key, (start, tokens) in words.items():
+            if isinstance(op.value, yaml.SequenceNode):
+                tokens.extend(sequence_words(patch.text, op.value))
+            elif isinstance(op.value, yaml.ScalarNode):
+                tokens.append(scalar_word(patch.text, op.value))
+        start = patched.start
         facts = list(arg_facts(tokens, patch.relpath, "kustomize", positional_model=False, entry=APPENDED, start=start, syntax="yaml"))
-        if key in indexed:  # the patched args' list keeps its positions: say so on the launch
-            note = f"{INDEXED_NOTE} (kustomize patch {indexed[key]}): removing a word would shift what it patches"
+        if indexed:  # the patched args' list keeps its positions: say so on the launch
+            what = "removes some of them; " if removes else ""
+            note = f"{INDEXED_NOTE} (kustomize patch {indexed}): {what}removing a word would shift what it patches"
             facts = [replace(f, spans=Spans(note=note)) if f.kind == FactKind.LAUNCH else f for f in facts]
         yield Conditional(key, tuple(facts))
+
+
+def patch_markers(
+    read: Reader,
+    kustomization: SourceFile,
+    doc: yaml.Node,
+    patch: SourceFile,
+    kind: str,
+    name: str,
+    mover: Mover | None = None,
+) -> Iterator[Conditional]:
+    """One :class:`~.base.Conditional` per launch a JSON 6902 patch file takes base words
+    out of, holding the :data:`~.base.REMOVED` markers of :func:`~.kustomize_removal.removal_markers`
+    (keyed as :func:`patch_facts` keys the words it writes; ``mover``: an inline patch
+    string's, which places the patch's launch and lines in the kustomization)."""
+    for key, patched in patch_ops(patch, kind, name).items():
+        if not any(op.verb in _WRITES for op in patched.ops):
+            continue  # no launch of the patch's to merge (see patch_facts)
+        group = f"{patched.start.line}:{patched.start.column}"
+        place = None
+        if mover is not None:
+            group, place = mover.group(group) or group, mover.line
+        markers = tuple(removal_markers(read, kustomization, doc, patch, kind, name, patched, patch.relpath, group, place))
+        if markers:
+            yield Conditional(key, markers)
 
 
 def container_references(doc: yaml.Node, facts: list[Fact]) -> Iterator[Reference]:
