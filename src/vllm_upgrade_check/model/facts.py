@@ -56,6 +56,7 @@ CUT_NOTE = "cut by a comment: "
 """Start of ``Spans.note`` of a launch that a comment ends where its author continued it
 (``CUT_NOTE + "3:3 --swap-space 4 --port 8000"``: where the comment stands, then the words
 bash runs as a command of their own)."""
+
 OVERLAY_NOTE = "kustomize overlay "
 """Start of the ``Spans.note`` of a base arg a kustomize overlay's patch removes from the launch
 it deploys (:mod:`~vllm_upgrade_check.sources.scanners.kustomize_removal`); reports show it
