@@ -1,0 +1,166 @@
+"""Python launches through ``os.popen``, ``subprocess.getoutput``/``getstatusoutput`` (a shell
+command line) and through the keyword that names a call's command (``subprocess.run(args=[...])``,
+``os.popen(cmd=...)``, ``os.execvp(file, args=...)``): each flag checked at its own line and
+column, and ``fix`` removing it where the literal is written as its value (else a person does)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from vllm_upgrade_check.cli import _register, app
+from vllm_upgrade_check.engine import run_scan
+from vllm_upgrade_check.model.options import ScanOptions
+
+_register()
+runner = CliRunner()
+HEAD = "import asyncio\nimport os\nimport subprocess\n\n"
+SWAP = "VUC0180-001"  # --swap-space, removed in 0.18.0
+
+
+def _found(root: Path) -> tuple[list[tuple[int, int]], list[str]]:
+    report = run_scan(ScanOptions.of(paths=[root], from_version="0.20.0", to_version="0.33.0"))
+    at = sorted((f.location.line, f.location.column or 0) for f in report.findings if f.rule.id == SWAP)
+    return at, list(report.notes)
+
+
+def _fix(root: Path) -> tuple[int, str]:
+    result = runner.invoke(app, ["fix", str(root), "--from", "0.20.0", "--to", "0.33.0"])
+    return result.exit_code, result.output
+
+
+def _column(line: str, word: str = "--swap-space") -> int:
+    return line.index(word) + 1
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        'os.popen("vllm serve acme/m --swap-space 4 --port 8000")',
+        'out = subprocess.getoutput("vllm serve acme/m --swap-space 4")',
+        "status, out = subprocess.getstatusoutput('vllm serve acme/m --swap-space 4 --seed 1')",
+        'subprocess.getoutput(cmd="vllm serve acme/m --swap-space 4", encoding="utf-8")',
+        'os.popen(mode="r", cmd="vllm serve acme/m --swap-space=4 --port 1")',
+        'os.system(command="vllm serve acme/m --swap-space 4 && echo up")',
+        'note = "répertoire ünïcode"; os.popen("vllm serve acme/m --swap-space 4")',
+        "os.popen(\"vllm serve acme/m --swap-space '4' --port 2\")",
+        'subprocess.run(args="vllm serve acme/m --swap-space 4", shell=True)',
+        'asyncio.run(asyncio.create_subprocess_shell(cmd="vllm serve acme/m --swap-space 4"))',
+    ],
+)
+def test_a_shell_string_call_is_a_launch_checked_and_fixed_in_place(tmp_path: Path, call: str) -> None:
+    path = tmp_path / "launch.py"
+    path.write_text(HEAD + call + "\n", encoding="utf-8")
+    at, notes = _found(tmp_path)
+    assert at == [(5, _column(call))], notes
+    code, out = _fix(tmp_path)
+    assert code == 0, out
+    fixed = path.read_text(encoding="utf-8").splitlines()[4]
+    for written in ("--swap-space 4 ", "--swap-space=4 ", "--swap-space '4' ", " --swap-space 4"):
+        if written in call:
+            assert fixed == call.replace(written, "", 1), fixed
+            break
+    else:  # pragma: no cover - every case writes one of them
+        raise AssertionError(call)
+    assert _found(tmp_path)[0] == []
+
+
+@pytest.mark.parametrize(
+    ("body", "line"),
+    [
+        ('CMD = "vllm serve acme/m --swap-space 4"\nos.popen(CMD)\n', 6),
+        ('MODEL = "acme/m"\nsubprocess.getoutput(f"vllm serve {MODEL} --swap-space 4")\n', 6),
+        ('MODEL = "acme/m"\nsubprocess.getstatusoutput("vllm serve " + MODEL + " --swap-space 4")\n', 6),
+        ('os.popen("vllm serve acme/m --swap-space 4\\n")\n', 5),
+        ('os.popen("vllm serve acme/m " "--swap-space 4")\n', 5),
+    ],
+)
+def test_a_shell_string_the_fix_cannot_place_is_left_to_a_person(tmp_path: Path, body: str, line: int) -> None:
+    path = tmp_path / "launch.py"
+    path.write_text(HEAD + body, encoding="utf-8")
+    at, notes = _found(tmp_path)
+    assert [a[0] for a in at] == [line], notes
+    assert not [n for n in notes if n.startswith("unresolved")], notes
+    code, out = _fix(tmp_path)
+    assert code == 1 and "Needs a person" in out and "--swap-space" in out, out
+    assert path.read_text(encoding="utf-8") == HEAD + body
+
+
+ARGS_FORMS = """subprocess.run(
+    args=[
+        "vllm",
+        "serve",
+        "acme/m",
+        "--swap-space",
+        "4",
+    ],
+    check=True,
+)
+subprocess.check_output(text=True, args=("vllm", "serve", "acme/m", "--swap-space", "4"))
+note = "é"; subprocess.call(args=["vllm", "serve", "acme/m", "--swap-space", "4"])
+os.execvp("vllm", args=["vllm", "serve", "acme/m", "--swap-space", "4"])
+os.execve("/usr/bin/vllm", argv=["vllm", "serve", "acme/m", "--swap-space", "4"], env={})
+os.spawnvpe(os.P_WAIT, "vllm", args=["vllm", "serve", "acme/m", "--swap-space", "4"], env=os.environ)
+"""
+
+
+def test_the_args_keyword_is_the_argv_each_flag_at_its_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "launch.py"
+    path.write_text(HEAD + ARGS_FORMS, encoding="utf-8")
+    lines = ARGS_FORMS.splitlines()
+    expected = [(5 + i, _column(t, '"--swap-space"') + 1) for i, t in enumerate(lines) if "--swap-space" in t]
+    at, notes = _found(tmp_path)
+    assert at == expected and len(at) == 6, (at, notes)
+    code, out = _fix(tmp_path)
+    assert code == 0, out
+    fixed = path.read_text(encoding="utf-8")
+    assert "--swap-space" not in fixed and '"4"' not in fixed
+    assert 'args=("vllm", "serve", "acme/m"))' in fixed and 'note = "é"; subprocess.call(args=["vllm", "serve", "acme/m"])' in fixed
+    assert '    args=[\n        "vllm",\n        "serve",\n        "acme/m",\n    ],\n' in fixed
+    compile(fixed, "launch.py", "exec")  # still Python
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        'ARGV = ["vllm", "serve", "acme/m", "--swap-space", "4"]\nsubprocess.Popen(args=ARGV)\n',
+        'ARGV = ["vllm", "serve", "acme/m", "--swap-space", "4"]\nasyncio.run(asyncio.create_subprocess_exec(*ARGV))\n',
+        'ARGV = ["vllm", "serve", "acme/m", "--swap-space", "4"]\nos.execvp(file="vllm", args=ARGV)\n',
+    ],
+)
+def test_an_argv_named_by_a_keyword_or_spread_is_read_at_its_list(tmp_path: Path, body: str) -> None:
+    (tmp_path / "launch.py").write_text(HEAD + body, encoding="utf-8")
+    assert _found(tmp_path)[0] == [(5, 37)]
+    code, out = _fix(tmp_path)
+    assert code == 0, out
+    assert (tmp_path / "launch.py").read_text().splitlines()[4] == 'ARGV = ["vllm", "serve", "acme/m"]'
+
+
+def test_a_builder_that_runs_os_popen_or_returns_an_argv_is_read_at_each_call(tmp_path: Path) -> None:
+    body = (
+        "import os\n\n\ndef start(model, swap=4):\n"
+        '    return os.popen(f"vllm serve {model} --swap-space {swap}")\n\n\n'
+        'def argv(model):\n    return ["vllm", "serve", model, "--swap-space", "4"]\n\n\n'
+        'start("acme/m")\nos.execvp("vllm", args=argv("acme/x"))\n'
+    )
+    (tmp_path / "launch.py").write_text(body)  # no `subprocess` or `system` in the file
+    at, notes = _found(tmp_path)
+    assert at == [(5, 21), (9, 38)], notes
+    assert not [n for n in notes if n.startswith("unresolved")], notes
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        'subprocess.getoutput("python train.py --swap-space 4")',
+        'os.popen(mode="r")',
+        'subprocess.run(check=True)',
+        'os.execv("/usr/bin/vllm", argv=["vllm", "serve", "m", "--swap-space", "4"])',  # execv(path, argv, /)
+        'subprocess.run(argv=["vllm", "serve", "m", "--swap-space", "4"])',  # no such keyword
+    ],
+)
+def test_no_command_or_another_program_is_no_launch(tmp_path: Path, call: str) -> None:
+    (tmp_path / "launch.py").write_text(HEAD + "# vllm\n" + call + "\n")
+    assert _found(tmp_path)[0] == []
