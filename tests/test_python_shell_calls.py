@@ -164,3 +164,34 @@ def test_a_builder_that_runs_os_popen_or_returns_an_argv_is_read_at_each_call(tm
 def test_no_command_or_another_program_is_no_launch(tmp_path: Path, call: str) -> None:
     (tmp_path / "launch.py").write_text(HEAD + "# vllm\n" + call + "\n")
     assert _found(tmp_path)[0] == []
+
+
+@pytest.mark.parametrize(
+    ("body", "fixed"),
+    [
+        ('x = "é"; os.popen("vllm serve m\\t--swap-space 4")\n', None),  # an escape before it
+        ('x = "é"; os.popen("vllm serve \\u00e9 --swap-space 4")\n', None),
+        ('x = "日本"; subprocess.run(shlex.split("vllm serve m " "--swap-space 4"))\n', None),
+        ('os.popen(\n    "vllm serve m "\n    # a comment\n    "--swap-space 4 "\n    "--port 1"\n)\n', None),
+        ('os.popen("""vllm serve m \\\n  --swap-space 4""")\n', None),  # a continuation inside
+        ("os.popen(r\"vllm serve m --swap-space 4 --port 1\")\n", 'os.popen(r"vllm serve m --port 1")\n'),
+        ("x = 'ü'; os.popen(u'vllm serve m --swap-space 4')\n", "x = 'ü'; os.popen(u'vllm serve m')\n"),
+        ("os.popen('''vllm serve mé --swap-space 4''')\n", "os.popen('''vllm serve mé''')\n"),
+    ],
+)
+def test_a_flag_in_a_literal_with_escapes_prefixes_or_pieces_is_at_its_place(
+    tmp_path: Path, body: str, fixed: str | None
+) -> None:
+    text = HEAD.replace("import os\n", "import os\nimport shlex\n") + body
+    (tmp_path / "launch.py").write_text(text, encoding="utf-8")
+    before = text[: text.index("--swap-space")]
+    place = (before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1)
+    at, notes = _found(tmp_path)
+    assert at == [place], notes
+    code, out = _fix(tmp_path)
+    if fixed is None:  # placed, with no span: a person removes it
+        assert code == 1 and "Needs a person" in out, out
+        assert (tmp_path / "launch.py").read_text(encoding="utf-8") == text
+    else:
+        assert code == 0, out
+        assert (tmp_path / "launch.py").read_text(encoding="utf-8") == text.replace(body, fixed)
