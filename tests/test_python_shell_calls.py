@@ -195,3 +195,33 @@ def test_a_flag_in_a_literal_with_escapes_prefixes_or_pieces_is_at_its_place(
     else:
         assert code == 0, out
         assert (tmp_path / "launch.py").read_text(encoding="utf-8") == text.replace(body, fixed)
+
+
+def test_the_calls_imported_under_other_names_are_launches(tmp_path: Path) -> None:
+    body = (
+        "# vllm\nimport subprocess as sp\nfrom subprocess import getoutput, run as launch\n"
+        "from os import popen, environ\nfrom asyncio import create_subprocess_exec as spawn\n"
+        "from shlex import split\n"
+        'sp.run(["vllm", "serve", "m", "--swap-space", "4"])\n'
+        'getoutput("vllm serve m --swap-space 4")\n'
+        'launch(args=split("vllm serve m --swap-space 4"))\n'
+        'popen("vllm serve m --swap-space 4")\n'
+        'spawn("vllm", "serve", "m", "--swap-space", "4")\n'
+        'environ["VLLM_USE_V1"] = "1"\n'
+    )
+    (tmp_path / "launch.py").write_text(body)
+    lines = body.splitlines()
+    expected = [(i + 1, t.index("--swap-space") + 1) for i, t in enumerate(lines) if "--swap-space" in t]
+    at, notes = _found(tmp_path)
+    assert at == expected and len(at) == 5, (at, notes)
+    report = run_scan(ScanOptions.of(paths=[tmp_path], from_version="0.20.0", to_version="0.33.0"))
+    assert [f.location.line for f in report.findings if "VLLM_USE_V1" in f.rule.message] == [12]
+    code, out = _fix(tmp_path)
+    left = [t for t in (tmp_path / "launch.py").read_text().splitlines() if "--swap-space" in t]
+    assert left == [lines[8]] and "launch.py:9:33" in out, out  # shlex.split's words: a person's
+
+
+def test_a_vllm_name_wins_over_an_imported_command_name(tmp_path: Path) -> None:
+    body = 'from os import system\nfrom vllm import LLM as system\nsystem("vllm serve m --swap-space 4")\n'
+    (tmp_path / "launch.py").write_text(body)
+    assert _found(tmp_path)[0] == []

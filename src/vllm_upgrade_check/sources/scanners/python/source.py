@@ -26,6 +26,11 @@ _LINE_BREAK = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
 not ``\\f`` or the other characters :meth:`str.splitlines` breaks on)."""
 
 
+COMMAND_MODULES = frozenset({"subprocess", "os", "asyncio", "shlex"})
+"""The modules whose calls the reader knows by name (:data:`.names.SUBPROCESS_CALLS`,
+``os.environ``, ``shlex.split``), also when imported under another name."""
+
+
 class PythonSource:
     """A parsed Python file: its text and lines, path, tree and vLLM import aliases (which
     the walk fills in), with where each of its nodes is written."""
@@ -38,6 +43,7 @@ class PythonSource:
         self.path = source.relpath
         self.tree = tree
         self.aliases: dict[str, str] = {}
+        self.command_aliases: dict[str, str] = {}  # names bound to subprocess/os/asyncio/shlex (command_import)
 
     def char_col(self, lineno: int, byte_col: int) -> int:
         """The 0-based character column of 0-based UTF-8 byte column ``byte_col`` (what
@@ -124,8 +130,23 @@ class PythonSource:
         if dotted is None:
             return None
         head, _, rest = dotted.partition(".")
-        base = self.aliases.get(head, head)
+        base = self.aliases.get(head) or self.command_aliases.get(head, head)
         return f"{base}.{rest}" if rest else base
+
+    def command_import(self, node: ast.Import | ast.ImportFrom) -> None:
+        """Record the names an import of one of :data:`COMMAND_MODULES` binds, so that
+        :meth:`qualified` reads ``sp.run`` (``import subprocess as sp``), ``getoutput``
+        (``from subprocess import getoutput``) and ``popen`` (``from os import popen``) as the
+        calls they are; the vLLM aliases (``aliases``) win over them."""
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 0 and node.module in COMMAND_MODULES:
+                for alias in node.names:
+                    if alias.name != "*":
+                        self.command_aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            return
+        for alias in node.names:
+            if alias.asname and alias.name in COMMAND_MODULES:
+                self.command_aliases[alias.asname] = alias.name
 
     def segment(self, node: ast.AST) -> str:
         """The source text of ``node``, as :func:`ast.get_source_segment` gives it, without
