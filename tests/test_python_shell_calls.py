@@ -70,7 +70,7 @@ def test_a_shell_string_call_is_a_launch_checked_and_fixed_in_place(tmp_path: Pa
 @pytest.mark.parametrize(
     ("body", "line"),
     [
-        ('CMD = "vllm serve acme/m --swap-space 4"\nos.popen(CMD)\n', 6),
+        ('CMD = "vllm serve acme/m --swap-space 4"\nos.popen(CMD)\n', 5),  # at the literal CMD is bound to
         ('MODEL = "acme/m"\nsubprocess.getoutput(f"vllm serve {MODEL} --swap-space 4")\n', 6),
         ('MODEL = "acme/m"\nsubprocess.getstatusoutput("vllm serve " + MODEL + " --swap-space 4")\n', 6),
         ('os.popen("vllm serve acme/m --swap-space 4\\n")\n', 5),
@@ -225,3 +225,29 @@ def test_a_vllm_name_wins_over_an_imported_command_name(tmp_path: Path) -> None:
     body = 'from os import system\nfrom vllm import LLM as system\nsystem("vllm serve m --swap-space 4")\n'
     (tmp_path / "launch.py").write_text(body)
     assert _found(tmp_path)[0] == []
+
+
+@pytest.mark.parametrize(
+    ("body", "marker"),
+    [
+        ('BASE = "vllm serve m"\nFLAGS = " --seed 1 --swap-space 4"  # ü\nos.popen(BASE + FLAGS)\n', 'FLAGS = "'),
+        ('FLAGS = "--swap-space 4"\nsubprocess.getoutput(f"vllm serve m {FLAGS}")\n', 'FLAGS = "'),
+        ('x = "é"; subprocess.getstatusoutput("vllm serve " + "m " + \'--swap-space 4\')\n', "x = "),
+        ('CMD = ("vllm serve m "\n       "--swap-space 4")\nos.popen(CMD)\n', "CMD = "),
+        ('def start(flags):\n    return os.popen("vllm serve m " + flags)\n\n\nstart("--swap-space 4")\n', 'start("'),
+    ],
+)
+def test_a_flag_of_a_built_shell_string_is_in_the_literal_it_comes_from(tmp_path: Path, body: str, marker: str) -> None:
+    text = HEAD + body
+    (tmp_path / "launch.py").write_text(text, encoding="utf-8")
+    if marker == 'start("':  # a parameter: at the argument the call passes
+        before = text[: text.index(marker) + len(marker)]
+    else:
+        before = text[: text.index("--swap-space", text.index(marker))]
+    place = (before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1)
+    at, notes = _found(tmp_path)
+    assert at == [place], notes
+    assert not [n for n in notes if n.startswith("unresolved")], notes
+    code, out = _fix(tmp_path)
+    assert code == 1 and "Needs a person" in out, out  # a constant or a part: a person's to change
+    assert (tmp_path / "launch.py").read_text(encoding="utf-8") == text

@@ -1,60 +1,91 @@
 """Shell command strings Python builds and runs (``subprocess.run(BASE + " --swap-space 4",
-shell=True)``, f-strings, ``os.system(CMD)``): their known parts read as shell, each unknown
-part standing as a variable the shell cannot resolve."""
+shell=True)``, f-strings, ``os.system(CMD)``, ``os.popen(CMD)``): their known parts read as
+shell, each unknown part standing as a variable the shell cannot resolve; each word placed in
+the part it comes from (a literal, the literal a constant's name is bound to)."""
 
 from __future__ import annotations
 
 import ast
+from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import replace
 
 from vllm_upgrade_check.model.facts import Fact
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.sources.scanners.python.argv import ArgvBuilder
+from vllm_upgrade_check.sources.scanners.python.literals import value_places
 from vllm_upgrade_check.sources.scanners.shell import shell_facts
+
+Placer = Callable[[int], tuple[int, int]]
+"""Where the character at an offset of one part's text is written (line, column)."""
 
 
 def shell_string_facts(builder: ArgvBuilder, command: ast.AST) -> list[Fact] | None:
     """The facts of a shell command string built of constants (``BASE + " --swap-space 4"``,
-    an f-string, a constant's name) as ``builder`` evaluates it, each word placed at the
-    expression and given no span (a fix leaves it to a person); the parts it cannot evaluate
-    (``+ args``) are unresolved words named by their source text. ``None`` for any other
-    expression, or one with no known part."""
+    an f-string, a constant's name) as ``builder`` evaluates it, each word placed where its
+    first character is written: in a string literal of the expression, in the literal a
+    name is bound to (``CMD = "vllm serve m --swap-space 4"``), else at the part (an
+    f-string's text at the f-string); it is given no span (a fix leaves it to a person). The
+    parts it cannot evaluate (``+ args``) are unresolved words named by their source text.
+    ``None`` for any other expression, or one with no known part."""
     if not isinstance(command, (ast.BinOp, ast.JoinedStr, ast.Name)):
         return None
     unknown: dict[str, list[Token]] = {}
-    built = builder.evaluate(command, {})[0]
-    if built is None and isinstance(command, (ast.BinOp, ast.JoinedStr)):
-        built = _with_unknown_parts(builder, command, unknown)
-    if not built:
-        return None
-    at = builder.source.loc(command)
-    line, column = at.line or 0, at.column or 0
-    return shell_facts(
-        built,
-        builder.source.path,
-        "python",
-        variables=unknown,
-        relocate=lambda t: replace(t.unplaced(), line=line, column=column),
-    )[0]
-
-
-def _with_unknown_parts(builder: ArgvBuilder, node: ast.AST, unknown: dict[str, list[Token]]) -> str | None:
-    """The shell text of a ``+`` chain or f-string whose literal parts are known and whose
-    other parts are not: each unknown part stands as a variable (``unknown`` gets its
-    unresolved word); ``None`` when no part is known."""
+    parts = [command] if isinstance(command, ast.Name) else _concat_parts(command)
     texts: list[str] = []
-    known = False
-    for part in _concat_parts(node):
-        value = builder.evaluate(part, {})[0]
-        if value is not None:
-            texts.append(value)
-            known = True
-            continue
-        name = f"__vuc_part_{len(unknown)}"
-        loc, written = builder.source.loc(part), builder.source.segment(part)
-        unknown[name] = [Token(written, loc.line or 0, loc.column or 0, False, written)]
-        texts.append("${" + name + "}")
-    return "".join(texts) if known else None
+    placers: list[Placer] = []
+    for part in parts:
+        value, anchor = builder.evaluate(part, {})
+        if value is None:
+            name = f"__vuc_part_{len(unknown)}"
+            loc, written = builder.source.loc(part), builder.source.segment(part)
+            unknown[name] = [Token(written, loc.line or 0, loc.column or 0, False, written)]
+            value = "${" + name + "}"
+            placers.append(_at(builder, part, None))
+        else:
+            placers.append(_placer(builder, part, value, anchor))
+        texts.append(value)
+    built = "".join(texts)
+    if len(unknown) == len(parts) or not built:
+        return None  # no part known (a name bound to no string literal among them)
+    starts = [0]
+    for text in texts[:-1]:
+        starts.append(starts[-1] + len(text))
+    lines = [0, *(i + 1 for i, c in enumerate(built) if c == "\n")]
+
+    def relocate(token: Token) -> Token:
+        row, col = token.start
+        offset = lines[row - 1] + col - 1 if 1 <= row <= len(lines) else 0
+        index = max(bisect_right(starts, offset) - 1, 0)
+        line, column = placers[index](offset - starts[index])
+        return replace(token.unplaced(), line=line, column=column)
+
+    return shell_facts(built, builder.source.path, "python", variables=unknown, relocate=relocate)[0]
+
+
+def _placer(builder: ArgvBuilder, part: ast.AST, value: str, anchor: Token | None) -> Placer:
+    """Where each character of a known part is written: through the string literal it is
+    (or the one a name is bound to), else at the part (or the token it derives from)."""
+    literal: ast.AST | None = part if isinstance(part, ast.Constant) and isinstance(part.value, str) else None
+    if isinstance(part, ast.Name):
+        literal = builder.constant(part)
+    if literal is not None and isinstance(literal, ast.Constant) and str(literal.value) == value:
+        at = builder.source.loc(literal)
+        mapped = value_places(builder.source.segment(literal), at.line or 1, at.column or 1, value)
+        if mapped is not None:
+            places, end, _plain = mapped
+            return lambda i: places[i] if 0 <= i < len(places) else end
+    return _at(builder, part, anchor)
+
+
+def _at(builder: ArgvBuilder, part: ast.AST, anchor: Token | None) -> Placer:
+    """Every character at ``anchor`` when it is placed, else at the start of ``part``."""
+    if anchor is not None and anchor.line:
+        line, column = anchor.line, anchor.column
+    else:
+        loc = builder.source.loc(part)
+        line, column = loc.line or 0, loc.column or 0
+    return lambda _i: (line, column)
 
 
 def _concat_parts(node: ast.AST) -> list[ast.AST]:
