@@ -251,3 +251,34 @@ def test_a_flag_of_a_built_shell_string_is_in_the_literal_it_comes_from(tmp_path
     code, out = _fix(tmp_path)
     assert code == 1 and "Needs a person" in out, out  # a constant or a part: a person's to change
     assert (tmp_path / "launch.py").read_text(encoding="utf-8") == text
+
+
+VARIABLES = '''MODEL = "acme/m"
+
+
+def run(extra):
+    cmd = "vllm serve " + MODEL + " --swap-space 4 --port 1"
+    os.popen(cmd)
+    more = "vllm serve m"
+    more += " --swap-space 4 --port 2"
+    subprocess.getoutput(more)
+    line = "vllm serve m --swap-space 4 " + extra
+    subprocess.getstatusoutput(line)
+    loop = "vllm serve m --port 3"
+    for _ in range(2):
+        loop += " --swap-space 4"
+    os.popen(loop)
+    shown = "vllm serve m"
+    shown *= 2
+    os.popen(shown)
+'''
+
+
+def test_a_variable_holding_a_built_shell_string_is_read_with_its_later_additions(tmp_path: Path) -> None:
+    (tmp_path / "launch.py").write_text(HEAD + VARIABLES)
+    lines = (HEAD + VARIABLES).splitlines()
+    expected = [(n, lines[n - 1].index("--swap-space") + 1) for n in (9, 12, 14)]
+    at, notes = _found(tmp_path)
+    assert at == expected, notes
+    unresolved = sorted(n.split(" at ")[0] for n in notes if n.startswith("unresolved"))
+    assert unresolved == ["unresolved: extra", "unresolved: loop", "unresolved: shown"], notes

@@ -14,6 +14,7 @@ from vllm_upgrade_check.model.facts import Fact
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.sources.scanners.python.argv import ArgvBuilder
 from vllm_upgrade_check.sources.scanners.python.literals import value_places
+from vllm_upgrade_check.sources.scanners.python.scope import last_binding, later_updates
 from vllm_upgrade_check.sources.scanners.shell import shell_facts
 
 Placer = Callable[[int], tuple[int, int]]
@@ -31,19 +32,19 @@ def shell_string_facts(builder: ArgvBuilder, command: ast.AST) -> list[Fact] | N
     if not isinstance(command, (ast.BinOp, ast.JoinedStr, ast.Name)):
         return None
     unknown: dict[str, list[Token]] = {}
-    parts = [command] if isinstance(command, ast.Name) else _concat_parts(command)
+    parts = _parts(builder, command)
     texts: list[str] = []
     placers: list[Placer] = []
-    for part in parts:
-        value, anchor = builder.evaluate(part, {})
+    for reader, part, readable in parts:
+        value, anchor = reader.evaluate(part, {}) if readable else (None, None)
         if value is None:
             name = f"__vuc_part_{len(unknown)}"
-            loc, written = builder.source.loc(part), builder.source.segment(part)
+            loc, written = reader.source.loc(part), reader.source.segment(part)
             unknown[name] = [Token(written, loc.line or 0, loc.column or 0, False, written)]
             value = "${" + name + "}"
-            placers.append(_at(builder, part, None))
+            placers.append(_at(reader, part, None))
         else:
-            placers.append(_placer(builder, part, value, anchor))
+            placers.append(_placer(reader, part, value, anchor))
         texts.append(value)
     built = "".join(texts)
     if len(unknown) == len(parts) or not built:
@@ -88,10 +89,39 @@ def _at(builder: ArgvBuilder, part: ast.AST, anchor: Token | None) -> Placer:
     return lambda _i: (line, column)
 
 
-def _concat_parts(node: ast.AST) -> list[ast.AST]:
-    """The operands of a ``+`` chain, or the parts of an f-string, in order."""
+def _parts(builder: ArgvBuilder, node: ast.AST, depth: int = 0) -> list[tuple[ArgvBuilder, ast.AST, bool]]:
+    """The operands of a ``+`` chain, or the parts of an f-string, in order, each with the
+    builder that reads it and whether it may be read; a name bound to a string literal, such
+    a chain or an f-string (``cmd = f"vllm serve {m} --swap-space 4"``) stands for its parts
+    with the ``+=`` that follow it applied (``cmd += " --port 1"``); one that a loop or another
+    operator changes is one part that may not be read (its value is not known)."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return [*_concat_parts(node.left), *_concat_parts(node.right)]
+        return [*_parts(builder, node.left, depth), *_parts(builder, node.right, depth)]
     if isinstance(node, ast.JoinedStr):
-        return [v.value if isinstance(v, ast.FormattedValue) and v.format_spec is None else v for v in node.values]
-    return [node]
+        out: list[tuple[ArgvBuilder, ast.AST, bool]] = []
+        for value in node.values:
+            if isinstance(value, ast.FormattedValue) and value.format_spec is None and value.conversion == -1:
+                out.extend(_parts(builder, value.value, depth))
+            else:  # a literal part, or one formatted (`{x!r}`, `{x:>4}`): not read
+                out.append((builder, value, isinstance(value, ast.Constant)))
+        return out
+    if not isinstance(node, ast.Name) or depth >= 8 or (builder.call is not None and node.id in builder.call.params):
+        return [(builder, node, True)]
+    bound = last_binding(node.id, builder.scope, builder.before)
+    if bound is None or not isinstance(bound[0], (ast.BinOp, ast.JoinedStr, ast.Constant)):
+        return [(builder, node, True)]
+    held, owner = bound
+    updates = later_updates(node.id, owner, getattr(held, "end_lineno", 0) or 0, builder.before, builder.scope)
+    added = [u for u in updates if isinstance(u, ast.AugAssign) and isinstance(u.target, ast.Name)]
+    added = [u for u in added if isinstance(u.target, ast.Name) and u.target.id == node.id]
+    if isinstance(held, ast.Constant) and not added:
+        return [(builder, node, True)]  # a constant: read (and placed) as one
+    loops = [u for u in updates if isinstance(u, (ast.For, ast.AsyncFor, ast.While))]
+    if any(not isinstance(u.op, ast.Add) for u in added) or any(
+        loop.lineno <= u.lineno <= (loop.end_lineno or loop.lineno) for loop in loops for u in added
+    ):
+        return [(builder, node, False)]
+    out = _parts(builder.child(owner, getattr(held, "lineno", builder.before)), held, depth + 1)
+    for update in added:
+        out.extend(_parts(builder.child(owner, update.lineno), update.value, depth + 1))
+    return out
