@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from vllm_upgrade_check.sources.scanners.python.literals import value_places
+from vllm_upgrade_check.sources.scanners.python.literals import fstring_places, value_places
 
 
 def _eval(written: str) -> str:
@@ -62,3 +62,32 @@ def test_what_is_no_str_literal_has_no_places(written: str) -> None:
 
 def test_a_value_the_text_does_not_give_has_no_places() -> None:
     assert value_places('"ab"', 1, 1, "abc") is None
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        'f"vllm serve {m} --swap-space 4"',
+        'f"a{{b}} {x!r:>{w}} c\\td --swap-space 4"',
+        "rf'vllm {m} \\d --swap-space 4'",
+        'F"""vllm serve {m}\n  --swap-space 4"""',
+        'f"vllm serve {d[\'k\']} {f(\'}\')} --swap-space 4"',
+    ],
+)
+def test_the_literal_parts_of_an_f_string_are_placed_where_they_are_written(written: str) -> None:
+    tree = ast.parse(written, mode="eval").body
+    assert isinstance(tree, ast.JoinedStr)
+    texts = [str(v.value) for v in tree.values if isinstance(v, ast.Constant)]
+    found = fstring_places(written, 2, 5, texts)
+    assert found is not None and len(found) == len(texts)
+    places, _end = found[-1]
+    index = texts[-1].index("--swap-space")
+    before = written[: written.index("--swap-space")]
+    expected = (2 + before.count("\n"), (5 + len(before)) if "\n" not in before else len(before) - before.rfind("\n"))
+    assert places[index] == expected
+
+
+def test_an_f_string_whose_parts_differ_or_that_is_none_has_no_places() -> None:
+    assert fstring_places('f"a {x} b"', 1, 1, ["a ", " c"]) is None
+    assert fstring_places('"a b"', 1, 1, ["a b"]) is None
+    assert fstring_places('f"a {x"', 1, 1, ["a "]) is None

@@ -147,7 +147,7 @@ def test_a_builder_that_runs_os_popen_or_returns_an_argv_is_read_at_each_call(tm
     )
     (tmp_path / "launch.py").write_text(body)  # no `subprocess` or `system` in the file
     at, notes = _found(tmp_path)
-    assert at == [(5, 21), (9, 38)], notes
+    assert at == [(5, 42), (9, 38)], notes  # in the f-string, in the list
     assert not [n for n in notes if n.startswith("unresolved")], notes
 
 
@@ -235,6 +235,9 @@ def test_a_vllm_name_wins_over_an_imported_command_name(tmp_path: Path) -> None:
         ('x = "é"; subprocess.getstatusoutput("vllm serve " + "m " + \'--swap-space 4\')\n', "x = "),
         ('CMD = ("vllm serve m "\n       "--swap-space 4")\nos.popen(CMD)\n', "CMD = "),
         ('def start(flags):\n    return os.popen("vllm serve m " + flags)\n\n\nstart("--swap-space 4")\n', 'start("'),
+        ('M = "m"\nx = "é"; subprocess.run(f"vllm serve {M} --swap-space 4", shell=True)\n', "x = "),
+        ('M = "m"\nos.popen(f"""echo {{}} && vllm serve {M} \\\n  --swap-space 4""")\n', "os.popen"),
+        ('M = "m"\ncmd = f"vllm serve {M} --port 1"\ncmd += f" --seed 1 --swap-space 4"\nos.popen(cmd)\n', "cmd +="),
     ],
 )
 def test_a_flag_of_a_built_shell_string_is_in_the_literal_it_comes_from(tmp_path: Path, body: str, marker: str) -> None:

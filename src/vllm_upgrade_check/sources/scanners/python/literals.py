@@ -101,3 +101,72 @@ def _decoded(seq: str) -> str | None:
         except KeyError:
             return None
     return seq  # an unknown escape is kept as written
+
+
+_FSTRING = re.compile(r"(?P<prefix>[A-Za-z]*)(?P<quote>'''|\"\"\"|'|\")")
+
+
+def fstring_places(written: str, line: int, column: int, texts: list[str]) -> list[tuple[list[Place], Place]] | None:
+    """Where the literal parts of one f-string are written: ``written`` is its source text
+    (one literal, no implicit concatenation) starting at ``line``/``column``; ``texts`` the
+    values of its literal parts (:class:`ast.Constant` of its ``JoinedStr``), in order. One
+    ``(places, end)`` per part, as :func:`value_places` gives for a string; ``{{`` and ``}}``
+    are one brace, each ``{expression}`` (with its ``!r``/``:spec``) is skipped. ``None``
+    when the text is no such f-string or does not give ``texts``."""
+    head = _FSTRING.match(written)
+    if head is None or "f" not in head.group("prefix").lower() or set(head.group("prefix").lower()) - {"f", "r"}:
+        return None
+    quote = head.group("quote")
+    if not written.endswith(quote) or len(written) < head.end() + len(quote):
+        return None
+    body, raw = written[head.end() : len(written) - len(quote)], "r" in head.group("prefix").lower()
+    row, col = line, column + head.end()
+    runs: list[tuple[list[Place], list[str], Place]] = []
+    places: list[Place] = []
+    chars: list[str] = []
+    i = 0
+    while i < len(body):
+        here = (row, col)
+        if body.startswith(("{{", "}}"), i):
+            seq, decoded = body[i : i + 2], body[i]
+        elif body[i] == "{":
+            runs.append((places, chars, here))
+            places, chars = [], []
+            seq, decoded = body[i : _expression_end(body, i)], ""
+        elif body[i] == "\\" and not raw and (match := _ESCAPE.match(body, i)) is not None:
+            seq, decoded = match.group(), _decoded(match.group())  # type: ignore[assignment]
+        else:
+            seq = decoded = body[i]
+        if decoded is None or not seq:
+            return None
+        places.extend([here] * len(decoded))
+        chars.append(decoded)
+        for char in seq:
+            row, col = (row + 1, 1) if char == "\n" else (row, col + 1)
+        i += len(seq)
+    runs.append((places, chars, (row, col)))
+    found = [(p, end) for p, c, end in runs if c and "".join(c)]
+    if ["".join(c) for _p, c, _e in runs if "".join(c)] != texts:
+        return None
+    return found
+
+
+def _expression_end(body: str, start: int) -> int:
+    """The offset after the ``}`` that closes the replacement field opening at ``start``
+    (brackets and the strings inside it skipped); ``start`` when there is none."""
+    depth, i, inner_quote = 0, start, ""
+    while i < len(body):
+        char = body[i]
+        if inner_quote:
+            if char == inner_quote:
+                inner_quote = ""
+        elif char in "'\"":
+            inner_quote = char
+        elif char in "{[(":
+            depth += 1
+        elif char in "}])":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return start

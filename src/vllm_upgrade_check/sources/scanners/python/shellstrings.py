@@ -13,12 +13,14 @@ from dataclasses import replace
 from vllm_upgrade_check.model.facts import Fact
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.sources.scanners.python.argv import ArgvBuilder
-from vllm_upgrade_check.sources.scanners.python.literals import value_places
+from vllm_upgrade_check.sources.scanners.python.literals import fstring_places, value_places
 from vllm_upgrade_check.sources.scanners.python.scope import last_binding, later_updates
 from vllm_upgrade_check.sources.scanners.shell import shell_facts
 
 Placer = Callable[[int], tuple[int, int]]
 """Where the character at an offset of one part's text is written (line, column)."""
+Part = tuple[ArgvBuilder, ast.AST, bool, "Placer | None"]
+"""One part of a built string: its reader, its node, whether it may be read, its placer."""
 
 
 def shell_string_facts(builder: ArgvBuilder, command: ast.AST) -> list[Fact] | None:
@@ -35,7 +37,7 @@ def shell_string_facts(builder: ArgvBuilder, command: ast.AST) -> list[Fact] | N
     parts = _parts(builder, command)
     texts: list[str] = []
     placers: list[Placer] = []
-    for reader, part, readable in parts:
+    for reader, part, readable, placed in parts:
         value, anchor = reader.evaluate(part, {}) if readable else (None, None)
         if value is None:
             name = f"__vuc_part_{len(unknown)}"
@@ -44,7 +46,7 @@ def shell_string_facts(builder: ArgvBuilder, command: ast.AST) -> list[Fact] | N
             value = "${" + name + "}"
             placers.append(_at(reader, part, None))
         else:
-            placers.append(_placer(reader, part, value, anchor))
+            placers.append(placed or _placer(reader, part, value, anchor))
         texts.append(value)
     built = "".join(texts)
     if len(unknown) == len(parts) or not built:
@@ -74,9 +76,13 @@ def _placer(builder: ArgvBuilder, part: ast.AST, value: str, anchor: Token | Non
         at = builder.source.loc(literal)
         mapped = value_places(builder.source.segment(literal), at.line or 1, at.column or 1, value)
         if mapped is not None:
-            places, end, _plain = mapped
-            return lambda i: places[i] if 0 <= i < len(places) else end
+            return _through(mapped[0], mapped[1])
     return _at(builder, part, anchor)
+
+
+def _through(places: list[tuple[int, int]], end: tuple[int, int]) -> Placer:
+    """The place of each character of a part whose characters are at ``places`` (ending at ``end``)."""
+    return lambda i: places[i] if 0 <= i < len(places) else end
 
 
 def _at(builder: ArgvBuilder, part: ast.AST, anchor: Token | None) -> Placer:
@@ -89,38 +95,45 @@ def _at(builder: ArgvBuilder, part: ast.AST, anchor: Token | None) -> Placer:
     return lambda _i: (line, column)
 
 
-def _parts(builder: ArgvBuilder, node: ast.AST, depth: int = 0) -> list[tuple[ArgvBuilder, ast.AST, bool]]:
+def _parts(builder: ArgvBuilder, node: ast.AST, depth: int = 0) -> list[Part]:
     """The operands of a ``+`` chain, or the parts of an f-string, in order, each with the
-    builder that reads it and whether it may be read; a name bound to a string literal, such
+    builder that reads it, whether it may be read and, for a literal part of an f-string,
+    where its characters are written (:func:`.literals.fstring_places`); a name bound to a string literal, such
     a chain or an f-string (``cmd = f"vllm serve {m} --swap-space 4"``) stands for its parts
     with the ``+=`` that follow it applied (``cmd += " --port 1"``); one that a loop or another
     operator changes is one part that may not be read (its value is not known)."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         return [*_parts(builder, node.left, depth), *_parts(builder, node.right, depth)]
     if isinstance(node, ast.JoinedStr):
-        out: list[tuple[ArgvBuilder, ast.AST, bool]] = []
+        at = builder.source.loc(node)
+        literals = [str(v.value) for v in node.values if isinstance(v, ast.Constant)]
+        mapped = fstring_places(builder.source.segment(node), at.line or 1, at.column or 1, literals) or []
+        out: list[Part] = []
         for value in node.values:
             if isinstance(value, ast.FormattedValue) and value.format_spec is None and value.conversion == -1:
                 out.extend(_parts(builder, value.value, depth))
-            else:  # a literal part, or one formatted (`{x!r}`, `{x:>4}`): not read
-                out.append((builder, value, isinstance(value, ast.Constant)))
+            elif isinstance(value, ast.Constant):
+                placed = mapped.pop(0) if mapped else None
+                out.append((builder, value, True, None if placed is None else _through(*placed)))
+            else:  # a part formatted (`{x!r}`, `{x:>4}`): not read
+                out.append((builder, value, False, None))
         return out
     if not isinstance(node, ast.Name) or depth >= 8 or (builder.call is not None and node.id in builder.call.params):
-        return [(builder, node, True)]
+        return [(builder, node, True, None)]
     bound = last_binding(node.id, builder.scope, builder.before)
     if bound is None or not isinstance(bound[0], (ast.BinOp, ast.JoinedStr, ast.Constant)):
-        return [(builder, node, True)]
+        return [(builder, node, True, None)]
     held, owner = bound
     updates = later_updates(node.id, owner, getattr(held, "end_lineno", 0) or 0, builder.before, builder.scope)
     added = [u for u in updates if isinstance(u, ast.AugAssign) and isinstance(u.target, ast.Name)]
     added = [u for u in added if isinstance(u.target, ast.Name) and u.target.id == node.id]
     if isinstance(held, ast.Constant) and not added:
-        return [(builder, node, True)]  # a constant: read (and placed) as one
+        return [(builder, node, True, None)]  # a constant: read (and placed) as one
     loops = [u for u in updates if isinstance(u, (ast.For, ast.AsyncFor, ast.While))]
     if any(not isinstance(u.op, ast.Add) for u in added) or any(
         loop.lineno <= u.lineno <= (loop.end_lineno or loop.lineno) for loop in loops for u in added
     ):
-        return [(builder, node, False)]
+        return [(builder, node, False, None)]
     out = _parts(builder.child(owner, getattr(held, "lineno", builder.before)), held, depth + 1)
     for update in added:
         out.extend(_parts(builder.child(owner, update.lineno), update.value, depth + 1))
