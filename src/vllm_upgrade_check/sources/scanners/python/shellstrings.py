@@ -26,11 +26,12 @@ Part = tuple[ArgvBuilder, ast.AST, bool, "Placer | None"]
 def shell_string_facts(builder: ArgvBuilder, command: ast.AST) -> list[Fact] | None:
     """The facts of a shell command string built of constants (``BASE + " --swap-space 4"``,
     an f-string, a constant's name) as ``builder`` evaluates it, each word placed where its
-    first character is written: in a string literal of the expression, in the literal a
-    name is bound to (``CMD = "vllm serve m --swap-space 4"``), else at the part (an
-    f-string's text at the f-string); it is given no span (a fix leaves it to a person). The
-    parts it cannot evaluate (``+ args``) are unresolved words named by their source text.
-    ``None`` for any other expression, or one with no known part."""
+    first character is written: in a string literal of the expression or of an f-string, in
+    the literal a name is bound to (``CMD = "vllm serve m --swap-space 4"``, with the ``+=``
+    after it), else at the part (a call's argument for a parameter); it is given no span (a
+    fix leaves it to a person). The parts it cannot evaluate (``+ args``, ``{x!r}``) are
+    unresolved words named by their source text. ``None`` for any other expression, or one
+    with no known part."""
     if not isinstance(command, (ast.BinOp, ast.JoinedStr, ast.Name)):
         return None
     unknown: dict[str, list[Token]] = {}
