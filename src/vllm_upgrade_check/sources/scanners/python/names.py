@@ -35,9 +35,8 @@ SUBPROCESS_CALLS = frozenset(
 (``os.exec*``, ``os.spawn*``, ``asyncio.create_subprocess_exec``)."""
 
 COMMAND_KEYWORDS = {
-    **dict.fromkeys(
-        ("run", "Popen", "call", "check_call", "check_output"), "args"
-    ),  # run(*popenargs, **kwargs) passes them on to Popen(args, ...)
+    # run/call/check_call/check_output(*popenargs, **kwargs) pass them on to Popen(args, ...)
+    **dict.fromkeys(("run", "Popen", "call", "check_call", "check_output"), "args"),
     **dict.fromkeys(("getoutput", "getstatusoutput", "popen", "create_subprocess_shell"), "cmd"),
     "system": "command",
     "execve": "argv",  # os.execv(path, argv, /) takes no keyword
