@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from vllm_upgrade_check.cli import _register, app
 from vllm_upgrade_check.engine import run_scan
+from vllm_upgrade_check.model.facts import Fact, FactKind
 from vllm_upgrade_check.model.options import ScanOptions
 
 _register()
@@ -285,3 +286,20 @@ def test_a_variable_holding_a_built_shell_string_is_read_with_its_later_addition
     assert at == expected, notes
     unresolved = sorted(n.split(" at ")[0] for n in notes if n.startswith("unresolved"))
     assert unresolved == ["unresolved: extra", "unresolved: loop", "unresolved: shown"], notes
+
+
+def test_each_new_form_is_one_launch_with_its_model(tmp_path: Path) -> None:
+    body = (
+        'CMD = "vllm serve acme/a --port 1"\n'
+        'os.popen("vllm serve acme/b --port 2")\n'
+        'subprocess.getoutput(CMD)\n'
+        'subprocess.getstatusoutput(f"vllm serve {\'acme/c\'} --port 3")\n'
+        'subprocess.run(args=["vllm", "serve", "acme/d", "--port", "4"])\n'
+        'os.execvp("vllm", args=["vllm", "serve", "acme/e"])\n'
+    )
+    (tmp_path / "launch.py").write_text(HEAD + body)
+    facts: list[Fact] = []
+    run_scan(ScanOptions.of(paths=[tmp_path], from_version="0.20.0", to_version="0.33.0"), facts_out=facts)
+    launches = sorted((f.location.line, f.model) for f in facts if f.kind == FactKind.LAUNCH)
+    assert launches == [(5, "acme/a"), (6, "acme/b"), (8, "acme/c"), (9, "acme/d"), (10, "acme/e")]  # CMD: at its literal
+    assert all(f.resolved for f in facts if f.kind == FactKind.LAUNCH)
