@@ -51,9 +51,9 @@ def test_exec_and_spawn_calls_are_launches(tmp_path: Path, call: str) -> None:
         ('BASE = "vllm serve acme/m --port 8000"\n\n\ndef run():\n'
          '    subprocess.run(BASE + " --swap-space 4", shell=True)\n', 11),
         ('BASE = "vllm serve acme/m"\nFLAGS = " --swap-space 4"\n\n\ndef run():\n'
-         '    os.system(BASE + FLAGS)\n', 12),
+         '    os.system(BASE + FLAGS)\n', 8),  # in the literal FLAGS is bound to
         ('MODEL = "acme/m"\n\n\ndef run():\n    subprocess.run(f"vllm serve {MODEL} --swap-space 4", shell=True)\n', 11),
-        ('CMD = "vllm serve acme/m --swap-space 4"\n\n\ndef run():\n    subprocess.Popen(CMD, shell=True)\n', 11),
+        ('CMD = "vllm serve acme/m --swap-space 4"\n\n\ndef run():\n    subprocess.Popen(CMD, shell=True)\n', 7),
     ],
 )
 def test_string_constants_are_resolved(tmp_path: Path, body: str, line: int) -> None:

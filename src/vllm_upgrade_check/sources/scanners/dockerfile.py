@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from bisect import bisect_right
 from collections import ChainMap
 from collections.abc import Iterator, Sequence
@@ -45,32 +46,53 @@ def is_dockerfile(name: str) -> bool:
     return is_dockerfile_name(name)
 
 
+_JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+"""A JSON string as written on one line (its escapes, ``\\u00e9`` among them, undecoded)."""
+
+
 def _exec_tokens(content: str, words: list[str], first_line: int, file_lines: Sequence[str]) -> list[Token]:
     """Place each exec-form word at the line/column where its JSON string is written; words
     found as written get their spans and are linked as elements of one JSON array (not
     across a comment line: cutting a neighbour never takes it). ``file_lines``: the file's
-    lines, which the positions are in."""
-    lines = content.split("\n")
+    lines, which the positions are in.
+
+    The JSON strings of ``content`` are read in order and decoded, each matched to the next
+    word it decodes to, so a word is found however it is written (``"mé"`` or ``"m\\u00e9"``);
+    columns count characters (a non-ASCII word before a flag moves it by one column per
+    character). A word not found (a string cut by a line continuation) is placed at column 1
+    of the instruction with no span, and no word is linked: a fix leaves them to a person."""
+    written = [
+        (row, match)
+        for row, text in enumerate(content.split("\n"))
+        for match in _JSON_STRING.finditer(text)
+    ]
     tokens: list[Token] = []
-    row, cursor = 0, 0
+    at = 0
     exact = True
     for word in words:
-        needle = json.dumps(word)
         found = False
-        while row < len(lines):
-            index = lines[row].find(needle, cursor)
-            if index >= 0:
-                line = first_line + row
-                span = Span(line, index + 1, line, index + 1 + len(needle))
-                tokens.append(Token(word, line, index + 2, True, needle, span=span))
-                cursor = index + len(needle)
+        while at < len(written):
+            row, match = written[at]
+            at += 1
+            if _json_text(match.group()) == word:
+                line, column = first_line + row, match.start() + 1
+                span = Span(line, column, line, match.end() + 1)
+                tokens.append(Token(word, line, column + 1, True, match.group(), span=span))
                 found = True
                 break
-            row, cursor = row + 1, 0
         if not found:
             exact = False
-            tokens.append(Token(word, first_line, 1, True, needle))
+            tokens.append(Token(word, first_line, 1, True, json.dumps(word, ensure_ascii=False)))
     return unlink_at_comments(link(tokens), file_lines) if exact else tokens
+
+
+def _json_text(literal: str) -> str | None:
+    """The value of one JSON string literal as written, ``None`` when it is none."""
+    try:
+        value = json.loads(literal)
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
 
 
 class DockerfileScanner(Scanner):

@@ -14,7 +14,10 @@ What is read (vLLM's Python API as of its ``vllm/__init__.py`` exports and
 - ``from vllm... import name`` / ``import vllm.x`` -> ``import`` facts;
 - ``os.environ["VLLM_X"] = ...``, ``os.environ.setdefault(...)``, ``os.environ.update({...})``,
   ``os.putenv(...)`` -> ``env_var`` facts;
-- ``subprocess.run/Popen/call/check_call/check_output`` and ``os.system``: argv lists (a flag
+- ``subprocess.run/Popen/call/check_call/check_output``, ``os.system``, ``os.exec*``,
+  ``os.spawn*``, ``asyncio.create_subprocess_exec/_shell`` (the command also named by its
+  keyword: ``args=``, ``cmd=``), and the shell lines of ``os.popen``,
+  ``subprocess.getoutput/getstatusoutput``: argv lists (a flag
   and its value in two elements; lists built with ``+``, ``+=``, ``.append``, ``.extend``
   and comprehensions over literal dicts such as ``[f"--{k.replace('_', '-')}", str(v)]``)
   and command strings (parsed as shell) that launch vLLM -> the same facts as a shell launch;
@@ -28,6 +31,6 @@ The modules: :mod:`.scanner` (:class:`~.scanner.PythonSourceScanner`, which file
 and which facts reported), :mod:`.walker` (the walk over a file's tree, turning calls and reads
 into facts), :mod:`.keywords` (a call's keywords and the dicts behind them), :mod:`.argv` (a
 subprocess argv), :mod:`.responses` (client code's response reads), :mod:`.source` (where each
-node is written), :mod:`.scope` (what a name is bound to), :mod:`.names` (what is recognised by
+node is written; :mod:`.literals`: where each character of a string literal is), :mod:`.scope` (what a name is bound to), :mod:`.names` (what is recognised by
 name).
 """

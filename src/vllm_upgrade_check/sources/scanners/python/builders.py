@@ -16,10 +16,14 @@ from vllm_upgrade_check.sources.scanners.python.source import PythonSource
 
 def may_run_commands(text: str) -> bool:
     """Whether the file ``text`` may call one of :data:`.names.SUBPROCESS_CALLS`: such a call
-    is written ``subprocess.…`` or ``os.system`` (an import alias of vLLM never stands for
-    them), so ASCII text without ``subprocess`` and ``system`` runs no command. Non-ASCII
-    text may (an identifier is NFKC-normalised: ``ｓｕｂｐｒｏｃｅｓｓ`` is ``subprocess``)."""
-    return "subprocess" in text or "system" in text or not text.isascii()
+    is written ``subprocess.…``, ``os.system``, ``os.popen``, ``os.exec…`` or ``os.spawn…``
+    (an import alias of vLLM never stands for them), so ASCII text without one of those
+    words runs no command. Non-ASCII text may (an identifier is NFKC-normalised:
+    ``ｓｕｂｐｒｏｃｅｓｓ`` is ``subprocess``)."""
+    return any(word in text for word in _COMMAND_WORDS) or not text.isascii()
+
+
+_COMMAND_WORDS = ("subprocess", "system", "popen", "exec", "spawn")
 
 
 def builders(index: TreeIndex, source: PythonSource) -> dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]]:

@@ -14,6 +14,7 @@ from vllm_upgrade_check.model.facts import Location, Span
 from vllm_upgrade_check.parsing.textpos import ByteColumns, own_lines
 from vllm_upgrade_check.parsing.words import Token, link, unlink_at_comments
 from vllm_upgrade_check.sources.scanners.base import SourceFile
+from vllm_upgrade_check.sources.scanners.python.literals import value_places
 from vllm_upgrade_check.sources.scanners.python.names import const_text, dotted_name
 
 _ELEMENT_HEAD = re.compile(r"[ \t]*")
@@ -23,6 +24,11 @@ _ELEMENT_TAIL = re.compile(r"[ \t]*,?[ \t]*(#.*)?")
 _LINE_BREAK = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
 """Splits after ``\\r\\n``, ``\\r`` or ``\\n``, keeping the breaks (the lines the tokenizer sees:
 not ``\\f`` or the other characters :meth:`str.splitlines` breaks on)."""
+
+
+COMMAND_MODULES = frozenset({"subprocess", "os", "asyncio", "shlex"})
+"""The modules whose calls the reader knows by name (:data:`.names.SUBPROCESS_CALLS`,
+``os.environ``, ``shlex.split``), also when imported under another name."""
 
 
 class PythonSource:
@@ -37,6 +43,7 @@ class PythonSource:
         self.path = source.relpath
         self.tree = tree
         self.aliases: dict[str, str] = {}
+        self.command_aliases: dict[str, str] = {}  # names bound to subprocess/os/asyncio/shlex (command_import)
 
     def char_col(self, lineno: int, byte_col: int) -> int:
         """The 0-based character column of 0-based UTF-8 byte column ``byte_col`` (what
@@ -123,8 +130,23 @@ class PythonSource:
         if dotted is None:
             return None
         head, _, rest = dotted.partition(".")
-        base = self.aliases.get(head, head)
+        base = self.aliases.get(head) or self.command_aliases.get(head, head)
         return f"{base}.{rest}" if rest else base
+
+    def command_import(self, node: ast.Import | ast.ImportFrom) -> None:
+        """Record the names an import of one of :data:`COMMAND_MODULES` binds, so that
+        :meth:`qualified` reads ``sp.run`` (``import subprocess as sp``), ``getoutput``
+        (``from subprocess import getoutput``) and ``popen`` (``from os import popen``) as the
+        calls they are; the vLLM aliases (``aliases``) win over them."""
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 0 and node.module in COMMAND_MODULES:
+                for alias in node.names:
+                    if alias.name != "*":
+                        self.command_aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            return
+        for alias in node.names:
+            if alias.asname and alias.name in COMMAND_MODULES:
+                self.command_aliases[alias.asname] = alias.name
 
     def segment(self, node: ast.AST) -> str:
         """The source text of ``node``, as :func:`ast.get_source_segment` gives it, without
@@ -160,14 +182,24 @@ class PythonSource:
 
     def string_relocator(self, node: ast.AST):  # noqa: ANN201 - a Relocate
         """Place tokens parsed from a string literal's value where they are written: with
-        their spans when the literal is written as its value (one line, no escapes)."""
+        their spans when the literal is written as its value (one line, no escapes; an
+        ``r``/``u`` prefix allowed); else at the place their first character is written
+        (through escapes, continuations, the lines of a triple-quoted string and the
+        pieces of an implicit concatenation: :func:`.literals.value_places`) with no span,
+        so that a fix leaves them to a person."""
         start = self.loc(node)
         line, col = start.line or 1, (start.column or 1) - 1
+        value = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+        mapped = None if value is None else value_places(self.segment(node), line, col + 1, value)
         prefix = self.lines[line - 1][col:] if line - 1 < len(self.lines) else ""
         quote = 3 if prefix[:3] in ('"""', "'''") else (1 if prefix[:1] in ("'", '"') else 0)
-        exact = self.string_span(node) is not None
+        exact = self.string_span(node) is not None or (mapped is not None and mapped[2])
+        starts = [0] if value is None else [0, *(i + 1 for i, c in enumerate(value) if c == "\n")]
 
         def point(p: tuple[int, int]) -> tuple[int, int]:
+            if mapped is not None and value is not None and 1 <= p[0] <= len(starts):
+                index = starts[p[0] - 1] + p[1] - 1
+                return mapped[0][index] if 0 <= index < len(mapped[0]) else mapped[1]
             return (line, col + quote + p[1]) if p[0] == 1 else (line + p[0] - 1, p[1])
 
         def move(token: Token) -> Token:

@@ -361,6 +361,7 @@ class _Module:
         for scope in index.scopes:
             for statement in scope.imports:
                 self.import_facts(statement)
+                self.source.command_import(statement)
         self.facts.extend(star_facts(self.source))
         text = self.source.src
         if may_run_commands(text):  # else no builder, no method's class is asked for
