@@ -217,6 +217,74 @@ def discovery(data: bytes) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+FIX_REMOVED = ("--max-num-partial-prefills", "2", "--calculate-kv-scales", "--swap-space", "4")
+"""Flags vLLM removed (0.27.0, 0.28.0, 0.18.0) that the fix target writes among the input's words."""
+
+FIX_FORMS = ("serve.sh", "serve-continued.sh", "docker-compose.yml", "Dockerfile", "launch.py")
+
+
+def _fix_file(form: str, argv: list[str]) -> str:
+    """The text of file ``form`` running ``argv``: a shell line (one or continued), a
+    compose command list, a Dockerfile exec form, a Python ``subprocess.run`` list."""
+    import shlex
+
+    if form == "serve.sh":
+        return "#!/bin/sh\n" + shlex.join(argv) + "\n"
+    if form == "serve-continued.sh":
+        return "#!/bin/sh\n" + " \\\n  ".join(shlex.quote(w) for w in argv) + "\n"
+    if form == "docker-compose.yml":
+        items = "".join(f"      - {json.dumps(w)}\n" for w in argv[2:])
+        return f"services:\n  engine:\n    image: vllm/vllm-openai:v0.20.0\n    command:\n{items}"
+    if form == "Dockerfile":
+        return "FROM vllm/vllm-openai:v0.20.0\nCMD " + json.dumps(argv) + "\n"
+    return "import subprocess\n\nsubprocess.run(" + repr(argv) + ")\n"
+
+
+def fix(data: bytes) -> None:
+    """``fix`` of a launch made of the input's words with removed flags among them, written
+    as a shell line, a continued shell line, a compose list, a Dockerfile exec form or a
+    Python list: it raises nothing but a one-line usage error, every file it writes still
+    parses (a scan after it skips no file the one before did not), and each launch serves
+    the model it served."""
+    from vllm_upgrade_check.engine import run_scan
+    from vllm_upgrade_check.engine.fix import fix_paths
+    from vllm_upgrade_check.model.facts import FactKind
+    from vllm_upgrade_check.model.options import ScanOptions
+
+    if len(data) < 2:
+        return
+    form = FIX_FORMS[data[0] % len(FIX_FORMS)]
+    words = [w for w in _decode(data[1:]).replace("\x00", "").split(" ") if w][:24]
+    mixed: list[str] = []
+    for i, word in enumerate(words):
+        mixed.append(word)
+        if i % 3 == 1:
+            mixed.extend(FIX_REMOVED[(i // 3) % 3 * 2 : (i // 3) % 3 * 2 + 2])
+    argv = ["vllm", "serve", "acme/fuzz-model", *mixed, *FIX_REMOVED[:2]]
+    root = Path(tempfile.mkdtemp(prefix="vuc-fuzz-"))
+    try:
+        (root / form).write_text(_fix_file(form, argv), encoding="utf-8")
+        options = ScanOptions.of(paths=[root], to_version="0.28.0", from_version="0.20.0")
+
+        def reading() -> tuple[set[str], Counter[str | None]]:
+            facts: list[Fact] = []
+            report = run_scan(options, facts_out=facts)
+            models = Counter(f.model for f in facts if f.kind == FactKind.LAUNCH)
+            return {s.path for s in report.skipped}, models
+
+        skipped, models = reading()
+        try:
+            fix_paths(options, unsafe=True, bump=False)
+        except VucError as exc:
+            _one_line(exc, root / form)
+            return
+        after_skipped, after_models = reading()
+        assert after_skipped <= skipped, f"fix wrote a file that does not parse: {after_skipped - skipped}"
+        assert after_models == models, f"fix changed the served models: {models} -> {after_models}"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 TARGETS: dict[str, Callable[[bytes], None]] = {
     "shell": shell,
     "flags": flags,
@@ -229,5 +297,6 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "freeze": freeze,
     "fleet": fleet,
     "discovery": discovery,
+    "fix": fix,
 }
 """Target name (also the corpus folder name) -> function."""
