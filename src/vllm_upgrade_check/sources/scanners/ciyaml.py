@@ -39,8 +39,12 @@ from vllm_upgrade_check.parsing.yamlnodes import (
 from vllm_upgrade_check.parsing.yamlwords import scalar_word
 from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.containers import scalar_relocator
-from vllm_upgrade_check.sources.scanners.helm_cli import helm_values_commands, may_pass_helm_values
-from vllm_upgrade_check.sources.scanners.helm_links import linked_values_facts
+from vllm_upgrade_check.sources.scanners.helm_cli import (
+    helm_set_tags,
+    helm_values_commands,
+    may_pass_helm_values,
+)
+from vllm_upgrade_check.sources.scanners.helm_links import linked_values_facts, set_tag_facts
 from vllm_upgrade_check.sources.scanners.images import image_fact, image_hint, is_vllm_image
 from vllm_upgrade_check.sources.scanners.manifests import YAML_SUFFIXES
 from vllm_upgrade_check.sources.scanners.requirements import requirement_fact
@@ -115,6 +119,8 @@ class CiYamlScanner(Scanner):
                 for _chart, values, _by in self._helm_releases(source, document):
                     for written in values:
                         yield FileReference(written, self.name)
+                if "--set" in source.text:
+                    yield FileReference("values.yaml", self.name)  # a --set image.tag: read again
 
     def with_referenced(
         self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
@@ -134,9 +140,31 @@ class CiYamlScanner(Scanner):
                 by_dir.setdefault(by, []).append((chart, values))
             for by, releases in by_dir.items():
                 linked.extend(linked_values_facts(releases, by, files, read))
+            for node, directory in self._scripts(source, document):
+                if "--set" in str(node.value):
+                    linked.extend(self._set_tags(source, node, directory, files, read))
         if not linked:
             return None
         return [*(f for f in self.scan(source) if isinstance(f, Fact)), *linked]
+
+    def _set_tags(
+        self,
+        source: SourceFile,
+        node: yaml.ScalarNode,
+        directory: str,
+        files: Sequence[str],
+        read: Callable[[str], SourceFile | None],
+    ) -> list[Fact]:
+        """The ``--set image.tag=TAG`` image facts of one script (:func:`~.helm_links.set_tag_facts`),
+        placed in this file; charts resolved from the directory the script runs in."""
+        script = parse_shell(str(node.value))
+        tags = helm_set_tags(script)
+        if not tags:
+            return []
+        move = scalar_relocator(source.text, node)
+        placed = [(chart, move(token), start, end) for chart, token, start, end in tags]
+        facts = set_tag_facts(placed, posixpath.join(directory, "_") if directory not in ("", ".") else "_", files, read)
+        return [replace(f, location=replace(f.location, path=source.relpath)) for f in facts]
 
     def _helm_releases(self, source: SourceFile, document: yaml.Node) -> Iterator[tuple[str, list[str], str]]:
         """``(chart, values files as written, path they are relative to)`` of each helm

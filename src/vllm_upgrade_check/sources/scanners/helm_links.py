@@ -8,8 +8,10 @@ from collections.abc import Callable, Iterator, Sequence
 
 import yaml
 
+from vllm_upgrade_check.knowledge.versions import tag_version_span
 from vllm_upgrade_check.model.facts import Fact
-from vllm_upgrade_check.parsing.shell import parse_shell
+from vllm_upgrade_check.parsing.shell import Token, parse_shell
+from vllm_upgrade_check.parsing.words import sub_span
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, items, scalar
 from vllm_upgrade_check.sources.scanners.base import Conditional, FileReference, ScanItem, SourceFile
 from vllm_upgrade_check.sources.scanners.helm import (
@@ -19,7 +21,12 @@ from vllm_upgrade_check.sources.scanners.helm import (
     override_facts,
     override_image_facts,
 )
-from vllm_upgrade_check.sources.scanners.helm_cli import helm_values_commands, may_pass_helm_values
+from vllm_upgrade_check.sources.scanners.helm_cli import (
+    helm_set_tags,
+    helm_values_commands,
+    may_pass_helm_values,
+)
+from vllm_upgrade_check.sources.scanners.images import image_fact
 from vllm_upgrade_check.sources.scanners.makefile import MakefileScanner, make_shell_text
 from vllm_upgrade_check.sources.scanners.shell import ShellScanner, shell_facts
 
@@ -81,6 +88,34 @@ def linked_values_facts(
     return out
 
 
+def set_tag_facts(
+    tags: Sequence[tuple[str, Token, int, int]],
+    by: str,
+    files: Sequence[str],
+    read: Callable[[str], SourceFile | None],
+) -> list[Fact]:
+    """Image facts of the ``--set image.tag=TAG`` words of helm commands in file ``by``
+    (:func:`~.helm_cli.helm_set_tags`) that deploy a local vLLM chart: the chart's image at
+    that tag, located at the tag in ``by`` (a bump sets it there)."""
+    dirs = {posixpath.dirname(f) for f in files}
+    out = []
+    for chart, token, start, end in tags:
+        chart_dir = _resolve(chart, by, dirs)
+        values = read(posixpath.join(chart_dir, "values.yaml")) if chart_dir is not None else None
+        repository = chart_repository(values) if values is not None else None
+        if repository is None:
+            continue
+        tag = token.text[start:end]
+        found = tag_version_span(tag)
+        version = sub_span(token, start + found[0], start + found[1]) if found is not None else None
+        placed = sub_span(token, start, end)
+        at = placed.start if placed is not None else (token.line, token.column)
+        reference = Token(f"{repository}:{tag}", at[0], at[1], True, tag)
+        note = "" if version is not None else "the tag is not written as one plain word with a version; set it by hand"
+        out.append(image_fact(reference, by, "helm", version=version, note=note, syntax="shell"))
+    return out
+
+
 class LinkedShellScanner(ShellScanner):
     """The shell scanner, reading a script again with the values files its helm commands pass
     to a vLLM chart (:meth:`with_referenced`)."""
@@ -97,6 +132,7 @@ class LinkedShellScanner(ShellScanner):
         else:
             facts, script = [], parse_shell(source.text)
         linked = linked_values_facts(helm_values_commands(script), source.relpath, files, read)
+        linked += set_tag_facts(helm_set_tags(script), source.relpath, files, read)
         return [*facts, *linked] if linked else None
 
 
@@ -156,9 +192,12 @@ class LinkedMakefileScanner(MakefileScanner):
         yield from super().scan(source)
         if may_pass_helm_values(source.text):
             shell, variables = make_shell_text(source.text)
-            for _chart, values in helm_values_commands(parse_shell(shell, variables=variables)):
+            script = parse_shell(shell, variables=variables)
+            for _chart, values in helm_values_commands(script):
                 for written in values:
                     yield FileReference(written, self.name)
+            for chart, _token, _start, _end in helm_set_tags(script):
+                yield FileReference(f"{chart.rstrip('/')}/values.yaml", self.name)
 
     def with_referenced(
         self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
@@ -172,4 +211,5 @@ class LinkedMakefileScanner(MakefileScanner):
         else:
             facts, script = [], parse_shell(shell, variables=dict(variables))
         linked = linked_values_facts(helm_values_commands(script), source.relpath, files, read)
+        linked += set_tag_facts(helm_set_tags(script), source.relpath, files, read)
         return [*facts, *linked] if linked else None

@@ -22,7 +22,11 @@ from vllm_upgrade_check.sources.scanners.base import (
     SpanIndex,
     shared_words,
 )
-from vllm_upgrade_check.sources.scanners.helm_cli import helm_values_commands, may_pass_helm_values
+from vllm_upgrade_check.sources.scanners.helm_cli import (
+    helm_set_tags,
+    helm_values_commands,
+    may_pass_helm_values,
+)
 from vllm_upgrade_check.sources.scanners.images import image_fact, replaced_server_note
 from vllm_upgrade_check.sources.scanners.requirements import pip_install_facts
 from vllm_upgrade_check.sources.scanners.vllm_argv import find_launch, launch_facts, other_program_image
@@ -234,3 +238,5 @@ class ShellScanner(Scanner):
         for _chart, values in helm_values_commands(script):
             for written in values:
                 yield FileReference(written, self.name)
+        for chart, _token, _start, _end in helm_set_tags(script):  # --set image.tag: read with the chart
+            yield FileReference(f"{chart.rstrip('/')}/values.yaml", self.name)
