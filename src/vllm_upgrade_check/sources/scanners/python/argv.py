@@ -465,7 +465,19 @@ class ArgvBuilder:
         return None
 
     def unresolved(self, node: ast.AST) -> Token:
-        """A word that cannot be computed: its source text, marked unresolved."""
+        """A word that cannot be computed: its source text, marked unresolved. An f-string
+        reads as its literal parts with each unknown field as ``{expression}``, so that a
+        flag name written literally (``f"--num-scheduler-steps={n * 2}"``) is still a flag."""
         loc = self.source.loc(node)
-        text = self.source.segment(node)
-        return Token(text, loc.line or 0, loc.column or 0, False, text)
+        written = self.source.segment(node)
+        text = written
+        if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+            text = "".join(
+                str(v.value) if isinstance(v, ast.Constant) else "{" + self.source.segment(v.value) + "}"
+                for v in node.values
+                if isinstance(v, (ast.Constant, ast.FormattedValue))
+            )
+            opening = len(written) - len(written.lstrip("rRfFbBuU"))
+            quotes = 3 if written[opening : opening + 3] in ('"""', "'''") else 1
+            return Token(text, loc.line or 0, (loc.column or 0) + opening + quotes, False, written)
+        return Token(text, loc.line or 0, loc.column or 0, False, written)
