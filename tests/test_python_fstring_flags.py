@@ -29,3 +29,23 @@ def test_a_literal_flag_name_with_a_computed_value_is_the_flag(tmp_path: Path, w
 @pytest.mark.parametrize("word", ['f"--{n}"', 'f"{n}"', 'f"--max-model-len={n}"'])
 def test_no_finding_without_a_removed_flag_name(tmp_path: Path, word: str) -> None:
     assert _findings(tmp_path, word) == []
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        'subprocess.run(shlex.split(f"vllm serve {MODEL} {extra}"))',
+        'subprocess.run(shlex.split("vllm serve " + MODEL + " " + extra))',
+        'subprocess.Popen(shlex.split(f"vllm serve {MODEL} --port 8000 " + extra))',
+    ],
+)
+def test_shlex_split_of_a_built_string_reads_its_constants(tmp_path: Path, call: str) -> None:
+    text = (
+        'import shlex\nimport subprocess\n\nMODEL = "acme/m"\n\n\ndef main():\n'
+        '    extra = "--override-attention-dtype half --max-num-seqs 8"\n'
+        f"    {call}\n"
+    )
+    (tmp_path / "launch.py").write_text(text)
+    report = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.33.0", from_version="0.20.0"))
+    assert [(f.rule.id, f.location.line, f.location.column) for f in report.findings] == [("VUC0280-002", 8, 14)]
+    assert not report.notes

@@ -31,7 +31,15 @@ def shell_string_facts(builder: ArgvBuilder, command: ast.AST) -> list[Fact] | N
     after it), else at the part (a call's argument for a parameter); it is given no span (a
     fix leaves it to a person). The parts it cannot evaluate (``+ args``, ``{x!r}``) are
     unresolved words named by their source text. ``None`` for any other expression, or one
-    with no known part."""
+    with no known part. ``shlex.split`` of such a string reads as the string does (the
+    words a shell reads in it)."""
+    if (
+        isinstance(command, ast.Call)
+        and builder.source.qualified(command.func) == "shlex.split"
+        and len(command.args) == 1
+        and isinstance(command.args[0], (ast.BinOp, ast.JoinedStr))
+    ):
+        command = command.args[0]
     if not isinstance(command, (ast.BinOp, ast.JoinedStr, ast.Name)):
         return None
     unknown: dict[str, list[Token]] = {}
