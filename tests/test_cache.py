@@ -366,8 +366,10 @@ def test_a_file_result_survives_the_cache_format_field_for_field() -> None:
         owner="service api",
     )
     defaults = Fact(FactKind.ARG, "x", Location(None))
+    linked_only = {"entry_at"}  # set where launches are linked, after every cache: never stored
     for field in dataclasses.fields(Fact):
-        assert getattr(fact, field.name) != getattr(defaults, field.name), field.name
+        if field.name not in linked_only:
+            assert getattr(fact, field.name) != getattr(defaults, field.name), field.name
     result = FileResult(
         taken=True,
         facts=[fact],
@@ -381,7 +383,8 @@ def test_a_file_result_survives_the_cache_format_field_for_field() -> None:
     back = decode_result(json.loads(json.dumps(encode_result(result))))
     assert back == result
     assert hash(back.facts[0]) == hash(fact)
-    assert len(cache_module._fact_out(fact)) == len(dataclasses.fields(Fact)) + len(dataclasses.fields(Location)) - 1
+    stored = len(dataclasses.fields(Fact)) - len(linked_only)
+    assert len(cache_module._fact_out(fact)) == stored + len(dataclasses.fields(Location)) - 1
 
 
 def test_a_fact_row_with_any_one_field_of_the_wrong_type_is_refused() -> None:

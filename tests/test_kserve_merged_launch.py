@@ -174,3 +174,18 @@ def test_a_patch_of_a_target_that_runs_no_vllm_is_not_read(tmp_path: Path) -> No
     report, facts = scan(tmp_path, files)
     assert not report.findings or all(f.rule.id != "VUC0280-001" for f in report.findings)
     assert not [f for f in facts if f.kind == FactKind.ARG]
+
+
+def test_a_deprecated_runtime_entry_point_is_reported_once_at_the_runtime(tmp_path: Path) -> None:
+    command = '["python3", "-m", "vllm.entrypoints.openai.api_server"]'
+    files = {
+        "rt/runtime.yaml": runtime("vllm-rt", command, ["--port=8080"], ("acme-lm",)),
+        "svc/isvc.yaml": isvc("a", "runtime: vllm-rt", ["--model=acme/a"]) + isvc("b", "modelFormat: {name: acme-lm}", ["--model=acme/b"]),
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    report = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.33.0", from_version="0.27.0"))
+    entry = [(f.location.path, f.location.line) for f in report.findings if f.rule.id == "VUC000-012"]
+    line = files["rt/runtime.yaml"].split("\n").index(f"      command: {command}") + 1
+    assert entry == [("rt/runtime.yaml", line)]

@@ -58,7 +58,6 @@ def test_runtime_arg_finding_at_runtime_line(tmp_path: Path, how: str) -> None:
     assert hits(scan(tmp_path, how), "VUC0180-001") == [("runtime.yaml", 13)]
 
 
-@pytest.mark.xfail(strict=True, reason="the merged launch sits at the predictor: the entry point's line is lost")
 @pytest.mark.parametrize("how", HOWS)
 def test_runtime_entrypoint_finding_at_runtime_line(tmp_path: Path, how: str) -> None:
     assert hits(scan(tmp_path, how), "VUC000-012") == [("runtime.yaml", 11)]

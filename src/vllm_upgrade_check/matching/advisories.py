@@ -17,6 +17,7 @@ These findings say nothing breaks; they point at the lines an upgrade changes:
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -25,7 +26,7 @@ from vllm_upgrade_check.knowledge.known_args import known_args
 from vllm_upgrade_check.knowledge.versions import version_from_tag
 from vllm_upgrade_check.matching.checks import built_in_finding
 from vllm_upgrade_check.matching.matcher import VersionContext
-from vllm_upgrade_check.model.facts import Fact, FactKind
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location
 from vllm_upgrade_check.model.findings import Finding
 from vllm_upgrade_check.model.pack import (
     AbsentArgMatch,
@@ -259,6 +260,7 @@ def advisory_findings(
     explained = {id(f.fact) for f in findings}
     out = []
     cache: dict[tuple[str, str, str], Rule] = {}
+    entries: set[tuple[Location, str]] = set()  # entry points written elsewhere, reported once each
     for fact in facts:
         if id(fact) in explained:
             continue
@@ -271,6 +273,13 @@ def advisory_findings(
             rule = _entrypoint_advisory(fact, versions.target)
         if rule is not None:
             rule = cache.setdefault((rule.id, rule.message, rule.fix.summary), rule)
+            if rule.id == ENTRYPOINT_ID and fact.entry_at is not None:
+                # the entry point is written in another file (a KServe runtime's command): the
+                # finding goes there, once however many launches append to it
+                fact = replace(fact, location=fact.entry_at, spans=None, group=None)
+                if (where := (fact.location, fact.name)) in entries:
+                    continue
+                entries.add(where)
             out.append(built_in_finding(rule, fact, versions))
     return out
 

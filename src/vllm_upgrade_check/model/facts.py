@@ -262,6 +262,11 @@ class Fact:
         owner: what in the file reads it (``service api``, ``container engine``), where a
             file holds several such and one YAML anchor may be read by more than one; ``None``
             when the file says nothing of the kind.
+        entry_at: for a launch merged of words written in two files (a KServe predictor's
+            args appended to its serving runtime's container), where the entry point is
+            written (the runtime's command) when that is not where the launch is placed;
+            ``None`` otherwise. Set where launches are linked, in the process that reports
+            them: not part of :meth:`to_row` (no scanner writes it).
     """
 
     kind: FactKind
@@ -280,6 +285,7 @@ class Fact:
     spans: Spans | None = None
     group: str | None = None
     owner: str | None = None
+    entry_at: Location | None = None
 
     def answers_to(self, name: str) -> bool:
         """Return ``True`` if ``name`` is this fact's name or one of its aliases."""
@@ -352,6 +358,7 @@ class Fact:
         _set(fact, "spans", None if row[17] is None else Spans.from_row(row[17]))
         _set(fact, "group", row[18])
         _set(fact, "owner", None if row[19] is None else sys.intern(row[19]))
+        _set(fact, "entry_at", None)  # never stored: see the attribute
         return fact
 
     def __reduce__(self) -> tuple[Any, ...]:
