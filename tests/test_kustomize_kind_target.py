@@ -79,3 +79,23 @@ def test_a_target_by_label_is_still_named_as_not_read(tmp_path: Path) -> None:
     )
     found, skipped = _scan(_repo(tmp_path, patch))
     assert found == [] and len(skipped) == 1 and "no target" in skipped[0]
+
+
+def test_fix_edits_a_literal_patch_of_a_kind_only_target(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    patch = (
+        "  - target: {kind: Deployment}\n    patch: |\n      - op: replace\n"
+        "        path: /spec/template/spec/containers/0/args\n"
+        '        value: ["--model", "acme/m", "--swap-space", "4"]\n'
+    )
+    root = _repo(tmp_path, patch)
+    run = subprocess.run(
+        [sys.executable, "-m", "vllm_upgrade_check", "fix", str(root), "--to", "0.33.0"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    text = (root / "prod" / "kustomization.yaml").read_text()
+    assert 'value: ["--model", "acme/m"]' in text, run.stdout + run.stderr

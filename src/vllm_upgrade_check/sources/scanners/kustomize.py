@@ -117,6 +117,10 @@ def strategic_merge_entries(doc: yaml.Node, relpath: str) -> Iterator[str]:
 
 Reader = Callable[[str], "SourceFile | None"]
 
+ANY_NAME = "*"
+"""The object name the first reading keys the words of an inline patch whose target names a
+kind only (no Kubernetes object is named so: no :class:`~.base.Reference` ever matches it)."""
+
 
 def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[FileReference | Conditional | Skipped]:
     """A kustomization's patch files as :class:`~.base.FileReference` items (so it is read
@@ -296,10 +300,12 @@ def inline_patch_items(source: SourceFile, doc: yaml.Node) -> Iterator[Condition
         if isinstance(inline, Skipped):
             yield inline
             continue
-        if inline.json6902 and not inline.name:
-            continue  # a target of a kind only: its objects are known with the base (second reading)
         if inline.json6902:
-            found = patch_facts(inline.source, inline.kind, inline.name)
+            # A target of a kind only: the objects it patches are known once the base is read
+            # (the second reading keys its words by each one's name); read here under a name
+            # no object has, which no file refers to, so that a reading of this file alone (a
+            # fix's check) still sees the words it writes.
+            found = patch_facts(inline.source, inline.kind, inline.name or ANY_NAME)
         else:
             found = strategic_merge_facts(inline.source)
         yield from _moved(found, inline.mover)
