@@ -42,7 +42,7 @@ def test_a_call_gives_its_words_to_the_body(define: str) -> None:
     assert words[3:] == ["--port", "1", "--swap-space=4", "--seed", "2"]
     call = text.split("\n").index("start Qwen/x --swap-space=4 --seed 2") + 1
     # the call's words are placed at the call site
-    assert [(l, c) for w, l, c in launch if w in ("Qwen/x", "--swap-space=4", "--seed")] == [(call, 7), (call, 14), (call, 29)]
+    assert [(at, c) for w, at, c in launch if w in ("Qwen/x", "--swap-space=4", "--seed")] == [(call, 7), (call, 14), (call, 29)]
 
 
 def test_each_call_is_a_launch_and_reports_at_its_call_site() -> None:

@@ -62,7 +62,13 @@ from vllm_upgrade_check.sources.scanners.base import (
     SourceFile,
 )
 from vllm_upgrade_check.sources.scanners.kserve import SERVICE_KEY
-from vllm_upgrade_check.sources.scanners.kustomize_removal import Op, PatchedArgs, joined, removal_markers, target_names
+from vllm_upgrade_check.sources.scanners.kustomize_removal import (
+    Op,
+    PatchedArgs,
+    joined,
+    removal_markers,
+    target_names,
+)
 
 KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 """The names ``kustomize build`` reads a directory's kustomization from."""
