@@ -105,6 +105,14 @@ def test_eval_of_an_unknown_string_is_not_invented() -> None:
     assert kinds(scan_text(ShellScanner(), "run.sh", 'eval "$CMD"\nvllm serve m\n'), FactKind.ARG) == []
 
 
+@pytest.mark.parametrize("text", ['eval "vllm serve m --seed 1 $FLAGS"\n', "eval vllm serve m --seed 1 '$FLAGS'\n"])
+def test_eval_of_a_partly_known_string_is_an_unresolved_launch(text: str) -> None:
+    items = scan_text(ShellScanner(), "run.sh", text)
+    (launch,) = kinds(items, FactKind.LAUNCH)
+    assert not launch.resolved and "$FLAGS" in (launch.value or "")
+    assert [f.name for f in kinds(items, FactKind.ARG)] == ["seed"]
+
+
 def _scan(root: Path) -> list[tuple[str, str, int | None, int | None]]:
     report = run_scan(ScanOptions.of(paths=[root], to_version="0.33.0", from_version="0.17.0"))
     return sorted(

@@ -169,13 +169,13 @@ class _Walker(WordWalker):
         self, argv: list[Token], words: list[tree_sitter.Node], prefix: tuple[Assignment, ...], line: int, col: int
     ) -> None:
         """Record one command: a call of a function defined in the text walks its body
-        with the call's words as positional parameters; ``eval`` of resolved words reads
-        them as a command line; ``source FILE`` binds the file's assignments."""
+        with the call's words as positional parameters; ``eval``'s words are read as a
+        command line (what they leave unresolved stays so); ``source FILE`` binds the file's assignments."""
         program = argv[0].text if argv else ""
         if program in self.functions and program not in self.calls and len(self.calls) < MAX_CALL_DEPTH:
             self._call(program, argv[1:])
             return
-        if program == "eval" and len(argv) > 1 and all(t.resolved for t in argv[1:]):
+        if program == "eval" and len(argv) > 1:
             self._eval(argv, words)
             return
         if program in ("source", ".") and len(argv) > 1:
@@ -377,8 +377,8 @@ def parse_shell(
     command that expands it one command per value (at most
     :data:`~.shell_flow.MAX_COMBINATIONS`); a call of a function defined in the text is
     its body's commands with the call's words for ``"$@"``/``$1``…``$9`` (a function never
-    called is read once, its parameters unresolved); ``eval`` of resolved words is the
-    command line they make; ``source FILE`` binds the assignments of the file ``sourced``
+    called is read once, its parameters unresolved); ``eval``'s words are the command
+    line they make (an expansion not resolved stays one); ``source FILE`` binds the assignments of the file ``sourced``
     reads.
 
     Args:
