@@ -196,6 +196,10 @@ class WordWalker:
                 alt_node = rest[0] if rest else None
                 break
         known = name is not None and name in self.vars
+        if operator is None and known and name in self.foreign and len(children) > 3:
+            # `${@:2}`, `${1#x}` of a function's parameters: a slice of the call's words is
+            # taken; any other operator's result is not guessed
+            return self._operated(node, children, name or "", line, col, written)
         if operator in (":-", "-", ":=", "=") and not (known and self.vars[name or ""]):
             return self._alternative(alt_node, line, col, quoted)
         if operator in (":+", "+"):
@@ -224,6 +228,25 @@ class WordWalker:
             # holding flags (`OPTS="--enforce-eager"`) is edited where the flags are written.
             return [replace(tokens[0], span=self.span(node), element=None, prev_end=None, next_start=None)]
         return tokens
+
+    def _operated(
+        self, node: tree_sitter.Node, children: list[tree_sitter.Node], name: str, line: int, col: int, written: str
+    ) -> list[Token]:
+        """``${@:OFFSET}`` / ``${@:OFFSET:LENGTH}`` (bash: offset 1 is ``$1``) of the words
+        ``name`` holds; any other operator gives one unresolved word."""
+        rest = [self.text(c) for c in children[2:-1]]
+        numbers = rest[1::2]
+        if (
+            name in ("@", "*")
+            and rest[:1] == [":"]
+            and len(rest) in (2, 4)
+            and all(n.isdigit() for n in numbers)
+            and rest[2:3] in ([], [":"])
+        ):
+            start = max(int(numbers[0]) - 1, 0)
+            words = self.vars[name][start:]
+            return words[: int(numbers[1])] if len(numbers) > 1 else words
+        return [Token(written, line, col, False, written, span=self.span(node))]
 
     def _alternative(self, node: tree_sitter.Node | None, line: int, col: int, quoted: bool) -> list[Token]:
         """The words of ``${X:-word}``/``${X:+word}``: quoted, one word; unquoted, split where
