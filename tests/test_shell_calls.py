@@ -150,3 +150,19 @@ def test_a_sourced_file_that_is_missing_leaves_the_launch_unresolved(tmp_path: P
     report = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.33.0", from_version="0.17.0"))
     assert _scan(tmp_path) == []
     assert any("unresolved" in n and "ENGINE_FLAGS" in n for n in report.notes), report.notes
+
+
+def test_a_file_sourced_in_a_branch_is_one_of_the_values() -> None:
+    files = {"prod.env": 'EXTRA="--seed 7"\nexport PORT=9\n'}
+    text = 'EXTRA="--enforce-eager"\nif [ -f prod.env ]; then\n  . prod.env\nfi\nvllm serve m $EXTRA --port $PORT\n'
+    script = parse_shell(text, sourced=lambda written: (files[written], written) if written in files else None)
+    launches = [[(t.text, t.path) for t in c.argv[3:]] for c in script.commands if c.argv[0].text == "vllm"]
+    assert sorted(launches) == sorted(
+        [
+            [("--seed", "prod.env"), ("7", "prod.env"), ("--port", None), ("9", "prod.env")],
+            [("--enforce-eager", None), ("--port", None), ("9", "prod.env")],
+        ]
+    )
+    assert script.sourced == ["prod.env"]
+    # words from the sourced file are placed there, never cut in the script
+    assert all(t.span is None for c in script.commands for t in c.argv if t.path == "prod.env" and t.text == "--seed")
