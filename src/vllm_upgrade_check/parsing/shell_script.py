@@ -40,13 +40,16 @@ class Cut:
 @dataclass(frozen=True)
 class Command:
     """A simple command: its argv, the assignments written before it (``VAR=1 cmd``) and,
-    when a comment cuts it short, the :class:`Cut`."""
+    when a comment cuts it short, the :class:`Cut`. ``variant``: how many commands were read
+    at the same place before this one (``0``: the first; a command that expands a variable
+    of alternative values, or a function body's command, is read once per value or call)."""
 
     argv: tuple[Token, ...]
     prefix: tuple[Assignment, ...]
     line: int
     column: int
     cut: Cut | None = None
+    variant: int = 0
 
 
 @dataclass
@@ -60,6 +63,8 @@ class ShellScript:
         has_error: ``True`` when tree-sitter found a syntax error somewhere (the rest is
             still read).
         error_line: 1-based line of the first syntax error.
+        sourced: the files ``source FILE`` / ``. FILE`` commands name, as written (after
+            quote removal; a word not resolved keeps its expansions).
     """
 
     commands: list[Command] = field(default_factory=list)
@@ -67,3 +72,4 @@ class ShellScript:
     unresolved: set[str] = field(default_factory=set)
     has_error: bool = False
     error_line: int | None = None
+    sourced: list[str] = field(default_factory=list)

@@ -10,7 +10,7 @@ import yaml
 
 from vllm_upgrade_check.knowledge.versions import tag_version_span
 from vllm_upgrade_check.model.facts import Fact
-from vllm_upgrade_check.parsing.shell import Token, parse_shell
+from vllm_upgrade_check.parsing.shell import Sourced, Token, parse_shell
 from vllm_upgrade_check.parsing.words import sub_span
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, items, scalar
 from vllm_upgrade_check.sources.scanners.base import Conditional, FileReference, ScanItem, SourceFile
@@ -40,6 +40,31 @@ def _resolve(written: str, by: str, files: set[str]) -> str | None:
         if path in files:
             return path
     return None
+
+
+_SCRIPT_DIR = ('$(dirname "$0")/', "$(dirname $0)/", '$(dirname "${BASH_SOURCE[0]}")/', "${BASH_SOURCE%/*}/")
+"""How a script names its own directory in front of a path it sources."""
+
+
+def sourced_reader(by: str, files: Sequence[str], read: Callable[[str], SourceFile | None]) -> Sourced:
+    """What a script ``by`` reads for ``source FILE``: the repository file ``FILE`` names,
+    relative to the script's directory (written so, or plainly) or else to the root, taken
+    literally (a path with other expansions is not looked for)."""
+    names = set(files)
+
+    def sourced(written: str) -> tuple[str, str] | None:
+        rel = None
+        for prefix in _SCRIPT_DIR:
+            if written.startswith(prefix):
+                rest = written[len(prefix) :]
+                rel = None if "$" in rest else _resolve(posixpath.join(posixpath.dirname(by), rest), "", names)
+                break
+        else:
+            rel = _resolve(written, by, names)
+        found = read(rel) if rel is not None and rel != by else None
+        return (found.text, rel) if found is not None and rel is not None else None
+
+    return sourced
 
 
 def linked_values_facts(
@@ -123,17 +148,21 @@ class LinkedShellScanner(ShellScanner):
     def with_referenced(
         self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
     ) -> list[Fact] | None:
-        """The script's facts with those of the values files its helm commands pass to a vLLM
-        chart (:func:`linked_values_facts`); ``None`` when it passes none."""
-        if not may_pass_helm_values(source.text):
-            return None
+        """The script's facts read with the variables the files it sources assign
+        (:func:`sourced_reader`), and with those of the values files its helm commands pass to
+        a vLLM chart (:func:`linked_values_facts`); ``None`` when it does neither."""
+        helm = may_pass_helm_values(source.text)
         if source.mentions_vllm():
-            facts, script = shell_facts(source.text, source.relpath, self.name)
-        else:
+            sourced = sourced_reader(source.relpath, files, read)
+            facts, script = shell_facts(source.text, source.relpath, self.name, sourced=sourced)
+        elif helm:
             facts, script = [], parse_shell(source.text)
-        linked = linked_values_facts(helm_values_commands(script), source.relpath, files, read)
-        linked += set_tag_facts(helm_set_tags(script), source.relpath, files, read)
-        return [*facts, *linked] if linked else None
+        else:
+            return None
+        linked = linked_values_facts(helm_values_commands(script), source.relpath, files, read) if helm else []
+        if helm:
+            linked += set_tag_facts(helm_set_tags(script), source.relpath, files, read)
+        return [*facts, *linked] if linked or script.sourced else None
 
 
 HELMFILE_NAMES = frozenset({"helmfile.yaml", "helmfile.yml"})

@@ -42,7 +42,7 @@ target, reads as neither operations nor an object, or is no string is a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
 import yaml
@@ -62,7 +62,13 @@ from vllm_upgrade_check.sources.scanners.base import (
     SourceFile,
 )
 from vllm_upgrade_check.sources.scanners.kserve import SERVICE_KEY
-from vllm_upgrade_check.sources.scanners.kustomize_removal import Op, PatchedArgs, joined, removal_markers
+from vllm_upgrade_check.sources.scanners.kustomize_removal import (
+    Op,
+    PatchedArgs,
+    joined,
+    removal_markers,
+    target_names,
+)
 
 KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 """The names ``kustomize build`` reads a directory's kustomization from."""
@@ -90,8 +96,14 @@ def patch_entries(doc: yaml.Node, relpath: str) -> Iterator[tuple[str, str, str]
         for entry in items(get(doc, key)):
             target = get(entry, "target")
             kind, name, path = scalar(get(target, "kind")), scalar(get(target, "name")), scalar(get(entry, "path"))
-            if kind and name and path:
-                yield kind, name, joined(folder, path)
+            if kind and path and _kind_or_name_only(target):
+                yield kind, name or "", joined(folder, path)
+
+
+def _kind_or_name_only(target: yaml.Node | None) -> bool:
+    """Whether a patch ``target`` selects by kind and name alone (no label or annotation
+    selector, which the tool does not evaluate)."""
+    return get(target, "labelSelector") is None and get(target, "annotationSelector") is None
 
 
 def strategic_merge_entries(doc: yaml.Node, relpath: str) -> Iterator[str]:
@@ -111,6 +123,10 @@ def strategic_merge_entries(doc: yaml.Node, relpath: str) -> Iterator[str]:
 
 Reader = Callable[[str], "SourceFile | None"]
 
+ANY_NAME = "*"
+"""The object name the first reading keys the words of an inline patch whose target names a
+kind only (no Kubernetes object is named so: no :class:`~.base.Reference` ever matches it)."""
+
 
 def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[FileReference | Conditional | Skipped]:
     """A kustomization's patch files as :class:`~.base.FileReference` items (so it is read
@@ -124,12 +140,13 @@ def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[Fil
     except YamlProblem:
         return
     for doc in docs:
-        for kind, name, path in patch_entries(doc, source.relpath):
+        for kind, target, path in patch_entries(doc, source.relpath):
             yield FileReference(path, "manifest")
             patch = read(path) if read is not None else None
             if patch is not None and read is not None:
-                yield from patch_facts(patch, kind, name)
-                yield from patch_markers(read, source, doc, patch, kind, name)
+                for name in target_names(read, source.relpath, doc, kind, target):
+                    yield from patch_facts(patch, kind, name)
+                    yield from patch_markers(read, source, doc, patch, kind, name)
         for path in dict.fromkeys(strategic_merge_entries(doc, source.relpath)):
             yield FileReference(path, "manifest")
             patch = read(path) if read is not None else None
@@ -141,8 +158,12 @@ def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[Fil
             yield from inline_patch_items(source, doc)
         else:
             for inline in inline_patches(source, doc):
-                if isinstance(inline, InlinePatch) and inline.kind and inline.name and inline.json6902:
-                    yield from patch_markers(read, source, doc, inline.source, inline.kind, inline.name, inline.mover)
+                if not isinstance(inline, InlinePatch) or not inline.kind or not inline.json6902:
+                    continue
+                for name in target_names(read, source.relpath, doc, inline.kind, inline.name):
+                    if not inline.name:  # a kind's every object: known once the base is read
+                        yield from _moved(patch_facts(inline.source, inline.kind, name), inline.mover)
+                    yield from patch_markers(read, source, doc, inline.source, inline.kind, name, inline.mover)
 
 
 INLINE_NOTE = (
@@ -231,6 +252,8 @@ def inline_patches(source: SourceFile, doc: yaml.Node) -> Iterator[InlinePatch |
             continue
         target = get(entry, "target")
         kind, name = scalar(get(target, "kind")) or "", scalar(get(target, "name")) or ""
+        if not _kind_or_name_only(target):
+            kind = name = ""  # a selector the tool does not evaluate: read as no target
         key = next((k for k, _v in entry.value if scalar(k) == "patch"), None) if isinstance(entry, yaml.MappingNode) else None
         where = (key or node).start_mark.line + 1
         if not isinstance(node, yaml.ScalarNode):
@@ -245,7 +268,7 @@ def inline_patches(source: SourceFile, doc: yaml.Node) -> Iterator[InlinePatch |
         else:
             text = str(node.value)
             mover = Mover(source.text, node, key)
-        why = _unread(text, bool(kind and name))
+        why = _unread(text, bool(kind))
         if why:
             mentions = any(w in text.lower() for w in ("vllm", "args", "command"))
             reason = f"unresolved: the inline patch at line {where} {why}; its words were not checked"
@@ -284,12 +307,20 @@ def inline_patch_items(source: SourceFile, doc: yaml.Node) -> Iterator[Condition
             yield inline
             continue
         if inline.json6902:
-            found = list(patch_facts(inline.source, inline.kind, inline.name))
+            # A target of a kind only: the objects it patches are known once the base is read
+            # (the second reading keys its words by each one's name); read here under a name
+            # no object has, which no file refers to, so that a reading of this file alone (a
+            # fix's check) still sees the words it writes.
+            found = patch_facts(inline.source, inline.kind, inline.name or ANY_NAME)
         else:
-            found = list(strategic_merge_facts(inline.source))
-        if inline.mover is not None:
-            found = [Conditional(c.key, tuple(map(inline.mover.fact, c.facts)), c.refers) for c in found]
-        yield from found
+            found = strategic_merge_facts(inline.source)
+        yield from _moved(found, inline.mover)
+
+
+def _moved(found: Iterable[Conditional], mover: Mover | None) -> Iterator[Conditional]:
+    """``found`` placed in the kustomization by ``mover`` (``None``: already in place)."""
+    for c in found:
+        yield c if mover is None else Conditional(c.key, tuple(map(mover.fact, c.facts)), c.refers)
 
 
 def strategic_merge_facts(patch: SourceFile) -> Iterator[Conditional]:

@@ -94,12 +94,13 @@ def _patches(doc: yaml.Node) -> bool:
 
 
 def base_objects(
-    read: Reader, relpath: str, doc: yaml.Node, kind: str, name: str, depth: int = 0
+    read: Reader, relpath: str, doc: yaml.Node, kind: str, name: str, depth: int = 0, patched: bool = False
 ) -> list[tuple[SourceFile, yaml.Node]] | None:
-    """The objects of kind ``kind`` named ``name`` that kustomization ``doc`` (file
-    ``relpath``) takes in through its ``resources:``/``bases:``, each with its file; ``None``
-    when a kustomization on the way patches objects too (their args may differ from what the
-    file says) or the chain is deeper than :data:`MAX_DEPTH`. Remote resources are not read."""
+    """The objects of kind ``kind`` named ``name`` (``""``: any name) that kustomization
+    ``doc`` (file ``relpath``) takes in through its ``resources:``/``bases:``, each with its
+    file; ``None`` when a kustomization on the way patches objects too (their args may differ
+    from what the file says; ``patched``: read through it all the same, for what names the
+    objects have) or the chain is deeper than :data:`MAX_DEPTH`. Remote resources are not read."""
     if depth > MAX_DEPTH:
         return None
     folder = relpath.rpartition("/")[0]
@@ -119,9 +120,9 @@ def base_objects(
                 if nested is None:
                     continue
                 for inner in _docs(nested):
-                    if _patches(inner):
+                    if _patches(inner) and not patched:
                         return None
-                    deeper = base_objects(read, nested.relpath, inner, kind, name, depth + 1)
+                    deeper = base_objects(read, nested.relpath, inner, kind, name, depth + 1, patched)
                     if deeper is None:
                         return None
                     found.extend(deeper)
@@ -137,7 +138,21 @@ def _docs(source: SourceFile) -> tuple[yaml.Node, ...]:
 
 
 def _named(doc: yaml.Node, kind: str, name: str) -> bool:
-    return scalar(get(doc, "kind")) == kind and scalar(get(get(doc, "metadata"), "name")) == name
+    return scalar(get(doc, "kind")) == kind and (not name or scalar(get(get(doc, "metadata"), "name")) == name)
+
+
+def target_names(read: Reader, relpath: str, doc: yaml.Node, kind: str, name: str) -> list[str]:
+    """The names of the objects a patch ``target`` of ``kind`` and ``name`` selects among
+    those kustomization ``doc`` (file ``relpath``) takes in: ``[name]`` when it names one;
+    for a target of a kind only, every object of that kind, in file order, each once (the
+    kustomize ``patches`` reference, kubectl.docs.kubernetes.io/references/kustomize/
+    kustomization/patches/: a target's fields are all optional and an object is patched
+    when it matches every one given); none found: ``[]``."""
+    if name:
+        return [name]
+    found = base_objects(read, relpath, doc, kind, "", patched=True) or []
+    names = (scalar(get(get(d, "metadata"), "name")) for _s, d in found)
+    return list(dict.fromkeys(n for n in names if n))
 
 
 def _args_node(doc: yaml.Node, kind: str, container: int | None) -> yaml.Node | None:

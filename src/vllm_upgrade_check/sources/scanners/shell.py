@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from dataclasses import replace
 
 from vllm_upgrade_check.model.facts import CUT_NOTE, Fact, FactKind, Skipped, Span, Spans
-from vllm_upgrade_check.parsing.shell import Cut, Locator, ShellScript, Token, parse_shell
+from vllm_upgrade_check.parsing.shell import Cut, Locator, ShellScript, Sourced, Token, parse_shell
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact
 from vllm_upgrade_check.sources.scanners.base import (
     FileReference,
@@ -62,6 +62,7 @@ def shell_facts(
     variables: MutableMapping[str, list[Token]] | None = None,
     hint: tuple[str, str] | None = None,
     relocate: Relocate | None = None,
+    sourced: Sourced | None = None,
 ) -> tuple[list[Fact], ShellScript]:
     """Facts of every vLLM launch and ``pip install`` in shell ``text``, and the env vars set.
 
@@ -77,11 +78,12 @@ def shell_facts(
         hint: ``(version, source)`` of the vLLM version these launches run, if known.
         relocate: applied to every token after parsing (for text whose positions are found
             by searching the file, e.g. folded YAML scalars).
+        sourced: reads the files ``source FILE`` names (see :func:`parse_shell`).
 
     Returns:
         ``(facts, parsed script)``.
     """
-    script = parse_shell(text, locate, variables)
+    script = parse_shell(text, locate, variables, sourced)
     move = relocate or (lambda token: token)
     facts: list[Fact] = []
     for assignment in script.assignments:
@@ -105,6 +107,8 @@ def shell_facts(
         holders.extend(t.span for t in argv if t.span is not None and _substitutes(t))
         if command.cut is not None:
             found = [_cut(f, command.cut, move) if f.kind == FactKind.LAUNCH else f for f in found]
+        if command.variant:  # the same launch read again (another branch's value, another call)
+            found = [replace(f, group=f"{f.group}#{command.variant}") if f.group else f for f in found]
         facts.extend(found)
     # `--chat-template $(cat tpl)`: cat's words are inside the launch's word; removing that
     # word removes the cat call with it, so cat reads nothing a fix would change.
@@ -220,6 +224,8 @@ class ShellScanner(Scanner):
             return
         facts, script = shell_facts(source.text, source.relpath, self.name)
         yield from facts
+        for written in dict.fromkeys(script.sourced):  # read again with them (:meth:`with_referenced`)
+            yield FileReference(written, self.name)
         if may_pass_helm_values(source.text):
             yield from self._helm_values(source, script)
         if script.has_error:
