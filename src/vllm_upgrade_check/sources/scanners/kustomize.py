@@ -42,16 +42,22 @@ target, reads as neither operations nor an object, or is no string is a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import yaml
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Spans
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
 from vllm_upgrade_check.parsing.textpos import line_index
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, items, scalar
-from vllm_upgrade_check.parsing.yamlwords import scalar_offsets, scalar_word, sequence_words
+from vllm_upgrade_check.parsing.yamlwords import (
+    scalar_offsets,
+    scalar_word,
+    sequence_items,
+    sequence_words,
+    stand_for,
+)
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts
 from vllm_upgrade_check.sources.scanners.base import (
     APPENDED,
@@ -241,7 +247,8 @@ def inline_patches(source: SourceFile, doc: yaml.Node) -> Iterator[InlinePatch |
         if node.style == "|":
             first = node.start_mark.line + 1  # 0-based: the block's text starts on the line after `|`
             stop = node.end_mark.line + (1 if node.end_mark.column else 0)  # it ends at a line's start
-            text = "\n" * first + "\n".join(lines[first:stop])
+            text = "\n" * first + "\n".join(lines[first:stop]) + ("\n" if stop < len(lines) else "")
+            # (with its last line's break: a cut of the last item's lines takes it)
         else:
             text = str(node.value)
             mover = Mover(source.text, node, key)
@@ -349,7 +356,8 @@ def patch_ops(patch: SourceFile, kind: str, name: str) -> dict[str, PatchedArgs]
         return {}
     out: dict[str, PatchedArgs] = {}
     for doc in docs:
-        for op in items(doc):
+        places = sequence_items(patch.text, doc)
+        for n, op in enumerate(items(doc)):
             where = scalar(get(op, "path")) or ""
             container: int | None = None
             if kind == "InferenceService" and (m := _PREDICTOR_ARGS.fullmatch(where)):
@@ -361,7 +369,8 @@ def patch_ops(patch: SourceFile, kind: str, name: str) -> dict[str, PatchedArgs]
             mark = op.start_mark
             start = Token(APPENDED, mark.line + 1, mark.column + 1)
             found = out.setdefault(key, PatchedArgs(start, [], container))
-            found.ops.append(Op(scalar(get(op, "op")) or "", index, get(op, "value"), mark.line + 1))
+            place = places[n] if n < len(places) else None
+            found.ops.append(Op(scalar(get(op, "op")) or "", index, get(op, "value"), mark.line + 1, place))
     return out
 
 
@@ -378,20 +387,50 @@ def patch_facts(patch: SourceFile, kind: str, name: str) -> Iterator[Conditional
         tokens: list[Token] = []
         indexed = next((f"{patch.relpath}:{op.line}" for op in patched.ops if (op.index or "").isdigit()), "")
         removes = any(op.verb == "remove" for op in patched.ops)
+        kept: list[Span] = []  # the scalar values of operations a removal must not take
         for op in patched.ops:
             if op.verb not in ("add", "replace"):
                 continue
             if isinstance(op.value, yaml.SequenceNode):
                 tokens.extend(sequence_words(patch.text, op.value))
             elif isinstance(op.value, yaml.ScalarNode):
-                tokens.append(scalar_word(patch.text, op.value))
+                word = scalar_word(patch.text, op.value)
+                if op.verb == "add" and op.index == "-" and not indexed and op.item is not None:
+                    word = stand_for(word, op.item)  # the op goes with its word
+                elif word.span is not None:
+                    kept.append(word.span)
+                tokens.append(word)
         start = patched.start
         facts = list(arg_facts(tokens, patch.relpath, "kustomize", positional_model=False, entry=APPENDED, start=start, syntax="yaml"))
+        facts = [_uncut(f, kept) for f in facts]
         if indexed:  # the patched args' list keeps its positions: say so on the launch
             what = "removes some of them; " if removes else ""
             note = f"{INDEXED_NOTE} (kustomize patch {indexed}): {what}removing a word would shift what it patches"
             facts = [replace(f, spans=Spans(note=note)) if f.kind == FactKind.LAUNCH else f for f in facts]
         yield Conditional(key, tuple(facts))
+
+
+OP_NOTE = (
+    "written as the value of a JSON 6902 operation that replaces an arg, adds one at an index, "
+    "or is in a patch that addresses args by index: removing the operation would change what "
+    "the patch writes or points at; change the patch by hand"
+)
+"""Note of a flag whose removal would take the whole operation of a patch that addresses
+args by index or replaces one: that changes what other words the patch writes."""
+
+
+def _uncut(fact: Fact, kept: Sequence[Span]) -> Fact:
+    """``fact`` without its cut (with :data:`OP_NOTE`) when the cut touches a word of
+    ``kept``: an operation's scalar value, which is never cut alone (``value:`` would be
+    left null, ``"value": }`` no JSON) and whose operation a removal may not take."""
+    spans = fact.spans
+    if spans is None or spans.cut is None or not any(_overlaps(spans.cut, k) for k in kept):
+        return fact
+    return replace(fact, spans=replace(spans, cut=None, emptied="", listed=None, left="", note=OP_NOTE))
+
+
+def _overlaps(a: Span, b: Span) -> bool:
+    return a.start < b.end and b.start < a.end
 
 
 def patch_markers(
