@@ -122,18 +122,19 @@ class PythonSource:
         elements on lines of their own goes with its lines, its comment with it, never
         joined onto another line's code); no link goes across a comment (cutting a neighbour
         never takes it)."""
-        tokens = [
-            Token("", 0, 0, span=e, element=None if e is None else self.whole_lines(e), **self._line_ends(e))
-            for e in extents
-        ]
+        tokens = []
+        for e in extents:
+            line_start, line_end = self._line_ends(e)
+            element = None if e is None else self.whole_lines(e)
+            tokens.append(Token("", 0, 0, span=e, element=element, line_start=line_start, line_end=line_end))
         return unlink_at_comments(link(tokens), self.lines)
 
-    def _line_ends(self, span: Span | None) -> dict[str, tuple[int, int] | None]:
+    def _line_ends(self, span: Span | None) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
         if span is None or not 0 < span.line <= span.end_line < len(self.lines):
-            return {}
+            return None, None
         starts = not self.lines[span.line - 1][: span.column - 1].strip()
         ends = _ELEMENT_TAIL.fullmatch(self.lines[span.end_line - 1][span.end_column - 1 :]) is not None
-        return {"line_start": (span.line, 1) if starts else None, "line_end": (span.end_line + 1, 1) if ends else None}
+        return ((span.line, 1) if starts else None), ((span.end_line + 1, 1) if ends else None)
 
     def qualified(self, func: ast.AST) -> str | None:
         """The dotted name ``func`` stands for, its first part read through the file's
