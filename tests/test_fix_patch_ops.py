@@ -160,3 +160,40 @@ def test_replace_of_the_whole_args_cuts_inside_its_list(tmp_path: Path) -> None:
     patch = _repo(tmp_path, "p.yaml", ops.replace("A", ARGS))
     output = _fix(tmp_path)
     assert patch.read_text() == ops.replace("A", ARGS).replace(', "--swap-space", "4"', ""), output
+
+
+def test_inline_flow_ops_over_lines_lose_the_first_op(tmp_path: Path) -> None:
+    ops = f"      [{_op('--calculate-kv-scales')},\n       {_op('--seed=1')}]\n"
+    path = _inline_repo(tmp_path, ops)
+    output = _fix(tmp_path)
+    assert path.read_text() == _inline(f"      [{_op('--seed=1')}]\n"), output
+
+
+def test_inline_patch_that_would_lose_every_op_is_not_written(tmp_path: Path) -> None:
+    ops = _block(("add", "-", "--swap-space"), ("add", "-", '"4"'))
+    path = _inline_repo(tmp_path, ops)
+    output = _fix(tmp_path)
+    assert path.read_text() == _inline(ops)  # refused whole: not a byte changed
+    assert "Needs a person" in output and "--swap-space" in output
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("p.json", f'[{{"op": "add", "path": "{ARGS}/-", "value": "--x"\n'),
+        ("p.yaml", f"- op: add\n  path: {ARGS}/-\n  value: [--x\n"),
+    ],
+    ids=["json", "yaml"],
+)
+def test_a_patch_file_that_is_no_yaml_is_reported_skipped(tmp_path: Path, name: str, text: str) -> None:
+    _repo(tmp_path, name, text)
+    result = runner.invoke(app, ["scan", str(tmp_path), "--to", "0.28.0"])
+    assert result.exit_code == 2, result.output  # a file that configures vLLM could not be read
+    skipped = result.output.split("Skipped", 1)[1]
+    assert f"{name}:" in skipped and "YAML syntax error" in skipped
+
+
+def test_a_patch_file_of_other_paths_is_not_read_for_vllm(tmp_path: Path) -> None:
+    _repo(tmp_path, "p.json", '[{"op": "add", "path": "/metadata/labels/x", "value": "y"\n')
+    result = runner.invoke(app, ["scan", str(tmp_path), "--to", "0.28.0"])
+    assert "p.json" not in result.output
