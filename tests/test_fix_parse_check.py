@@ -48,6 +48,9 @@ def test_text_that_did_not_parse_before_is_no_new_problem() -> None:
     assert syntax_problems("x.sh", "echo ok\n", ["shell"]) == ()
     assert syntax_problems("serve", 'echo "x\n', ["shell"]) != ()  # a script named by its scanner
     assert syntax_problems("notes.txt", "{{{") == ()  # no kind checked
+    template = "args:\n{{- range .Values.args }}\n  - {{ . }}\n{{- end }}\n"
+    assert syntax_problems("templates/deploy.yaml", template) == ()  # read as the scan reads it
+    assert syntax_problems("Dockerfile", "FROM x\nHEALTHCHECK NONE\nCMD vllm serve m\n") == ()
 
 
 POD = (

@@ -3,7 +3,8 @@
 A fix may only write text that parses wherever the old text did, whatever the file is and
 whether or not it configures vLLM by itself (a kustomize patch file is read through its
 kustomization: a patch left as ``"value": }`` would be dropped from a later scan in silence).
-The parsers are those the scanners read these files with: YAML nodes (:mod:`.yamlnodes`),
+The parsers are those the scanners read these files with: YAML nodes (:mod:`.yamlnodes`;
+a Helm template after its actions are neutralised, :mod:`.templates`),
 JSON, TOML (:mod:`.toml`), Python (:mod:`ast`), shell (tree-sitter, :mod:`.shell`) and
 Dockerfiles (``dockerfile-parse``, each exec form as JSON and each shell form as shell).
 """
@@ -20,6 +21,7 @@ from collections.abc import Sequence
 from vllm_upgrade_check.parsing.shell import parse_shell
 from vllm_upgrade_check.parsing.toml import TomlProblem, load_toml
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents
+from vllm_upgrade_check.sources.scanners.templates import has_template_actions, neutralise_templates
 from vllm_upgrade_check.sources.sniff import is_dockerfile_name
 
 _SHELL_SUFFIXES = (".sh", ".bash", ".ksh", ".zsh")
@@ -65,6 +67,8 @@ def _json(text: str) -> list[str]:
 
 
 def _yaml(text: str) -> list[str]:
+    if has_template_actions(text):  # a Helm template, read as the scan reads it
+        text = neutralise_templates(text)
     try:
         documents(text)
     except YamlProblem as exc:
@@ -104,9 +108,9 @@ def _dockerfile(text: str) -> list[str]:
             continue
         value = str(item.get("value", "")).strip()
         if instruction == "HEALTHCHECK":
-            head, _, value = value.partition("CMD")
-            if not _:
-                continue
+            _options, cmd, value = value.partition("CMD")
+            if not cmd:
+                continue  # HEALTHCHECK NONE
             value = value.strip()
         if value.startswith("["):
             try:

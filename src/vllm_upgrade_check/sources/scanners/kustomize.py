@@ -28,6 +28,14 @@ stay, as Kubernetes keeps ``args`` a patch does not set; what the base's own ``c
 said is not taken out). A patch container that names a vLLM image of its own is a launch by
 itself (read as a manifest), not merged.
 
+A word an ``add`` of ``.../args/-`` writes as its scalar ``value`` stands for the whole
+operation (:func:`~vllm_upgrade_check.parsing.yamlwords.stand_for`): a fix that removes its
+flag removes the operation, its list item with one separator, in a block list or a flow (JSON)
+one, and a flag and its value in two operations go together; never the value alone (``value:``
+would be null, ``"value": }`` no JSON). Any other operation's scalar value (a ``replace``, an
+``add`` at an index, any in a patch that addresses args by index) has no cut (:data:`OP_NOTE`):
+removing its operation would change what the patch writes or points at.
+
 An inline ``patch:`` written as a literal block scalar (``patch: |-``) is read as the patch
 file it stands for, each word at its line and column in the kustomization (a fix edits it
 there). One written as a quoted, folded or plain string is read from the string's value
