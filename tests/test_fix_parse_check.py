@@ -151,3 +151,25 @@ def test_python_comment_stays_with_its_line(tmp_path: Path, case: str) -> None:
     output = _fix(tmp_path)
     assert path.read_text() == PY.format(lines=after), output
     ast.parse(path.read_text())  # still Python
+
+
+OTHER_LISTS = {
+    "compose.yaml": (
+        'services:\n  vllm:\n    image: vllm/vllm-openai:v0.20.0\n    command: [\n      "--model", "m",\n'
+        '      "--swap-space", "4", "--seed", "1",  # tuning\n      "--port", "8000"]\n',
+        'services:\n  vllm:\n    image: vllm/vllm-openai:v0.20.0\n    command: [\n      "--model", "m",\n'
+        '      "--seed", "1",  # tuning\n      "--port", "8000"]\n',
+    ),
+    "run.sh": (
+        '#!/bin/bash\nARGS=(\n  --model m\n  --swap-space 4 --seed 1  # tuning\n)\nvllm serve "${ARGS[@]}"\n',
+        '#!/bin/bash\nARGS=(\n  --model m\n  --seed 1  # tuning\n)\nvllm serve "${ARGS[@]}"\n',
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_LISTS))
+def test_words_that_start_a_line_leave_the_rest_of_it_in_place(tmp_path: Path, name: str) -> None:
+    before, after = OTHER_LISTS[name]
+    (tmp_path / name).write_text(before)
+    output = _fix(tmp_path)
+    assert (tmp_path / name).read_text() == after, output
