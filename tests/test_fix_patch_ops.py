@@ -94,7 +94,7 @@ YAML_CASES = {
         "- {op: add, path: A/-, value: --seed=1}\n- {op: add, path: A/-, value: --calculate-kv-scales}\n",
         "- {op: add, path: A/-, value: --seed=1}\n",
     ),
-    "every-op": ('- op: add\n  path: A/-\n  value: --swap-space\n- op: add\n  path: A/-\n  value: "4"\n', "  []\n"),
+    "every-op": ('- op: add\n  path: A/-\n  value: --swap-space\n- op: add\n  path: A/-\n  value: "4"\n', "[]\n"),
 }
 
 

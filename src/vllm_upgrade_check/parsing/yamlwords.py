@@ -142,7 +142,7 @@ def _block_list_extent(text: str, lines: Sequence[str], elements: Sequence[Span]
     key's line, the comment lines between the items) and what to write there instead
     (`` []`` before it; after the value's anchor or tag, ``x-flags: &flags []``). Where
     there is no key line, the list starts at its first item and ``[]`` goes on a line of
-    its own, deeper than the dash."""
+    its own, deeper than the dash (at the dash's column for a document's root list)."""
     first, last = elements[0], elements[-1]
     row = first.line - 2
     while row >= 0 and (not lines[row].strip() or lines[row].lstrip().startswith("#")):
@@ -164,6 +164,8 @@ def _block_list_extent(text: str, lines: Sequence[str], elements: Sequence[Span]
         return whole, left, " []" + left
     line = lines[first.line - 1]
     indent = line[: len(line) - len(line.lstrip())]
+    if row < 0:  # the document's root (a patch file of JSON 6902 operations): no key to be under
+        return whole, left, f"{indent}[]\n" + left
     return whole, left, f"{indent}  []\n" + left  # deeper than its key
 
 
