@@ -197,3 +197,27 @@ def test_a_patch_file_of_other_paths_is_not_read_for_vllm(tmp_path: Path) -> Non
     _repo(tmp_path, "p.json", '[{"op": "add", "path": "/metadata/labels/x", "value": "y"\n')
     result = runner.invoke(app, ["scan", str(tmp_path), "--to", "0.28.0"])
     assert "p.json" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("p.json", f'[{{"op": "add", "path": "{ARGS}/-", "value": }}]\n'),
+        ("p.json", f'[{{"op": "replace", "path": "{ARGS}/1", "value": null}}]\n'),
+        ("p.yaml", f"- op: add\n  path: {ARGS}/-\n  value:\n"),
+        ("p.yaml", f"- op: add\n  path: {ARGS}/-\n"),
+    ],
+    ids=["json-empty", "json-null", "yaml-empty", "yaml-missing"],
+)
+def test_an_op_that_writes_a_null_arg_is_reported_skipped(tmp_path: Path, name: str, text: str) -> None:
+    _repo(tmp_path, name, text)
+    result = runner.invoke(app, ["scan", str(tmp_path), "--to", "0.28.0"])
+    assert result.exit_code == 2, result.output
+    skipped = result.output.split("Skipped", 1)[1]
+    assert f"{name}:1: unresolved: the JSON 6902 operation at line 1 writes no value" in skipped
+
+
+def test_an_inline_op_that_writes_a_null_arg_is_reported_at_its_line(tmp_path: Path) -> None:
+    _inline_repo(tmp_path, _block(("add", "-", "--seed=1")) + f"      - op: add\n        path: {ARGS}/-\n        value:\n")
+    result = runner.invoke(app, ["scan", str(tmp_path), "--to", "0.28.0"])
+    assert "kustomization.yaml:8: unresolved: the JSON 6902 operation at line 8 writes no value" in result.output

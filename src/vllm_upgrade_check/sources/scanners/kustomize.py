@@ -33,7 +33,7 @@ operation (:func:`~vllm_upgrade_check.parsing.yamlwords.stand_for`): a fix that 
 flag removes the operation, its list item with one separator, in a block list or a flow (JSON)
 one, and a flag and its value in two operations go together; never the value alone (``value:``
 would be null, ``"value": }`` no JSON). Any other operation's scalar value (a ``replace``, an
-``add`` at an index, any in a patch that addresses args by index) has no cut (:data:`OP_NOTE`):
+``add`` at an index, any in a patch that addresses args by index) has no cut (:data:`.kustomize_ops.OP_NOTE`):
 removing its operation would change what the patch writes or points at.
 
 An inline ``patch:`` written as a literal block scalar (``patch: |-``) is read as the patch
@@ -49,8 +49,7 @@ target, reads as neither operations nor an object, or is no string is a
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 import yaml
@@ -76,6 +75,12 @@ from vllm_upgrade_check.sources.scanners.base import (
     SourceFile,
 )
 from vllm_upgrade_check.sources.scanners.kserve import SERVICE_KEY
+from vllm_upgrade_check.sources.scanners.kustomize_ops import (
+    CONTAINER_ARGS,
+    PREDICTOR_ARGS,
+    uncut,
+    valueless_ops,
+)
 from vllm_upgrade_check.sources.scanners.kustomize_removal import Op, PatchedArgs, joined, removal_markers
 
 KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
@@ -90,10 +95,8 @@ CONTAINER_NAME_KEY = "k8s-container-name:"
 """Prefix of the key ``Kind/name/container name`` of a pod container that launches vLLM (what
 a strategic-merge patch matches containers by)."""
 
-_PREDICTOR_ARGS = re.compile(r"/spec/predictor/model/args(?:/(-|\d+))?")
 _WRITES = ("add", "replace", "remove")
 """The operations that change a launch's words (a patch of only ``test`` ones changes none)."""
-_CONTAINER_ARGS = re.compile(r"(?:/spec/template)?/spec/containers/(\d+)/args(?:/(-|\d+))?")
 
 
 def patch_entries(doc: yaml.Node, relpath: str) -> Iterator[tuple[str, str, str]]:
@@ -299,6 +302,8 @@ def inline_patch_items(source: SourceFile, doc: yaml.Node) -> Iterator[Condition
             yield inline
             continue
         if inline.json6902:
+            if inline.mover is None:  # a literal block: its lines are the kustomization's
+                yield from valueless_ops(inline.source)
             found = list(patch_facts(inline.source, inline.kind, inline.name))
         else:
             found = list(strategic_merge_facts(inline.source))
@@ -368,9 +373,9 @@ def patch_ops(patch: SourceFile, kind: str, name: str) -> dict[str, PatchedArgs]
         for n, op in enumerate(items(doc)):
             where = scalar(get(op, "path")) or ""
             container: int | None = None
-            if kind == "InferenceService" and (m := _PREDICTOR_ARGS.fullmatch(where)):
+            if kind == "InferenceService" and (m := PREDICTOR_ARGS.fullmatch(where)):
                 key, index = SERVICE_KEY + name, m.group(1)
-            elif kind in POD_KINDS and (m := _CONTAINER_ARGS.fullmatch(where)):
+            elif kind in POD_KINDS and (m := CONTAINER_ARGS.fullmatch(where)):
                 key, index, container = f"{CONTAINER_KEY}{kind}/{name}/{m.group(1)}", m.group(2), int(m.group(1))
             else:
                 continue
@@ -410,35 +415,12 @@ def patch_facts(patch: SourceFile, kind: str, name: str) -> Iterator[Conditional
                 tokens.append(word)
         start = patched.start
         facts = list(arg_facts(tokens, patch.relpath, "kustomize", positional_model=False, entry=APPENDED, start=start, syntax="yaml"))
-        facts = [_uncut(f, kept) for f in facts]
+        facts = [uncut(f, kept) for f in facts]
         if indexed:  # the patched args' list keeps its positions: say so on the launch
             what = "removes some of them; " if removes else ""
             note = f"{INDEXED_NOTE} (kustomize patch {indexed}): {what}removing a word would shift what it patches"
             facts = [replace(f, spans=Spans(note=note)) if f.kind == FactKind.LAUNCH else f for f in facts]
         yield Conditional(key, tuple(facts))
-
-
-OP_NOTE = (
-    "written as the value of a JSON 6902 operation that replaces an arg, adds one at an index, "
-    "or is in a patch that addresses args by index: removing the operation would change what "
-    "the patch writes or points at; change the patch by hand"
-)
-"""Note of a flag whose removal would take the whole operation of a patch that addresses
-args by index or replaces one: that changes what other words the patch writes."""
-
-
-def _uncut(fact: Fact, kept: Sequence[Span]) -> Fact:
-    """``fact`` without its cut (with :data:`OP_NOTE`) when the cut touches a word of
-    ``kept``: an operation's scalar value, which is never cut alone (``value:`` would be
-    left null, ``"value": }`` no JSON) and whose operation a removal may not take."""
-    spans = fact.spans
-    if spans is None or spans.cut is None or not any(_overlaps(spans.cut, k) for k in kept):
-        return fact
-    return replace(fact, spans=replace(spans, cut=None, emptied="", listed=None, left="", note=OP_NOTE))
-
-
-def _overlaps(a: Span, b: Span) -> bool:
-    return a.start < b.end and b.start < a.end
 
 
 def patch_markers(

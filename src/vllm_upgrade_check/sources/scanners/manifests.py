@@ -34,6 +34,7 @@ from vllm_upgrade_check.sources.scanners.kustomize import (
     container_references,
     kustomization_items,
 )
+from vllm_upgrade_check.sources.scanners.kustomize_ops import valueless_ops
 from vllm_upgrade_check.sources.scanners.templates import (
     PLACEHOLDER,
     has_template_actions,
@@ -240,12 +241,15 @@ class ManifestScanner(Scanner):
     def read_referenced(self, source: SourceFile) -> Iterator[Fact | Skipped | FileReference]:
         """A patch file a kustomization names that no scanner reads by its name (``p.json``):
         only why it cannot be read, when it is a JSON 6902 patch of args or a command that
-        is no YAML (kustomize reads JSON as YAML); its words come through the kustomization."""
+        is no YAML (kustomize reads JSON as YAML) or writes a null arg
+        (:func:`~.kustomize.valueless_ops`); its words come through the kustomization."""
         if not source.name.endswith(YAML_SUFFIXES) and json6902_like(source.text):
             try:
                 documents(source.text)
             except YamlProblem as exc:
                 yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line, column=exc.column)
+                return
+            yield from valueless_ops(source)
 
     def with_referenced(
         self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
@@ -275,6 +279,8 @@ class ManifestScanner(Scanner):
             if source.mentions_vllm() or patch:
                 yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line, column=exc.column)
             return
+        if patch and read is None and not templated:
+            yield from valueless_ops(source)
         facts: list[Fact] = []
         links: list[Conditional | Reference | FileReference] = []
         for doc in docs:
