@@ -337,7 +337,10 @@ class _Run:
         plain = read_file(rel, text, self.scanners, referenced=False)
         known = {(signature(f), f.location.line, f.location.column) for f in plain.facts}
         named = [
-            c for c in group if (signature(c.fact), c.fact.location.line, c.fact.location.column) not in known
+            c
+            for c in group
+            if (signature(c.fact), c.fact.location.line, c.fact.location.column) not in known
+            and c.fact.scanner != "kustomize"  # a patch file's words, read through its kustomization
         ]
         if not named:
             return False

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import yaml
 
 from vllm_upgrade_check.fixing.planned import Planned, Signature, signature
+from vllm_upgrade_check.fixing.syntax import syntax_problems
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, scalar
 from vllm_upgrade_check.sources.discovery import as_sniffed
@@ -33,10 +34,13 @@ class FileReading:
         facts: the facts, each once.
         problems: why parts could not be read (numbers blanked, so that a shift of lines
             does not count as a new problem).
+        syntax: why the text does not parse as the kind of file it is
+            (:func:`~.syntax.syntax_problems`), whether or not it configures vLLM.
     """
 
     facts: tuple[Fact, ...]
     problems: frozenset[str]
+    syntax: tuple[str, ...] = ()
 
 
 LINKED_VALUES = "helm-values"
@@ -51,7 +55,8 @@ def read_file(rel: str, text: str, scanners: Sequence[Scanner], referenced: bool
     value, as a ``--config`` YAML or an ``EnvironmentFile=``."""
     source = SourceFile(rel, text.replace("\r\n", "\n"))
     source = as_sniffed(source, scanners) or source
-    result = scan_source(source, [s for s in scanners if s.accepts(source)])
+    accepting = [s for s in scanners if s.accepts(source)]
+    result = scan_source(source, accepting)
     items: list[Fact | Skipped] = [*result.facts, *result.skipped]
     items.extend(f for c in result.conditionals for f in c.facts)
     if referenced == LINKED_VALUES:
@@ -64,7 +69,7 @@ def read_file(rel: str, text: str, scanners: Sequence[Scanner], referenced: bool
     problems = frozenset(
         re.sub(r"\d+", "N", i.reason) for i in items if isinstance(i, Skipped) and i.configures_vllm
     )
-    return FileReading(facts, problems)
+    return FileReading(facts, problems, syntax_problems(rel, source.text, [s.name for s in accepting]))
 
 
 def _override_reading(source: SourceFile) -> Iterator[Fact | Skipped]:
@@ -159,7 +164,12 @@ def check(
 ) -> str | None:
     """Why the fixed text (``after``) must not be written, or ``None`` when it may: it must
     parse where ``before`` did and read as :func:`expected` says (a value that holds an
-    edited text, ``replacements`` as ``(old, new)``, may read with the edit made in it)."""
+    edited text, ``replacements`` as ``(old, new)``, may read with the edit made in it).
+    Text that does not parse as its kind of file where ``before`` did
+    (:attr:`FileReading.syntax`) is refused, whatever the file configures."""
+    broken = Counter(after.syntax) - Counter(before.syntax)
+    if broken:
+        return f"the fixed text would not parse: {sorted(broken)[0]}"
     new_problems = after.problems - before.problems
     if new_problems:
         return f"the fixed text would not parse: {sorted(new_problems)[0]}"

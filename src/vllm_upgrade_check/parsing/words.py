@@ -40,6 +40,10 @@ class Token:
         element: the whole lines of a list element that stands on lines of its own (a YAML
             block item with its dash and trailing comment, a Python keyword with its comma
             and comment): a removal takes out those lines and leaves the neighbours alone.
+        item: the list element the word stands for when that is more than the word (a JSON
+            6902 operation in a flow or JSON list whose ``value`` the word is): a removal
+            takes the whole element with one separator, as it would take a word; ``None``:
+            the word is its own element (or :attr:`element` says which lines are).
         prev_end: where the element before it in the same list ends (``None``: it is the
             first, or its neighbour is not written as a word of this list).
         next_start: where the element after it starts (``None``: it is the last).
@@ -67,6 +71,7 @@ class Token:
     written: str = ""
     span: Span | None = None
     element: Span | None = None
+    item: Span | None = None
     prev_end: Point | None = None
     next_start: Point | None = None
     line_start: Point | None = None
@@ -83,8 +88,8 @@ class Token:
 
     @property
     def extent(self) -> Span | None:
-        """The element a removal takes out: :attr:`element`, else :attr:`span`."""
-        return self.element or self.span
+        """The element a removal takes out: :attr:`element`, else :attr:`item`, else :attr:`span`."""
+        return self.element or self.item or self.span
 
     def moved(self, point: Callable[[Point], Point]) -> Token:
         """This token with every position mapped through ``point`` (line, column and spans)."""
@@ -99,6 +104,7 @@ class Token:
             column=column,
             span=span(self.span),
             element=span(self.element),
+            item=span(self.item),
             prev_end=None if self.prev_end is None else point(self.prev_end),
             next_start=None if self.next_start is None else point(self.next_start),
             line_start=None if self.line_start is None else point(self.line_start),
@@ -108,7 +114,7 @@ class Token:
     def unplaced(self) -> Token:
         """This token without spans or neighbours (its text is not where it is used)."""
         return replace(
-            self, span=None, element=None, prev_end=None, next_start=None, line_start=None, line_end=None
+            self, span=None, element=None, item=None, prev_end=None, next_start=None, line_start=None, line_end=None
         )
 
 
@@ -257,6 +263,16 @@ def cut(words: Sequence[Token]) -> Span | None:
         # comment after them (a neighbour's comment on its own line stays with it).
         return Span.between(head.line_start, tail.line_end)
     if head.prev_end is not None:
+        if (
+            head.line_start is not None
+            and head.prev_end[0] < start.line
+            and tail.next_start is not None
+            and tail.next_start[0] == end.end_line
+        ):
+            # The words start their line and a neighbour follows on it: the separator after
+            # them goes, so that the rest of the line (its comment) is not joined onto the
+            # line before.
+            return Span.between(start.start, tail.next_start)
         return Span.between(head.prev_end, end.end)
     if tail.next_start is not None:
         return Span.between(start.start, tail.next_start)

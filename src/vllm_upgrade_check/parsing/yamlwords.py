@@ -73,6 +73,63 @@ def sequence_words(text: str, node: yaml.Node | None) -> list[Token]:
     return tokens
 
 
+def sequence_items(text: str, node: yaml.Node | None) -> list[Token]:
+    """One placeholder word per item of a YAML sequence, of any kind (a mapping too), written
+    where the item is, linked to its neighbours as :func:`sequence_words` links words: a
+    block item is an element of whole lines (its dash, its nested lines and trailing comment),
+    a flow item (a JSON list's object) a span between commas. A word read inside an item (a
+    JSON 6902 operation's ``value``) that stands for the whole item takes these places
+    (:func:`stand_for`), so that removing the word removes the item. Each word's ``text`` is
+    ``""``; ``[]`` for anything but a sequence."""
+    if not isinstance(node, yaml.SequenceNode) or not node.value:
+        return []
+    lines = text_lines(text)
+    run: list[Token] = []
+    for child in node.value:
+        span = Span.between(node_span(child).start, _written_end(child))
+        word = Token("", span.line, span.column, span=span)
+        if node.flow_style:
+            start, end = _flow_line(lines, span)
+            if child is node.value[-1] and len(node.value) > 1 and not lines[span.end_line - 1][span.end_column - 1 :].strip():
+                end = None  # the last item's lines would leave the comma before them (no JSON)
+            run.append(replace(word, line_start=start, line_end=end))
+        else:
+            run.append(replace(word, element=own_lines(lines, span.start, span.end, _ITEM_HEAD)))
+    tokens = unlink_at_comments(link(run), lines)
+    if not node.flow_style and all(t.element is not None for t in tokens):
+        whole, left, empty = _block_list_extent(text, lines, [t.element for t in tokens if t.element is not None])
+        tokens = [replace(t, whole=whole, empty=empty, left=left) for t in tokens]
+    return tokens
+
+
+def _written_end(node: yaml.Node) -> tuple[int, int]:
+    """Where the text of ``node`` ends: a block collection's end mark is where the next
+    token starts (the next item's dash), so its end is that of its last value."""
+    while not getattr(node, "flow_style", True) and isinstance(node, yaml.CollectionNode) and node.value:
+        last = node.value[-1]
+        node = last[1] if isinstance(node, yaml.MappingNode) else last
+    return node_span(node).end
+
+
+def stand_for(word: Token, item: Token) -> Token:
+    """``word`` (read inside a list item) standing for the whole ``item`` (one of
+    :func:`sequence_items`): it keeps its text and span (where its name and value are
+    edited), and a removal takes the item, with the item's neighbours and list."""
+    flow = item.element is None
+    return replace(
+        word,
+        element=item.element,
+        item=item.span if flow else None,
+        prev_end=item.prev_end,
+        next_start=item.next_start,
+        line_start=item.line_start,
+        line_end=item.line_end,
+        whole=item.whole,
+        empty=item.empty,
+        left=item.left,
+    )
+
+
 _KEY_COLON = re.compile(r":((?:[ \t]+[&!][^ \t#]*)*)[ \t]*(?:#.*)?$")
 """The colon that ends a block mapping key, with what may follow it on its line: an anchor
 or tag of the value (kept before the ``[]``), blanks, a comment."""
@@ -85,7 +142,7 @@ def _block_list_extent(text: str, lines: Sequence[str], elements: Sequence[Span]
     key's line, the comment lines between the items) and what to write there instead
     (`` []`` before it; after the value's anchor or tag, ``x-flags: &flags []``). Where
     there is no key line, the list starts at its first item and ``[]`` goes on a line of
-    its own, deeper than the dash."""
+    its own, deeper than the dash (at the dash's column for a document's root list)."""
     first, last = elements[0], elements[-1]
     row = first.line - 2
     while row >= 0 and (not lines[row].strip() or lines[row].lstrip().startswith("#")):
@@ -107,6 +164,8 @@ def _block_list_extent(text: str, lines: Sequence[str], elements: Sequence[Span]
         return whole, left, " []" + left
     line = lines[first.line - 1]
     indent = line[: len(line) - len(line.lstrip())]
+    if row < 0:  # the document's root (a patch file of JSON 6902 operations): no key to be under
+        return whole, left, f"{indent}[]\n" + left
     return whole, left, f"{indent}  []\n" + left  # deeper than its key
 
 

@@ -32,6 +32,7 @@ from vllm_upgrade_check.sources.scanners.images import (
     split_image,
     vendor_vllm_image,
 )
+from vllm_upgrade_check.sources.scanners.k8s_refs import K8S_REFERENCE, expansion_relocator
 from vllm_upgrade_check.sources.scanners.shell import _SHELLS, Relocate, argv_facts, shell_facts
 
 CHART_IMAGE = "vllm/vllm-openai"
@@ -112,11 +113,6 @@ def _interpolated(argv: list[_Item], dotenv: Dotenv, node: yaml.Node | None) -> 
     return [_Item(t, i.node) for i in argv for t in interpolated_words([i.token], dotenv, split)]
 
 
-_K8S_REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
-"""``$(VAR)`` in a Kubernetes container's ``command``, ``args`` and ``env`` values, and the
-``$$`` escape (Kubernetes docs, "Define a command and arguments for a container")."""
-
-
 def k8s_expand(value: str, env: Mapping[str, str | None]) -> tuple[str, bool]:
     """``value`` with Kubernetes' ``$(VAR)`` references replaced from the container's ``env``
     (``$$`` is a literal ``$``), and whether every reference was known. A variable set by
@@ -135,7 +131,7 @@ def k8s_expand(value: str, env: Mapping[str, str | None]) -> tuple[str, bool]:
             return m.group(0)
         return found
 
-    return _K8S_REFERENCE.sub(substitute, value), known
+    return K8S_REFERENCE.sub(substitute, value), known
 
 
 def container_env(node: yaml.Node | None) -> dict[str, str | None]:
@@ -258,7 +254,7 @@ def container_facts(
         yield from arg_facts(tokens, path, scanner, entry=VENDOR_ENTRY + vendor, start=start, syntax=syntax)
         return
     run_image = vllm_image or (CHART_IMAGE if assume_vllm else None)
-    facts = list(_run_facts(text, path, scanner, run_image, image_node, entry, args, holder, hint))
+    facts = list(_run_facts(text, path, scanner, run_image, image_node, entry, args, holder, hint, env))
     if image_token is not None:
         note = ""
         if entry and not any(f.kind == FactKind.LAUNCH for f in facts):
@@ -278,10 +274,12 @@ def _run_facts(
     args: list[_Item],
     holder: yaml.Node | None,
     hint: tuple[str, str] | None,
+    env: Mapping[str, str | None] | None = None,
 ) -> Iterator[Fact]:
     """The facts of what a container runs: its entry point and args (``vllm_image``: its
     vLLM image reference, ``None`` when it runs no vLLM image; ``holder``: the node the
-    words that start the launch are written in)."""
+    words that start the launch are written in; ``env``: a Kubernetes container's, whose
+    ``$(VAR)`` an ``sh -c`` script is read with, see :mod:`.k8s_refs`)."""
     argv = entry + args
     if not argv:
         if vllm_image and image_node is not None:
@@ -298,7 +296,11 @@ def _run_facts(
     ):
         script = argv[2]
         relocate = scalar_relocator(text, script.node)
-        facts, _ = shell_facts(script.token.text, path, scanner, hint=hint, relocate=relocate)
+        body = script.token.text
+        if env is not None and isinstance(script.node, yaml.ScalarNode):
+            # measured on the script as written, not on the variables' values
+            body, relocate = expansion_relocator(str(script.node.value), env, relocate)
+        facts, _ = shell_facts(body, path, scanner, hint=hint, relocate=relocate)
         yield from facts
         return
     tokens = [i.token for i in argv]

@@ -28,6 +28,14 @@ stay, as Kubernetes keeps ``args`` a patch does not set; what the base's own ``c
 said is not taken out). A patch container that names a vLLM image of its own is a launch by
 itself (read as a manifest), not merged.
 
+A word an ``add`` of ``.../args/-`` writes as its scalar ``value`` stands for the whole
+operation (:func:`~vllm_upgrade_check.parsing.yamlwords.stand_for`): a fix that removes its
+flag removes the operation, its list item with one separator, in a block list or a flow (JSON)
+one, and a flag and its value in two operations go together; never the value alone (``value:``
+would be null, ``"value": }`` no JSON). Any other operation's scalar value (a ``replace``, an
+``add`` at an index, any in a patch that addresses args by index) has no cut (:data:`.kustomize_ops.OP_NOTE`):
+removing its operation would change what the patch writes or points at.
+
 An inline ``patch:`` written as a literal block scalar (``patch: |-``) is read as the patch
 file it stands for, each word at its line and column in the kustomization (a fix edits it
 there). One written as a quoted, folded or plain string is read from the string's value
@@ -41,17 +49,22 @@ target, reads as neither operations nor an object, or is no string is a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
 import yaml
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Spans
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
 from vllm_upgrade_check.parsing.textpos import line_index
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, items, scalar
-from vllm_upgrade_check.parsing.yamlwords import scalar_offsets, scalar_word, sequence_words
+from vllm_upgrade_check.parsing.yamlwords import (
+    scalar_offsets,
+    scalar_word,
+    sequence_items,
+    sequence_words,
+    stand_for,
+)
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts
 from vllm_upgrade_check.sources.scanners.base import (
     APPENDED,
@@ -62,6 +75,12 @@ from vllm_upgrade_check.sources.scanners.base import (
     SourceFile,
 )
 from vllm_upgrade_check.sources.scanners.kserve import SERVICE_KEY
+from vllm_upgrade_check.sources.scanners.kustomize_ops import (
+    CONTAINER_ARGS,
+    PREDICTOR_ARGS,
+    uncut,
+    valueless_ops,
+)
 from vllm_upgrade_check.sources.scanners.kustomize_removal import (
     Op,
     PatchedArgs,
@@ -82,10 +101,8 @@ CONTAINER_NAME_KEY = "k8s-container-name:"
 """Prefix of the key ``Kind/name/container name`` of a pod container that launches vLLM (what
 a strategic-merge patch matches containers by)."""
 
-_PREDICTOR_ARGS = re.compile(r"/spec/predictor/model/args(?:/(-|\d+))?")
 _WRITES = ("add", "replace", "remove")
 """The operations that change a launch's words (a patch of only ``test`` ones changes none)."""
-_CONTAINER_ARGS = re.compile(r"(?:/spec/template)?/spec/containers/(\d+)/args(?:/(-|\d+))?")
 
 
 def patch_entries(doc: yaml.Node, relpath: str) -> Iterator[tuple[str, str, str]]:
@@ -264,7 +281,8 @@ def inline_patches(source: SourceFile, doc: yaml.Node) -> Iterator[InlinePatch |
         if node.style == "|":
             first = node.start_mark.line + 1  # 0-based: the block's text starts on the line after `|`
             stop = node.end_mark.line + (1 if node.end_mark.column else 0)  # it ends at a line's start
-            text = "\n" * first + "\n".join(lines[first:stop])
+            text = "\n" * first + "\n".join(lines[first:stop]) + ("\n" if stop < len(lines) else "")
+            # (with its last line's break: a cut of the last item's lines takes it)
         else:
             text = str(node.value)
             mover = Mover(source.text, node, key)
@@ -307,13 +325,15 @@ def inline_patch_items(source: SourceFile, doc: yaml.Node) -> Iterator[Condition
             yield inline
             continue
         if inline.json6902:
+            if inline.mover is None:  # a literal block: its lines are the kustomization's
+                yield from valueless_ops(inline.source)
             # A target of a kind only: the objects it patches are known once the base is read
             # (the second reading keys its words by each one's name); read here under a name
             # no object has, which no file refers to, so that a reading of this file alone (a
             # fix's check) still sees the words it writes.
-            found = patch_facts(inline.source, inline.kind, inline.name or ANY_NAME)
+            found = list(patch_facts(inline.source, inline.kind, inline.name or ANY_NAME))
         else:
-            found = strategic_merge_facts(inline.source)
+            found = list(strategic_merge_facts(inline.source))
         yield from _moved(found, inline.mover)
 
 
@@ -380,19 +400,21 @@ def patch_ops(patch: SourceFile, kind: str, name: str) -> dict[str, PatchedArgs]
         return {}
     out: dict[str, PatchedArgs] = {}
     for doc in docs:
-        for op in items(doc):
+        places = sequence_items(patch.text, doc)
+        for n, op in enumerate(items(doc)):
             where = scalar(get(op, "path")) or ""
             container: int | None = None
-            if kind == "InferenceService" and (m := _PREDICTOR_ARGS.fullmatch(where)):
+            if kind == "InferenceService" and (m := PREDICTOR_ARGS.fullmatch(where)):
                 key, index = SERVICE_KEY + name, m.group(1)
-            elif kind in POD_KINDS and (m := _CONTAINER_ARGS.fullmatch(where)):
+            elif kind in POD_KINDS and (m := CONTAINER_ARGS.fullmatch(where)):
                 key, index, container = f"{CONTAINER_KEY}{kind}/{name}/{m.group(1)}", m.group(2), int(m.group(1))
             else:
                 continue
             mark = op.start_mark
             start = Token(APPENDED, mark.line + 1, mark.column + 1)
             found = out.setdefault(key, PatchedArgs(start, [], container))
-            found.ops.append(Op(scalar(get(op, "op")) or "", index, get(op, "value"), mark.line + 1))
+            place = places[n] if n < len(places) else None
+            found.ops.append(Op(scalar(get(op, "op")) or "", index, get(op, "value"), mark.line + 1, place))
     return out
 
 
@@ -409,15 +431,22 @@ def patch_facts(patch: SourceFile, kind: str, name: str) -> Iterator[Conditional
         tokens: list[Token] = []
         indexed = next((f"{patch.relpath}:{op.line}" for op in patched.ops if (op.index or "").isdigit()), "")
         removes = any(op.verb == "remove" for op in patched.ops)
+        kept: list[Span] = []  # the scalar values of operations a removal must not take
         for op in patched.ops:
             if op.verb not in ("add", "replace"):
                 continue
             if isinstance(op.value, yaml.SequenceNode):
                 tokens.extend(sequence_words(patch.text, op.value))
             elif isinstance(op.value, yaml.ScalarNode):
-                tokens.append(scalar_word(patch.text, op.value))
+                word = scalar_word(patch.text, op.value)
+                if op.verb == "add" and op.index == "-" and not indexed and op.item is not None:
+                    word = stand_for(word, op.item)  # the op goes with its word
+                elif word.span is not None:
+                    kept.append(word.span)
+                tokens.append(word)
         start = patched.start
         facts = list(arg_facts(tokens, patch.relpath, "kustomize", positional_model=False, entry=APPENDED, start=start, syntax="yaml"))
+        facts = [uncut(f, kept) for f in facts]
         if indexed:  # the patched args' list keeps its positions: say so on the launch
             what = "removes some of them; " if removes else ""
             note = f"{INDEXED_NOTE} (kustomize patch {indexed}): {what}removing a word would shift what it patches"

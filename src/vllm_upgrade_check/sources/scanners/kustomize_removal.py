@@ -51,12 +51,15 @@ class Op:
         index: ``-``, a decimal index, or ``None`` for the whole list.
         value: the operation's ``value`` node, if any.
         line: the 1-based line of the operation in its patch.
+        item: the operation as an element of its list (:func:`~.yamlwords.sequence_items`),
+            what a removal of the word its scalar ``value`` writes takes out.
     """
 
     verb: str
     index: str | None
     value: yaml.Node | None
     line: int
+    item: Token | None = None
 
 
 @dataclass(frozen=True)

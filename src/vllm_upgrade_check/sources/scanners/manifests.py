@@ -34,6 +34,7 @@ from vllm_upgrade_check.sources.scanners.kustomize import (
     container_references,
     kustomization_items,
 )
+from vllm_upgrade_check.sources.scanners.kustomize_ops import valueless_ops
 from vllm_upgrade_check.sources.scanners.templates import (
     PLACEHOLDER,
     has_template_actions,
@@ -201,6 +202,16 @@ def config_map_env_facts(text: str, config_map: yaml.Node, path: str, scanner: s
         yield key_env_fact(text, key, key_node, scalar(value_node), path, scanner, origin="configmap")
 
 
+_JSON6902 = re.compile(r"""["']?\bop["']?\s*:.*?["']?/(?:spec/)?\S*?(?:args|command)\b""", re.S)
+
+
+def json6902_like(text: str) -> bool:
+    """Whether ``text`` reads like JSON 6902 operations on a container's or predictor's
+    ``args`` or ``command`` (an ``op:`` key, then a path ending in one of them), which a
+    kustomization applies to a launch whether or not the file names vLLM."""
+    return "op" in text and ("args" in text or "command" in text) and _JSON6902.search(text) is not None
+
+
 class ManifestScanner(Scanner):
     """docker-compose files and Kubernetes manifests (``*.yaml``/``*.yml`` that mention vLLM).
 
@@ -223,6 +234,23 @@ class ManifestScanner(Scanner):
     def scan(self, source: SourceFile) -> Iterator[ScanItem]:
         yield from self._read(source, None)
 
+    def referenced_file_matches(self, relpath: str, wanted: str) -> bool:
+        """A kustomization names its patch files by their path (joined to its folder)."""
+        return relpath == wanted
+
+    def read_referenced(self, source: SourceFile) -> Iterator[Fact | Skipped | FileReference]:
+        """A patch file a kustomization names that no scanner reads by its name (``p.json``):
+        only why it cannot be read, when it is a JSON 6902 patch of args or a command that
+        is no YAML (kustomize reads JSON as YAML) or writes a null arg
+        (:func:`~.kustomize.valueless_ops`); its words come through the kustomization."""
+        if not source.name.endswith(YAML_SUFFIXES) and json6902_like(source.text):
+            try:
+                documents(source.text)
+            except YamlProblem as exc:
+                yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line, column=exc.column)
+                return
+            yield from valueless_ops(source)
+
     def with_referenced(
         self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
     ) -> list[Fact | Conditional] | None:
@@ -238,7 +266,8 @@ class ManifestScanner(Scanner):
         chart = chart_of(source.relpath)
         values = chart is not None and ".Values." in source.text
         kserve = "inferenceservice" in lower
-        if "configmap" not in lower and not source.mentions_vllm() and not builds and not values and not kserve:
+        patch = json6902_like(lower)  # words a kustomization applies: no YAML is no silence
+        if "configmap" not in lower and not source.mentions_vllm() and not builds and not values and not kserve and not patch:
             return
         text = source.text
         templated = has_template_actions(text)
@@ -247,9 +276,11 @@ class ManifestScanner(Scanner):
         try:
             docs = list(documents(text))
         except YamlProblem as exc:
-            if source.mentions_vllm():
+            if source.mentions_vllm() or patch:
                 yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line, column=exc.column)
             return
+        if patch and read is None and not templated:
+            yield from valueless_ops(source)
         facts: list[Fact] = []
         links: list[Conditional | Reference | FileReference] = []
         for doc in docs:

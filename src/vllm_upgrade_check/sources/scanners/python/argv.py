@@ -172,7 +172,12 @@ class ArgvBuilder:
                 token = self.word(element, env)
                 if token.span is not None and token.span == placed.span:
                     token = replace(
-                        token, element=placed.element, prev_end=placed.prev_end, next_start=placed.next_start
+                        token,
+                        element=placed.element,
+                        prev_end=placed.prev_end,
+                        next_start=placed.next_start,
+                        line_start=placed.line_start,
+                        line_end=placed.line_end,
                     )
                 out.append(token)
             return out

@@ -116,12 +116,25 @@ class PythonSource:
     def elements(self, extents: list[Span | None]) -> list[Token]:
         """The elements of one comma-separated list (a call's arguments, a list's items, a
         dict's entries), each written at ``extents``, as linked words: an element alone on
-        its lines is one of whole lines (its comma and comment go with it); no link goes
-        across a comment (cutting a neighbour never takes it)."""
-        tokens = [
-            Token("", 0, 0, span=e, element=None if e is None else self.whole_lines(e)) for e in extents
-        ]
+        its lines is one of whole lines (its comma and comment go with it); one that starts
+        a line, or ends one (before a comma and a comment), records that line's start or the
+        next line's start (:attr:`~.words.Token.line_start`, ``line_end``: a group of
+        elements on lines of their own goes with its lines, its comment with it, never
+        joined onto another line's code); no link goes across a comment (cutting a neighbour
+        never takes it)."""
+        tokens = []
+        for e in extents:
+            line_start, line_end = self._line_ends(e)
+            element = None if e is None else self.whole_lines(e)
+            tokens.append(Token("", 0, 0, span=e, element=element, line_start=line_start, line_end=line_end))
         return unlink_at_comments(link(tokens), self.lines)
+
+    def _line_ends(self, span: Span | None) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+        if span is None or not 0 < span.line <= span.end_line < len(self.lines):
+            return None, None
+        starts = not self.lines[span.line - 1][: span.column - 1].strip()
+        ends = _ELEMENT_TAIL.fullmatch(self.lines[span.end_line - 1][span.end_column - 1 :]) is not None
+        return ((span.line, 1) if starts else None), ((span.end_line + 1, 1) if ends else None)
 
     def qualified(self, func: ast.AST) -> str | None:
         """The dotted name ``func`` stands for, its first part read through the file's
