@@ -1,0 +1,129 @@
+"""Faults a new-user trial found: a CI step's ``${{ }}`` expressions, flag-list env vars
+read as CLI flags, a continuation at a requirements file's end, Dockerfile exec-form words
+that Docker never expands, and a Kubernetes ``$(VAR)`` flag reported twice."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vllm_upgrade_check.engine import run_scan
+from vllm_upgrade_check.model.findings import Report
+from vllm_upgrade_check.model.options import ScanOptions
+
+
+def _scan(root: Path, from_version: str | None = "0.20.0", **files: str) -> Report:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return run_scan(ScanOptions.of(paths=[root], from_version=from_version, to_version="0.33.0"))
+
+
+def _found(report: Report, rule: str | None = None) -> list[tuple[str, str, int, int]]:
+    return sorted(
+        (f.rule.id, f.location.path or "", f.location.line or 0, f.location.column or 0)
+        for f in report.findings
+        if rule is None or f.rule.id == rule
+    )
+
+
+# -- 3. requirements: a continuation at the end of the file ----------------------------------
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("vllm==0.26.0 \\\n", 1),
+        ("vllm==0.26.0\\", 1),  # no final newline
+        ("torch==2.9.0\nvllm==0.26.0 \\\n", 2),
+        ("vllm \\\n  ==0.26.0 \\\n", 1),  # a continued requirement, its last line continued too
+        ("torch \\\n# a comment \\\nvllm==0.26.0\n", 3),  # a comment line is never continued
+    ],
+)
+def test_requirements_continuation_at_eof_reads_as_pip(tmp_path: Path, text: str, line: int) -> None:
+    report = _scan(tmp_path, None, **{"requirements.txt": text})
+    assert not report.skipped and report.exit_code != 2
+    assert report.from_version == "0.26.0"
+    assert [(f.location.line, f.fact.name) for f in report.findings if f.rule.id == "VUC000-010"] == [(line, "vllm")]
+
+
+def test_requirements_continuation_joins_without_a_blank_as_pip(tmp_path: Path) -> None:
+    # pip strips the backslash and puts nothing between the lines: `vllm==0.2` + `6.0`
+    report = _scan(tmp_path, None, **{"requirements.txt": "vllm==0.2\\\n6.0\n"})
+    assert report.from_version == "0.26.0" and not report.skipped
+
+
+# -- 2. env vars that wrappers turn into flags match cli-origin rules -------------------------
+def _notes(report: Report) -> list[str]:
+    return [n for n in report.notes if n.startswith("unresolved:")]
+
+
+@pytest.mark.parametrize(
+    ("env", "launch", "column", "severity"),
+    [
+        (("p.env", "ENGINE_PASSTHROUGH=--swap-space 4\n"), "vllm serve m $ENGINE_PASSTHROUGH\n", 20, "blocker"),
+        (("q.env", 'ENGINE_PASSTHROUGH="--seed 1 --swap-space 4"\n'), "vllm serve m ${ENGINE_PASSTHROUGH}\n", 30, "blocker"),
+        (("vllm.env", "VLLM_EXTRA_FLAGS='--swap-space 4'\n"), "source ./vllm.env\nvllm serve m $VLLM_EXTRA_FLAGS\n", 19, "blocker"),
+        (("prod.env", "export OPTS=--swap-space 4\n"), "vllm serve m $OPTS\n", 13, "blocker"),
+        # read by no launch: the convention is recognised, not read
+        (("p.env", "ENGINE_PASSTHROUGH=--swap-space 4\n"), "vllm serve m\n", 20, "warning"),
+    ],
+)
+def test_flag_list_env_var_is_cli_flags(
+    tmp_path: Path, env: tuple[str, str], launch: str, column: int, severity: str
+) -> None:
+    report = _scan(tmp_path, **{env[0]: env[1], "run.sh": "#!/bin/bash\n" + launch})
+    found = [(f.location.path, f.location.line, f.location.column, f.severity.value) for f in report.findings if f.rule.id == "VUC0180-001"]
+    assert found == [(env[0], 1, column, severity)]
+    assert _notes(report) == []
+
+
+def test_named_env_var_matches_a_cli_rule(tmp_path: Path) -> None:
+    report = _scan(tmp_path, **{"r.env": "MAX_NUM_SEQS=8\nSWAP_SPACE=4\n", "run.sh": "vllm serve m\n"})
+    assert [(f.location.line, f.severity.value) for f in report.findings if f.rule.id == "VUC0180-001"] == [(2, "warning")]
+
+
+def test_only_the_unread_variable_stays_in_the_note(tmp_path: Path) -> None:
+    report = _scan(tmp_path, **{".env": "A=--swap-space 4\n", "run.sh": "vllm serve m $A $B\n"})
+    assert _found(report, "VUC0180-001") == [("VUC0180-001", ".env", 1, 3)]
+    notes = _notes(report)
+    assert len(notes) == 1 and notes[0].startswith("unresolved: $B at run.sh:1")
+
+
+# -- 5. a Kubernetes $(VAR) flag: one finding, where the fix edits ----------------------------
+def _deployment(args: str, env: str, command: str = "") -> str:
+    return (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: v}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n        - name: server\n          image: vllm/vllm-openai:v0.20.0\n"
+        f"{command}          args:\n{args}          env:\n{env}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "line"),
+    [
+        ("            - --model=m\n            - $(EXTRA)\n", "            - {name: EXTRA, value: --override-attention-dtype=half}\n", 12),
+        ('            - "--model=m"\n            - "$(EXTRA)"\n', "            - name: EXTRA\n              value: \"--override-attention-dtype=half\"\n", 12),
+        ('            ["--model=m", "$(EXTRA)"]\n', "            - {name: EXTRA, value: '--override-attention-dtype=half'}\n", 11),
+    ],
+)
+def test_k8s_env_flag_expanded_into_args_is_reported_once(tmp_path: Path, args: str, env: str, line: int) -> None:
+    report = _scan(tmp_path, **{"d.yaml": _deployment(args, env)})
+    found = [(f.location.line, f.severity.value) for f in report.findings if f.rule.id == "VUC0280-002"]
+    assert found == [(line, "blocker")]
+
+
+def test_k8s_env_var_nothing_reads_after_the_fix_is_not_reported(tmp_path: Path) -> None:
+    env = "            - {name: EXTRA, value: --override-attention-dtype=half}\n"
+    report = _scan(tmp_path, **{"d.yaml": _deployment("            - --model=m\n", env)})
+    assert _found(report, "VUC0280-002") == []
+
+
+def test_k8s_env_var_a_shell_launch_reads_by_name_is_reported_at_the_env(tmp_path: Path) -> None:
+    # sh -c: the shell, not the kubelet, expands $EXTRA from the container's env
+    command = '          command: ["/bin/sh", "-c"]\n'
+    args = '            - "exec vllm serve m $EXTRA"\n'
+    env = "            - {name: EXTRA, value: --override-attention-dtype=half}\n"
+    report = _scan(tmp_path, **{"d.yaml": _deployment(args, env, command)})
+    found = [(f.location.line, f.severity.value) for f in report.findings if f.rule.id == "VUC0280-002"]
+    assert found == [(14, "blocker")]
