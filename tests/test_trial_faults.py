@@ -127,3 +127,46 @@ def test_k8s_env_var_a_shell_launch_reads_by_name_is_reported_at_the_env(tmp_pat
     report = _scan(tmp_path, **{"d.yaml": _deployment(args, env, command)})
     found = [(f.location.line, f.severity.value) for f in report.findings if f.rule.id == "VUC0280-002"]
     assert found == [(14, "blocker")]
+
+
+# -- 4. Dockerfile exec form: Docker expands no variable ---------------------------------------
+FROM26 = "FROM vllm/vllm-openai:v0.26.0\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "word"),
+    [
+        ('ENV FLAGS="--swap-space 4"\nENTRYPOINT ["vllm", "serve", "m", "$FLAGS"]\n', "$FLAGS"),
+        ("ENV FLAGS=--swap-space\\ 4\nCMD [\"${FLAGS}\"]\n", "${FLAGS}"),  # the image's own entry point
+        ('ENV FLAGS="--swap-space 4"\nENTRYPOINT ["python3", "-m", "vllm.entrypoints.openai.api_server"]\nCMD ["--model", "m", "${FLAGS:-}"]\n', "${FLAGS:-}"),
+        ('ENV FLAGS="--swap-space 4"\nENTRYPOINT ["vllm", "serve"]\nCMD ["m", "$FLAGS"]\n', "$FLAGS"),
+    ],
+)
+def test_exec_form_words_are_not_expanded(tmp_path: Path, body: str, word: str) -> None:
+    report = _scan(tmp_path, "0.26.0", Dockerfile=FROM26 + body)
+    assert _found(report, "VUC0180-001") == []  # no ENV line finding: nothing reads FLAGS
+    notes = _notes(report)
+    assert len(notes) == 1 and word in notes[0] and "Docker does not expand variables" in notes[0], notes
+
+
+def test_the_trial_dockerfile_reports_nothing_at_its_env_lines(tmp_path: Path) -> None:
+    body = 'ENV FLAGS="--swap-space 4"\nENV KV=--calculate-kv-scales\nENTRYPOINT ["vllm", "serve", "m", "$FLAGS"]\nCMD ["${KV}"]\n'
+    report = _scan(tmp_path, "0.26.0", Dockerfile=FROM26 + body)
+    assert [f.rule.id for f in report.findings] == ["VUC000-010"]
+    assert "$FLAGS ${KV}" in _notes(report)[0]
+
+
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        # shell form: the shell expands ENV when the container starts
+        ('ENV FLAGS="--swap-space 4"\nCMD vllm serve m $FLAGS\n', (2, 12)),
+        ('ENV FLAGS="--swap-space 4"\nENTRYPOINT vllm serve m ${FLAGS}\n', (2, 12)),
+        # exec form running a shell: the shell expands it
+        ('ENV FLAGS="--swap-space 4"\nENTRYPOINT ["/bin/sh", "-c", "exec vllm serve m $FLAGS"]\n', (2, 5)),
+    ],
+)
+def test_a_shell_still_expands_env(tmp_path: Path, body: str, where: tuple[int, int]) -> None:
+    report = _scan(tmp_path, "0.26.0", Dockerfile=FROM26 + body)
+    assert [(line, col) for _r, _p, line, col in _found(report, "VUC0180-001")] == [where]
+    assert _notes(report) == []

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from vllm_upgrade_check.knowledge.known_args import known_args
-from vllm_upgrade_check.model.facts import Fact, FactKind
+from vllm_upgrade_check.model.facts import EXEC_LITERAL, Fact, FactKind
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts
 from vllm_upgrade_check.sources.scanners.python.tables import TABLE_ORIGIN
@@ -44,22 +44,31 @@ def wrapper_facts(facts: Sequence[Fact]) -> list[Fact]:
     known = known_args()
     read = {(f.location.path, f.location.line) for f in facts if f.kind == FactKind.ARG}
     launched = names_launches_read(facts)
+    by_file = {
+        (f.location.path, name)
+        for f in facts
+        if f.kind == FactKind.LAUNCH
+        for name in names_launches_read([f])
+    }
     # a container (compose service, Kubernetes container) that runs vLLM itself: what its
     # env holds reaches vLLM only through the $(VAR) its words expand, read there already
+    # (a Dockerfile's image is one container: its ENV reaches only what the file launches)
     running = {(f.location.path, f.owner) for f in facts if f.kind == FactKind.LAUNCH and f.owner}
+    running |= {(f.location.path, "") for f in facts if f.kind == FactKind.LAUNCH and f.scanner == "dockerfile"}
     out: list[Fact] = []
     for fact in facts:
         name = fact.name
         if fact.kind != FactKind.ENV_VAR or name.upper() != name:
             continue
-        if fact.owner and (fact.location.path, fact.owner) in running and name not in launched:
+        owner = fact.owner or ("" if fact.scanner == "dockerfile" else None)
+        if owner is not None and (fact.location.path, owner) in running and not _reaches(fact, launched, by_file):
             continue
         if (fact.location.path, fact.location.line) in read or (fact.location.path or "").endswith(".service"):
             continue  # a unit's ExecStart= expands what it uses of its Environment= itself
         value = fact.value or ""
         if value.startswith("--"):
             # any name, VLLM_EXTRA_FLAGS too: no env var of vLLM's own holds flags
-            out.extend(_flag_list(fact, value, reaches=name in launched))
+            out.extend(_flag_list(fact, value, reaches=_reaches(fact, launched, by_file)))
         elif not name.startswith("VLLM_") and name.lower() in known.names and "_" in name:
             flag = "--" + name.lower().replace("_", "-")
             out.append(
@@ -85,11 +94,20 @@ _READS = re.compile(
 systemd, compose) or ``os.environ.get("NAME")``/``os.getenv("NAME")``/``os.environ["NAME"]``."""
 
 
+def _reaches(fact: Fact, launched: frozenset[str], by_file: set[tuple[str | None, str]]) -> bool:
+    """Whether a launch reads env var ``fact`` by name: a Dockerfile's ``ENV`` is in the
+    environment of its own image's container only, so only a launch of that file reads it;
+    any other env var, by any launch of the repository (a ``.env`` a script sources)."""
+    if fact.scanner == "dockerfile":
+        return (fact.location.path, fact.name) in by_file
+    return fact.name in launched
+
+
 def names_launches_read(facts: Sequence[Fact]) -> frozenset[str]:
     """The env var names the unresolved words of the vLLM launches in ``facts`` read."""
     out: set[str] = set()
     for fact in facts:
-        if fact.kind == FactKind.LAUNCH and not fact.resolved:
+        if fact.kind == FactKind.LAUNCH and not fact.resolved and not (fact.value or "").endswith(EXEC_LITERAL):
             for m in _READS.finditer(fact.value or ""):
                 out.add(m.group(1) or m.group(2))
     return frozenset(out)
@@ -153,7 +171,8 @@ def with_flag_lists_read(facts: Sequence[Fact], wrapped: Sequence[Fact]) -> list
         return list(facts)
     out: list[Fact] = []
     for fact in facts:
-        if fact.kind == FactKind.LAUNCH and not fact.resolved and fact.value and fact.scanner != "compose":
+        value = fact.value or ""
+        if fact.kind == FactKind.LAUNCH and not fact.resolved and value and fact.scanner != "compose" and not value.endswith(EXEC_LITERAL):
             kept = [w for w in fact.value.split(" ") if not ((m := _NAMED.fullmatch(w)) and m.group(1) in names)]
             if len(kept) != len(fact.value.split(" ")):
                 fact = replace(fact, value=" ".join(kept) or None)
