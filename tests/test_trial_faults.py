@@ -170,3 +170,90 @@ def test_a_shell_still_expands_env(tmp_path: Path, body: str, where: tuple[int, 
     report = _scan(tmp_path, "0.26.0", Dockerfile=FROM26 + body)
     assert [(line, col) for _r, _p, line, col in _found(report, "VUC0180-001")] == [where]
     assert _notes(report) == []
+
+
+# -- 1. GitHub Actions ${{ }} expressions and CI variables ------------------------------------
+def _workflow(steps: str, env: str = "", job_env: str = "") -> str:
+    return f"name: e2e\non: push\n{env}jobs:\n  e2e:\n    runs-on: gpu\n{job_env}    steps:\n{steps}"
+
+
+WF = ".github/workflows/e2e.yml"
+
+
+@pytest.mark.parametrize(
+    ("steps", "where", "named"),
+    [
+        (
+            "      - run: docker run -d vllm/vllm-openai:${{ env.T }} --model m --max-num-partial-prefills 2 $EXTRA\n",
+            (7, 68),
+            ["${{ env.T }}", "$EXTRA"],
+        ),
+        (
+            "      - run: >\n          docker run --gpus all vllm/vllm-openai:${{ env.T }}\n"
+            "          --model m --max-num-partial-prefills 2\n",
+            (9, 21),
+            ["${{ env.T }}"],
+        ),
+        (
+            "      - run: |\n          vllm serve ${{ matrix.model }} \\\n            --max-num-partial-prefills 2\n",
+            (9, 13),
+            ["${{ matrix.model }}"],
+        ),
+        (
+            '      - run: vllm serve m "${{ inputs.args }}" --max-num-partial-prefills=2\n',
+            (7, 48),
+            ['"${{ inputs.args }}"'],
+        ),
+        (
+            "      - name: serve\n        run: vllm serve m --${{ inputs.flag }} 1 --max-num-partial-prefills 2\n",
+            (8, 50),
+            ["--${{ inputs.flag }}"],
+        ),
+    ],
+)
+def test_workflow_expressions_are_unresolved_words(
+    tmp_path: Path, steps: str, where: tuple[int, int], named: list[str]
+) -> None:
+    report = _scan(tmp_path, **{WF: _workflow(steps)})
+    assert [(line, col) for _r, _p, line, col in _found(report, "VUC0270-001")] == [where]
+    notes = _notes(report)
+    assert len(notes) == 1 and all(n in notes[0] for n in named), notes
+    assert not [f for f in report.findings if "inputs" in f.fact.raw or "\ue000" in f.fact.raw]
+
+
+def test_workflow_env_resolves_the_scripts_variables(tmp_path: Path) -> None:
+    steps = "      - run: vllm serve m $EXTRA $MORE\n        env:\n          MORE: --num-scheduler-steps 4\n"
+    wf = _workflow(steps, env="env:\n  EXTRA: --swap-space 4\n")
+    report = _scan(tmp_path, **{WF: wf})
+    assert _found(report, "VUC0180-001") == [("VUC0180-001", WF, 4, 10)]
+    assert _found(report, "VUC0101-001") == [("VUC0101-001", WF, 11, 17)]
+    assert _notes(report) == []
+
+
+def test_a_step_env_overrides_the_job_and_an_expression_value_stays_unresolved(tmp_path: Path) -> None:
+    steps = (
+        "      - run: vllm serve m $EXTRA\n        env:\n          EXTRA: --seed 1\n"
+        "      - run: vllm serve m $SECRET\n"
+    )
+    wf = _workflow(steps, job_env="    env:\n      EXTRA: --swap-space 4\n      SECRET: ${{ secrets.FLAGS }}\n")
+    report = _scan(tmp_path, **{WF: wf})
+    assert _found(report, "VUC0180-001") == []  # the step's EXTRA wins
+    notes = _notes(report)
+    assert len(notes) == 1 and "$SECRET" in notes[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ('variables:\n  VLLM_ARGS: "--num-scheduler-steps 4"\nserve:\n  script:\n    - vllm serve m $VLLM_ARGS\n', (2, 15)),
+        (
+            "serve:\n  variables:\n    VLLM_ARGS:\n      value: --num-scheduler-steps 4\n      description: x\n"
+            "  script:\n    - vllm serve m ${VLLM_ARGS}\n",
+            (4, 14),
+        ),
+    ],
+)
+def test_gitlab_variables_resolve_the_script(tmp_path: Path, text: str, where: tuple[int, int]) -> None:
+    report = _scan(tmp_path, **{".gitlab-ci.yml": text})
+    assert [(line, col) for _r, _p, line, col in _found(report, "VUC0101-001")] == [where]
+    assert _notes(report) == []
