@@ -172,9 +172,11 @@ def with_flag_lists_read(facts: Sequence[Fact], wrapped: Sequence[Fact]) -> list
     out: list[Fact] = []
     for fact in facts:
         value = fact.value or ""
-        if fact.kind == FactKind.LAUNCH and not fact.resolved and value and fact.scanner != "compose" and not value.endswith(EXEC_LITERAL):
-            kept = [w for w in fact.value.split(" ") if not ((m := _NAMED.fullmatch(w)) and m.group(1) in names)]
-            if len(kept) != len(fact.value.split(" ")):
+        trimmed = fact.scanner != "compose" and not value.endswith(EXEC_LITERAL)
+        if fact.kind == FactKind.LAUNCH and not fact.resolved and value and trimmed:
+            words = value.split(" ")
+            kept = [w for w in words if not ((m := _NAMED.fullmatch(w)) and m.group(1) in names)]
+            if len(kept) != len(words):
                 fact = replace(fact, value=" ".join(kept) or None)
         out.append(fact)
     return out

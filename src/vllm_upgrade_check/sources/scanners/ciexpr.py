@@ -123,9 +123,8 @@ def literal_variables(
     may be a mapping with ``value:``."""
     out = dict(variables or {})
     for node in nodes:
-        for name, _key, value_node in mapping_items(node):
-            if isinstance(value_node, yaml.MappingNode):
-                value_node = get(value_node, "value")
+        for name, _key, entry in mapping_items(node):
+            value_node = get(entry, "value") if isinstance(entry, yaml.MappingNode) else entry
             value = scalar(value_node)
             if not isinstance(value_node, yaml.ScalarNode) or value is None or "$" in value or "\n" in value:
                 out.pop(name, None)

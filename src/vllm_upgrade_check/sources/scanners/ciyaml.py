@@ -38,7 +38,12 @@ from vllm_upgrade_check.parsing.yamlnodes import (
 )
 from vllm_upgrade_check.parsing.yamlwords import scalar_word
 from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Scanner, SourceFile
-from vllm_upgrade_check.sources.scanners.ciexpr import literal_variables, neutralise_expressions, restoring, with_expressions
+from vllm_upgrade_check.sources.scanners.ciexpr import (
+    literal_variables,
+    neutralise_expressions,
+    restoring,
+    with_expressions,
+)
 from vllm_upgrade_check.sources.scanners.containers import scalar_relocator
 from vllm_upgrade_check.sources.scanners.helm_cli import helm_values_commands, may_pass_helm_values
 from vllm_upgrade_check.sources.scanners.helm_links import linked_values_facts

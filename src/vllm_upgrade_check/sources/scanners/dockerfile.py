@@ -339,8 +339,8 @@ class _Stage:
             yield from _literal_words(launched, cmd)
         elif self.vllm_image:
             # The image's entry point is vLLM's OpenAI server: the command is its flags.
-            found = arg_facts(
-                cmd, path, scanner, start=cmd[0] if cmd else None, entry="image vllm", hint=self.hint, syntax="json"
+            found = list(
+                arg_facts(cmd, path, scanner, start=cmd[0] if cmd else None, entry="image vllm", hint=self.hint, syntax="json")
             )
             yield from _literal_words(found, cmd)
 
