@@ -257,3 +257,54 @@ def test_gitlab_variables_resolve_the_script(tmp_path: Path, text: str, where: t
     report = _scan(tmp_path, **{".gitlab-ci.yml": text})
     assert [(line, col) for _r, _p, line, col in _found(report, "VUC0101-001")] == [where]
     assert _notes(report) == []
+
+
+def test_gitlab_inputs_are_unresolved_words(tmp_path: Path) -> None:
+    text = "serve:\n  image: vllm/vllm-openai:v0.20.0\n  script:\n    - vllm serve $[[ inputs.model ]] --swap-space 4\n"
+    report = _scan(tmp_path, **{".gitlab-ci.yml": text})
+    assert _found(report, "VUC0180-001") == [("VUC0180-001", ".gitlab-ci.yml", 4, 38)]
+    notes = _notes(report)
+    assert len(notes) == 1 and "$[[ inputs.model ]]" in notes[0]
+    assert not [f for f in report.findings if f.fact.kind.value == "model"]
+
+
+# -- found on the way: a sh -c script whose $(VAR) the kubelet expands is cut where written ---
+def _pod(script: str) -> str:
+    return (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: v}\nspec:\n  containers:\n    - name: server\n"
+        '      image: vllm/vllm-openai:v0.20.0\n      command: ["/bin/sh", "-c"]\n      args:\n'
+        f"{script}      env:\n        - {{name: MODEL_NAME, value: facebook/opt-125m}}\n"
+        '        - {name: PREFILLS, value: "2"}\n'
+    )
+
+
+@pytest.mark.parametrize(
+    ("script", "where", "fixed"),
+    [
+        (
+            "        - |\n          vllm serve $(MODEL_NAME) \\\n            --swap-space 4 \\\n"
+            "            --max-num-partial-prefills $(PREFILLS)\n",
+            [(12, 13), (13, 13)],
+            "        - |\n          vllm serve $(MODEL_NAME)\n",
+        ),
+        (
+            '        - "exec vllm serve $(MODEL_NAME) --max-num-partial-prefills $(PREFILLS) --swap-space 4 --port 8000"\n',
+            [(10, 42), (10, 81)],
+            '        - "exec vllm serve $(MODEL_NAME) --port 8000"\n',
+        ),
+    ],
+)
+def test_k8s_shell_script_with_references_is_fixed_where_written(
+    tmp_path: Path, script: str, where: list[tuple[int, int]], fixed: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from vllm_upgrade_check.cli import _register, app
+
+    _register()
+    report = _scan(tmp_path, **{"pod.yaml": _pod(script)})
+    found = sorted((line, col) for rule, _p, line, col in _found(report) if rule in ("VUC0180-001", "VUC0270-001"))
+    assert found == sorted(where)
+    result = CliRunner().invoke(app, ["fix", str(tmp_path), "--from", "0.20.0", "--to", "0.33.0", "--no-bump"])
+    assert result.exit_code in (0, 1), result.output
+    assert (tmp_path / "pod.yaml").read_text(encoding="utf-8") == _pod(fixed)

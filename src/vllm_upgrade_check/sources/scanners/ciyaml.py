@@ -14,7 +14,9 @@ values files whose flags deploy with the chart: the file is read again with them
 The scripts are read by the shell scanner's parser (:func:`~.shell.shell_facts`) at the
 place the YAML scalar is written, so launches, ``pip install vllm==X`` and their flags are
 reported at their ``file:line`` and fixed where the scalar is plain enough to place them;
-images and requirements are facts as in compose files and requirements files.
+images and requirements are facts as in compose files and requirements files. A script's
+``${{ ... }}`` expressions are unresolved words in place, and the literal ``env:`` /
+``variables:`` of its scopes are the variables its shell expands (:mod:`.ciexpr`).
 """
 
 from __future__ import annotations

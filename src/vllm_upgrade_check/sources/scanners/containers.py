@@ -9,8 +9,9 @@ expanded from the container's ``env``; compose's ``${VAR:-default}`` image reads
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 import yaml
@@ -138,6 +139,47 @@ def k8s_expand(value: str, env: Mapping[str, str | None]) -> tuple[str, bool]:
     return _K8S_REFERENCE.sub(substitute, value), known
 
 
+def k8s_expansion_points(value: str, env: Mapping[str, str | None]) -> Callable[[tuple[int, int]], tuple[int, int]]:
+    """Maps a 1-based ``(line, column)`` in ``value`` as :func:`k8s_expand` expands it back to
+    where it is written in ``value``: text outside a reference keeps its place (shifted), a
+    point inside what a ``$(VAR)`` expands to goes to the reference's start, and the end of
+    that text to the reference's end, so that a word read from an expansion covers the whole
+    ``$(VAR)`` written there (a fix that cuts it cuts the reference, never part of it)."""
+    pieces: list[tuple[int, int, int, int]] = []  # (expanded start, end, written start, end)
+    expanded_at = 0
+    cursor = 0
+    for m in _K8S_REFERENCE.finditer(value):
+        found = "$" if m.group(1) is None else env.get(m.group(1))
+        if found is None:
+            continue
+        expanded_at += m.start() - cursor
+        pieces.append((expanded_at, expanded_at + len(found), m.start(), m.end()))
+        expanded_at += len(found)
+        cursor = m.end()
+    expanded, _known = k8s_expand(value, env)
+    starts = [0] + [i + 1 for i, c in enumerate(expanded) if c == "\n"]
+    written_starts = [0] + [i + 1 for i, c in enumerate(value) if c == "\n"]
+
+    def point(p: tuple[int, int]) -> tuple[int, int]:
+        row = min(max(p[0] - 1, 0), len(starts) - 1)
+        offset = starts[row] + p[1] - 1
+        shift = 0
+        for start, end, w_start, w_end in pieces:
+            if offset < start:
+                break
+            if offset < end:
+                return _row_col(written_starts, w_start)
+            shift = w_end - end
+        return _row_col(written_starts, offset + shift)
+
+    return point
+
+
+def _row_col(starts: list[int], offset: int) -> tuple[int, int]:
+    row = max(bisect.bisect_right(starts, offset) - 1, 0)
+    return row + 1, offset - starts[row] + 1
+
+
 def container_env(node: yaml.Node | None) -> dict[str, str | None]:
     """A Kubernetes container's ``env`` as name -> value, each value expanded with the ones
     before it as the kubelet does; ``None`` for ``valueFrom`` and for values that use an
@@ -258,7 +300,7 @@ def container_facts(
         yield from arg_facts(tokens, path, scanner, entry=VENDOR_ENTRY + vendor, start=start, syntax=syntax)
         return
     run_image = vllm_image or (CHART_IMAGE if assume_vllm else None)
-    facts = list(_run_facts(text, path, scanner, run_image, image_node, entry, args, holder, hint))
+    facts = list(_run_facts(text, path, scanner, run_image, image_node, entry, args, holder, hint, env))
     if image_token is not None:
         note = ""
         if entry and not any(f.kind == FactKind.LAUNCH for f in facts):
@@ -278,10 +320,12 @@ def _run_facts(
     args: list[_Item],
     holder: yaml.Node | None,
     hint: tuple[str, str] | None,
+    env: Mapping[str, str | None] | None = None,
 ) -> Iterator[Fact]:
     """The facts of what a container runs: its entry point and args (``vllm_image``: its
     vLLM image reference, ``None`` when it runs no vLLM image; ``holder``: the node the
-    words that start the launch are written in)."""
+    words that start the launch are written in; ``env``: a Kubernetes container's, which
+    expanded the words' ``$(VAR)``)."""
     argv = entry + args
     if not argv:
         if vllm_image and image_node is not None:
@@ -297,7 +341,15 @@ def _run_facts(
         and "c" in argv[1].token.text
     ):
         script = argv[2]
-        relocate = scalar_relocator(text, script.node)
+        inner = scalar_relocator(text, script.node)
+        written = scalar(script.node)
+        relocate = inner
+        if env is not None and written is not None and written != script.token.text == k8s_expand(written, env)[0]:
+            # the kubelet expanded $(VAR) in the script: map its words back to what is written
+            back = k8s_expansion_points(written, env)
+
+            def relocate(token: Token, inner: Relocate = inner, back: Callable[[tuple[int, int]], tuple[int, int]] = back) -> Token:
+                return inner(token.moved(back))
         facts, _ = shell_facts(script.token.text, path, scanner, hint=hint, relocate=relocate)
         yield from facts
         return
