@@ -220,8 +220,8 @@ def test_a_flag_list_env_var_a_launch_reads_keeps_its_real_severity(tmp_path: Pa
     rows = [r for r in found(report) if r[1] == "engine.env"]
     assert rows == [
         ("CALCULATE_KV_SCALES", "engine.env", 1, 1, "warning"),  # the naming convention: recognised, not read
-        ("ENGINE_PASSTHROUGH:", "engine.env", 2, 1, "blocker"),  # shlex.split(os.environ.get(...)) reads it
-        ("UNUSED:", "engine.env", 3, 1, "warning"),  # no launch reads it
+        ("ENGINE_PASSTHROUGH:", "engine.env", 2, 20, "blocker"),  # shlex.split(os.environ.get(...)) reads it
+        ("UNUSED:", "engine.env", 3, 8, "warning"),  # no launch reads it
     ]
 
 
@@ -231,7 +231,7 @@ def test_a_flag_list_env_var_a_shell_launch_expands(tmp_path: Path) -> None:
         ".env": "EXTRA_ARGS='--preemption-mode swap'\n",
     }
     report, _facts = scan(tmp_path, files)
-    assert [r for r in found(report) if r[1] == ".env"] == [("EXTRA_ARGS:", ".env", 1, 1, "blocker")]
+    assert [r for r in found(report) if r[1] == ".env"] == [("EXTRA_ARGS:", ".env", 1, 13, "blocker")]
 
 
 RUNTIME = '''apiVersion: serving.kserve.io/v1alpha1
@@ -383,8 +383,10 @@ def test_a_repository_mixing_every_construct_reports_each_finding_once_at_its_li
     assert len(prints) == len(set(prints))
     assert not report.skipped
     # every value the repository does not say is named with its file and line
-    for where in ("py/launch.py:22", "py/offline.py:13", "py/worker.py:9", "scripts/coder.sh:6", "py/server_cls.py:32"):
+    for where in ("py/launch.py:22", "py/offline.py:13", "py/worker.py:9", "py/server_cls.py:32"):
         assert any(f"at {where}:" in note for note in report.notes), (where, report.notes)
+    # the flag list .env sets for $EXTRA_ARGS was read: no note says its flags were not checked
+    assert not [n for n in report.notes if "scripts/coder.sh:6" in n], report.notes
     # what the compose project's .env sets is resolved: no note for it
     assert not [n for n in report.notes if "TAGGED_FLAGS" in n], report.notes
 

@@ -160,11 +160,24 @@ def specifiers_conflict(user: str, required: str) -> bool:
     )
 
 
+_CLI_WORDS = frozenset({"env-wrapper", "flag-table"})
+"""Origins of ``arg`` facts that stand for words on a command line: an env var a wrapper
+puts there (``ENGINE_PASSTHROUGH=--swap-space 4``, ``SWAP_SPACE=4``), a wrapper's table
+of flag names. A rule that asks for ``cli`` facts matches them (their severity is capped
+where the convention is recognised, not read)."""
+
+
+def _origin_listed(origin: str, origins: Sequence[str]) -> bool:
+    """Whether a fact of ``origin`` is one a rule's ``match.origins`` asks for: listed, or a
+    wrapper's command-line words (:data:`_CLI_WORDS`) where ``cli`` is listed."""
+    return origin in origins or (origin in _CLI_WORDS and "cli" in origins)
+
+
 def fact_matches(match: Match, fact: Fact) -> bool:
     """``True`` when ``fact`` is what ``match`` describes (window not considered)."""
     if fact.kind not in _FACT_KINDS[match.kind]:
         return False
-    if match.origins is not None and fact.origin not in match.origins:
+    if match.origins is not None and not _origin_listed(fact.origin, match.origins):
         return False
     if isinstance(match, (EngineArgMatch, CliFlagMatch)):
         if isinstance(match, CliFlagMatch) and fact.origin not in _ARG_ORIGINS_CLI:

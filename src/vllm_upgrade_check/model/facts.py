@@ -52,6 +52,10 @@ class FactKind(str, Enum):
 UNRESOLVED_NOTE = "unresolved: "
 """Start of a report note about a launch holding words the repository does not resolve."""
 
+EXEC_LITERAL = " (exec form: Docker does not expand variables there, so vLLM is given these words as written)"
+"""End of the unresolved words of a Dockerfile exec-form launch whose words hold ``$NAME``
+(``CMD ["$FLAGS"]``): no variable is read, the word reaches vLLM as it is written."""
+
 CUT_NOTE = "cut by a comment: "
 """Start of ``Spans.note`` of a launch that a comment ends where its author continued it
 (``CUT_NOTE + "3:3 --swap-space 4 --port 8000"``: where the comment stands, then the words

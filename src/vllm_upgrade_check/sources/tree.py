@@ -132,9 +132,14 @@ def scan_files(
         root_facts.extend(_referenced_files(found, files, request, skipped, scanners, others, own, graph))
         root_facts.extend(_referenced_configs(root_facts, files, request, skipped, label))
         if root_facts:
-            from vllm_upgrade_check.sources.wrappers import without_unlaunched_tables, wrapper_facts
+            from vllm_upgrade_check.sources.wrappers import (
+                with_flag_lists_read,
+                without_unlaunched_tables,
+                wrapper_facts,
+            )
 
-            root_facts.extend(wrapper_facts(root_facts))
+            wrapped = wrapper_facts(root_facts)
+            root_facts = [*with_flag_lists_read(root_facts, wrapped), *wrapped]
             root_facts = without_unlaunched_tables(root_facts)
         facts.extend(root_facts)
     if includes_out is not None:

@@ -14,7 +14,9 @@ values files whose flags deploy with the chart: the file is read again with them
 The scripts are read by the shell scanner's parser (:func:`~.shell.shell_facts`) at the
 place the YAML scalar is written, so launches, ``pip install vllm==X`` and their flags are
 reported at their ``file:line`` and fixed where the scalar is plain enough to place them;
-images and requirements are facts as in compose files and requirements files.
+images and requirements are facts as in compose files and requirements files. A script's
+``${{ ... }}`` expressions are unresolved words in place, and the literal ``env:`` /
+``variables:`` of its scopes are the variables its shell expands (:mod:`.ciexpr`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,12 @@ from vllm_upgrade_check.parsing.yamlnodes import (
 )
 from vllm_upgrade_check.parsing.yamlwords import scalar_word
 from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.ciexpr import (
+    literal_variables,
+    neutralise_expressions,
+    restoring,
+    with_expressions,
+)
 from vllm_upgrade_check.sources.scanners.containers import scalar_relocator
 from vllm_upgrade_check.sources.scanners.helm_cli import (
     helm_set_tags,
@@ -209,7 +217,8 @@ class CiYamlScanner(Scanner):
             for step in items(get(job, "steps")):
                 run = get(step, "run")
                 if isinstance(run, yaml.ScalarNode) and scalar(run):
-                    yield from self._script(source, run, hint)
+                    scopes = (get(document, "env"), get(job, "env"), get(step, "env"))
+                    yield from self._script(source, run, hint, literal_variables(source.text, scopes))
 
     # -- GitLab CI --------------------------------------------------------------------------
     def _gitlab(self, source: SourceFile, document: yaml.Node) -> Iterator[Fact]:
@@ -228,10 +237,15 @@ class CiYamlScanner(Scanner):
                 found = _gitlab_image(service)
                 if found is not None:
                     yield self._image(source, found)
-            yield from self._session(source, list(_gitlab_lines(job)), hint)
+            scopes = (get(document, "variables"), get(job, "variables"))
+            yield from self._session(source, list(_gitlab_lines(job)), hint, literal_variables(source.text, scopes))
 
     def _session(
-        self, source: SourceFile, nodes: list[yaml.ScalarNode], hint: tuple[str, str] | None
+        self,
+        source: SourceFile,
+        nodes: list[yaml.ScalarNode],
+        hint: tuple[str, str] | None,
+        variables: dict[str, list[Token]] | None = None,
     ) -> list[Fact]:
         """The facts of a job's script lines read as the one shell session the runner runs
         them in (a variable one line sets is read by the next), each token placed in the
@@ -251,23 +265,38 @@ class CiYamlScanner(Scanner):
             return movers[index](token.moved(lambda p: (p[0] - offset, p[1])))
 
         text = "\n".join(str(node.value) for node in nodes)
-        facts, _script = shell_facts(text, source.relpath, self.name, hint=hint, relocate=relocate)
-        return facts
+        return self._shell(source, text, relocate, hint, variables)
+
+    def _shell(
+        self,
+        source: SourceFile,
+        text: str,
+        relocate: Callable[[Token], Token],
+        hint: tuple[str, str] | None,
+        variables: dict[str, list[Token]] | None,
+    ) -> list[Fact]:
+        """The facts of a CI script ``text``: its ``${{ }}`` expressions neutralised, the
+        literal variables its scopes set known (:mod:`.ciexpr`)."""
+        neutral = neutralise_expressions(text)
+        known = dict(variables or {})
+        placed = {(t.line, t.column) for tokens in known.values() for t in tokens}
+        move = restoring(text, neutral, placed, relocate)
+        facts, script = shell_facts(neutral, source.relpath, self.name, variables=known, hint=hint, relocate=move)
+        if neutral == text:
+            return facts
+        return with_expressions(facts, script, text, neutral, move)
 
     def _image(self, source: SourceFile, node: yaml.ScalarNode) -> Fact:
         return image_fact(scalar_word(source.text, node), source.relpath, self.name, syntax="yaml")
 
     def _script(
-        self, source: SourceFile, node: yaml.ScalarNode, hint: tuple[str, str] | None = None
+        self,
+        source: SourceFile,
+        node: yaml.ScalarNode,
+        hint: tuple[str, str] | None = None,
+        variables: dict[str, list[Token]] | None = None,
     ) -> list[Fact]:
-        facts, _script = shell_facts(
-            str(node.value),
-            source.relpath,
-            self.name,
-            hint=hint,
-            relocate=scalar_relocator(source.text, node),
-        )
-        return facts
+        return self._shell(source, str(node.value), scalar_relocator(source.text, node), hint, variables)
 
     # -- Ansible ----------------------------------------------------------------------------
     def _tasks(self, source: SourceFile, node: yaml.Node | None, depth: int = 0) -> Iterator[Fact]:

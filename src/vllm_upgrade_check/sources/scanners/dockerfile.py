@@ -19,7 +19,7 @@ from typing import Any
 
 from dockerfile_parse import DockerfileParser
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span, Spans
+from vllm_upgrade_check.model.facts import EXEC_LITERAL, Fact, FactKind, Skipped, Span, Spans
 from vllm_upgrade_check.parsing.shell import Locator, ShellScript, Token, offset_locator, parse_shell
 from vllm_upgrade_check.parsing.words import link, unlink_at_comments
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, env_fact
@@ -36,7 +36,7 @@ from vllm_upgrade_check.sources.scanners.images import (
     is_vllm_image,
     replaced_server_note,
 )
-from vllm_upgrade_check.sources.scanners.shell import argv_facts, shell_facts
+from vllm_upgrade_check.sources.scanners.shell import _SHELLS, argv_facts, shell_facts
 from vllm_upgrade_check.sources.sniff import is_dockerfile_name
 
 
@@ -326,27 +326,54 @@ class _Stage:
         if not (self.own_entry or self.own_cmd) or self.entry_shell:
             return
         if self.entry is not None:
-            argv = [*self.entry, *(self.cmd or [])]
+            argv = _unexpanded([*self.entry, *(self.cmd or [])])
             launched = argv_facts(argv, path, scanner, self.hint, syntax="json")
             self.entry_launches = any(f.kind == FactKind.LAUNCH for f in launched)
-            yield from launched
+            yield from _literal_words(launched, argv)
             return
         if self.cmd is None:
             return
-        launched = argv_facts(self.cmd, path, scanner, self.hint, syntax="json")
+        cmd = _unexpanded(self.cmd)
+        launched = argv_facts(cmd, path, scanner, self.hint, syntax="json")
         if launched:
-            yield from launched
+            yield from _literal_words(launched, cmd)
         elif self.vllm_image:
             # The image's entry point is vLLM's OpenAI server: the command is its flags.
-            yield from arg_facts(
-                self.cmd,
-                path,
-                scanner,
-                start=self.cmd[0] if self.cmd else None,
-                entry="image vllm",
-                hint=self.hint,
-                syntax="json",
+            found = list(
+                arg_facts(cmd, path, scanner, start=cmd[0] if cmd else None, entry="image vllm", hint=self.hint, syntax="json")
             )
+            yield from _literal_words(found, cmd)
+
+
+_EXPANSION = re.compile(r"\$(?:\{[A-Za-z_]\w*[^}]*\}|[A-Za-z_]\w*)")
+"""A shell expansion as written in a word: ``$NAME``, ``${NAME}``, ``${NAME:-x}``."""
+
+
+def _unexpanded(argv: Sequence[Token]) -> list[Token]:
+    """Exec-form words with each one that holds a shell expansion marked unresolved (not a
+    flag, not the model): what it holds is not known, and not what ``ENV`` sets either. A
+    ``sh -c`` argv is left as it is (its script is parsed as shell)."""
+    if len(argv) >= 2 and argv[0].text.rsplit("/", 1)[-1] in _SHELLS and argv[1].text.startswith("-"):
+        return list(argv)
+    return [replace(t, resolved=False) if not t.text.startswith("-") and _EXPANSION.search(t.text) else t for t in argv]
+
+
+def _literal_words(facts: Sequence[Fact], argv: Sequence[Token]) -> list[Fact]:
+    """``facts`` of an exec-form ``ENTRYPOINT``/``CMD`` with each launch whose unresolved
+    words are ``$NAME`` words marked :data:`~vllm_upgrade_check.model.facts.EXEC_LITERAL`:
+    Docker runs an exec form without a shell and expands no variable in it (Dockerfile
+    reference, "Shell and exec form"), so ``CMD ["${KV}"]`` gives vLLM the word ``${KV}``,
+    whatever ``ENV KV=...`` holds, and no env var is read by it. A ``sh -c`` script's own
+    launch (the shell does expand) is left as it is."""
+    if len(argv) >= 2 and argv[0].text.rsplit("/", 1)[-1] in _SHELLS and argv[1].text.startswith("-"):
+        return list(facts)
+    out: list[Fact] = []
+    for fact in facts:
+        words = (fact.value or "").split(" ")
+        if fact.kind == FactKind.LAUNCH and not fact.resolved and any(_EXPANSION.search(w) for w in words):
+            fact = replace(fact, value=(fact.value or "") + EXEC_LITERAL)
+        out.append(fact)
+    return out
 
 
 def _partly_read(script: ShellScript, body: str, path: str, instruction: str) -> Iterator[Skipped]:

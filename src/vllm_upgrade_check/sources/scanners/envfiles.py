@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from dotenv.parser import parse_stream
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
+from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span, Spans
 from vllm_upgrade_check.parsing.shell import Token
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact
 from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Scanner, SourceFile
@@ -54,8 +54,29 @@ def dotenv_facts(text: str, path: str, scanner: str = "dotenv") -> Iterator[Fact
         if binding.key is None:
             continue
         original = binding.original.string
-        column = original.find(binding.key) + 1
-        yield env_fact(binding.key, binding.value, path, binding.original.line, max(column, 1), scanner)
+        column = max(original.find(binding.key) + 1, 1)
+        line = binding.original.line
+        value = _value_span(original, column - 1 + len(binding.key), binding.value, line)
+        spans = Spans(name=Span(line, column, line, column + len(binding.key)), value=value)
+        yield env_fact(binding.key, binding.value, path, line, column, scanner, spans=spans)
+
+
+def _value_span(original: str, after_key: int, value: str | None, line: int) -> Span | None:
+    """Where a dotenv binding's ``value`` is written on its line (inside its quotes), when it
+    is written there as it reads (one line, no escapes); else ``None``."""
+    if not value or "\n" in value:
+        return None
+    equals = original.find("=", after_key)
+    if equals < 0:
+        return None
+    start = equals + 1
+    while start < len(original) and original[start] in " \t":
+        start += 1
+    if start < len(original) and original[start] in "'\"":
+        start += 1
+    if original[start : start + len(value)] != value:
+        return None
+    return Span(line, start + 1, line, start + 1 + len(value))
 
 
 def _unit_lines(text: str) -> Iterator[tuple[int, str, int, str, list[str]]]:

@@ -132,11 +132,7 @@ def requirements_txt_facts(text: str, path: str, scanner: str) -> Iterator[Fact 
     i = 0
     while i < len(lines):
         start = i
-        line = lines[i]
-        while line.endswith("\\") and i + 1 < len(lines):
-            i += 1
-            line = line[:-1] + " " + lines[i]
-        i += 1
+        line, i = _joined(lines, i)
         body = re.split(r"(^|\s)#", line, maxsplit=1)[0].strip()
         if not body or body.startswith("-"):
             continue
@@ -164,6 +160,28 @@ def requirements_txt_facts(text: str, path: str, scanner: str) -> Iterator[Fact 
                 configures_vllm=mentions,
                 line=start + 1,
             )
+
+
+_FULL_COMMENT = re.compile(r"^\s*#")
+
+
+def _joined(lines: Sequence[str], i: int) -> tuple[str, int]:
+    """The logical line that starts at ``lines[i]`` and the index after it, joined as pip's
+    ``req_file.join_lines`` does: a line ending in ``\\`` (not a whole-line comment) runs on
+    into the next, its backslashes stripped and nothing put between; a continuation on the
+    file's last line ends the file's last logical line (``vllm==0.26.0 \\`` at the end reads
+    ``vllm==0.26.0``)."""
+    parts: list[str] = []
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not line.endswith("\\") or _FULL_COMMENT.match(line):
+            if _FULL_COMMENT.match(line) and parts:
+                line = " " + line  # pip: a comment ends the joined line (and is cut as one)
+            parts.append(line)
+            break
+        parts.append(line.strip("\\"))
+    return "".join(parts), i
 
 
 _REQ_PLACEHOLDER = re.compile(r"\$\{[A-Za-z_]\w*\}|(?<![$\w{])\{\{?[^{}\n]*\}\}?|\{%.*?%\}")
