@@ -285,12 +285,13 @@ def _pod(script: str) -> str:
             "        - |\n          vllm serve $(MODEL_NAME) \\\n            --swap-space 4 \\\n"
             "            --max-num-partial-prefills $(PREFILLS)\n",
             [(12, 13), (13, 13)],
-            "        - |\n          vllm serve $(MODEL_NAME)\n",
+            # --swap-space goes; the flag whose value is a $(VAR) the kubelet expands is left to a person
+            "        - |\n          vllm serve $(MODEL_NAME) \\\n            --max-num-partial-prefills $(PREFILLS)\n",
         ),
         (
             '        - "exec vllm serve $(MODEL_NAME) --max-num-partial-prefills $(PREFILLS) --swap-space 4 --port 8000"\n',
             [(10, 42), (10, 81)],
-            '        - "exec vllm serve $(MODEL_NAME) --port 8000"\n',
+            '        - "exec vllm serve $(MODEL_NAME) --max-num-partial-prefills $(PREFILLS) --port 8000"\n',
         ),
     ],
 )
