@@ -10,8 +10,10 @@ For a fact assumed to run vLLM F and a target T, a rule of the pack of release R
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
@@ -176,7 +178,7 @@ def fact_matches(match: Match, fact: Fact) -> bool:
     if isinstance(match, AbsentArgMatch):
         if match.patterns is not None:
             served = (fact.model or "").lower()
-            if not served or not any(fnmatch.fnmatchcase(served, p.lower()) for p in match.patterns):
+            if not served or not globs_match(tuple(match.patterns), served):
                 return False
         # A launch with words that could not be resolved may set the arg: say nothing.
         return fact.resolved and match.name not in fact.args
@@ -201,10 +203,23 @@ def fact_matches(match: Match, fact: Fact) -> bool:
             return False  # a name a star import brings: the star import's own fact is the module's
         return fact.name == match.name or fact.name.startswith(match.name + ".")
     if isinstance(match, ModelMatch):
-        model = fact.name.lower()
-        return any(fnmatch.fnmatchcase(model, p.lower()) for p in match.patterns)
+        return globs_match(tuple(match.patterns), fact.name.lower())
     # env_var, metric, response_field, image: exact name, optional values
     return fact.answers_to(match.name) and _value_ok(match.values if isinstance(match, VALUED) else None, fact)
+
+
+def globs_match(patterns: tuple[str, ...], name: str) -> bool:
+    """Whether ``name`` matches one of the glob ``patterns`` (:func:`fnmatch.fnmatchcase` of
+    each pattern lowered, as a rule's model patterns are); the patterns are compiled into one
+    expression once per distinct tuple, so a fact costs one match, not one per pattern."""
+    return _globs(patterns)(name) is not None
+
+
+@lru_cache(maxsize=1024)
+def _globs(patterns: tuple[str, ...]) -> Callable[[str], re.Match[str] | None]:
+    if not patterns:
+        return lambda _name: None
+    return re.compile("|".join(f"(?:{fnmatch.translate(p.lower())})" for p in patterns)).match
 
 
 def host_satisfies(when: dict[str, str], host: dict[str, str]) -> bool:
@@ -356,13 +371,27 @@ def match_rules(
         if plugins and installed.everywhere & plugins:
             continue
         verdicts: dict[Version | None, tuple[Severity, bool] | None] = {}
-        by_model: dict[str, bool] = {}  # model rules: one pattern test per distinct model name
+        by_model: dict[tuple[str, str], bool] = {}  # model rules: one test per (origin, model)
         for fact_kind in _FACT_KINDS[rule.match.kind]:
             if rule.match.kind in _NAMED_KINDS:
                 candidates = by_name.get((fact_kind, _index_key(rule.match.kind, rule.match.name)), [])
             else:
                 candidates = by_kind.get(fact_kind, [])
+            model_rule = isinstance(rule.match, ModelMatch)
+            unless = rule.match.unless_args if isinstance(rule.match, ModelMatch) else None
+            wanted = {f"{k}={v}" for k, v in unless.items()} if unless else None
+            model_test = _globs(tuple(rule.match.patterns)) if isinstance(rule.match, ModelMatch) else None
+            origins = rule.match.origins
             for fact in candidates:
+                if model_test is not None:  # the cheap test first: most served models match no pattern
+                    # what fact_matches reads of a model fact of the rule's kinds: origin and name
+                    seen = (fact.origin, fact.name)
+                    ok = by_model.get(seen)
+                    if ok is None:
+                        ok = (origins is None or fact.origin in origins) and model_test(fact.name.lower()) is not None
+                        by_model[seen] = ok
+                    if not ok:
+                        continue
                 if plugins and installed.near(fact.location.path) & plugins:
                     continue  # the plugin is asked for where this file's deployment is
                 assumed = assume(fact)
@@ -373,15 +402,9 @@ def match_rules(
                     applied = verdicts[start] = judged(pack, rule, Window(start, versions.target))
                 if applied is None:
                     continue
-                if rule.match.kind == MatchKind.MODEL:
-                    ok = by_model.get(fact.name)
-                    if ok is None:
-                        ok = by_model[fact.name] = fact_matches(rule.match, fact)
-                    unless = rule.match.unless_args if isinstance(rule.match, ModelMatch) else None
-                    if unless and fact.args >= {f"{k}={v}" for k, v in unless.items()}:
+                if model_rule:
+                    if wanted and fact.args >= wanted:
                         continue  # e.g. served by the Transformers backend
-                    if not ok:
-                        continue
                 elif not fact_matches(rule.match, fact):
                     continue
                 severity, deprecated_only = applied
