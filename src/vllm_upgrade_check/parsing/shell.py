@@ -81,7 +81,7 @@ class _Walker:
         spans = [self.span(n) for n in words]
         out: list[Token] = []
         for i, node in enumerate(words):
-            tokens = self.expand(node)
+            tokens = self.expand(node, span=spans[i])
             if len(tokens) == 1 and tokens[0].extent == spans[i]:
                 linked_before = i > 0 and not gaps[i]
                 linked_after = i + 1 < len(spans) and not gaps[i + 1]
@@ -189,20 +189,21 @@ class _Walker:
         return link(out) if exact and resolved else out
 
     # -- expansion -----------------------------------------------------------------
-    def expand(self, node: tree_sitter.Node, split: bool = True) -> list[Token]:
-        """Expand one argument node into argv tokens."""
-        line, col = self.pos(node)
-        written = self.text(node)
+    def expand(self, node: tree_sitter.Node, split: bool = True, span: Span | None = None) -> list[Token]:
+        """Expand one argument node into argv tokens; ``span``: where ``node`` is, when the
+        caller has it already (:meth:`span` of ``node``)."""
         kind = node.type
         if kind in ("simple_expansion", "expansion") and split:
             return self.expand_variable(node, quoted=False)
         if kind == "string":
-            parts = [c for c in node.named_children if c.type != "string_content" or True]
-            expansions = [c for c in parts if c.type in ("simple_expansion", "expansion")]
-            if len(expansions) == 1 and self._is_array_all(expansions[0]) and len(node.named_children) == 1:
+            named = node.named_children
+            expansions = [c for c in named if c.type in ("simple_expansion", "expansion")]
+            if len(expansions) == 1 and len(named) == 1 and self._is_array_all(expansions[0]):
                 return self.expand_variable(expansions[0], quoted=True)
+        if span is None:
+            span = self.span(node)
         text, resolved = self.flatten(node)
-        return [Token(text, line, col, resolved, written, span=self.span(node))]
+        return [Token(text, span.line, span.column, resolved, self.text(node), span=span)]
 
     def _is_array_all(self, node: tree_sitter.Node) -> bool:
         sub = next((c for c in node.named_children if c.type == "subscript"), None)
