@@ -40,6 +40,14 @@ def _parser() -> tree_sitter.Parser:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
+_QUOTING = re.compile(r"[\"'\\]")
+"""What makes :func:`shlex.split` more than a split at blanks: quotes and backslashes."""
+
+_BLANK_SPLIT = re.compile(r"[^ \t\r\n]+")
+"""The words :func:`shlex.split` (POSIX, no comments) finds in text without quotes or
+backslashes: runs of anything but its whitespace (space, tab, CR, LF)."""
+
+
 class _Walker:
     def __init__(self, src: bytes, locate: Locator, variables: MutableMapping[str, list[Token]]) -> None:
         self.src = src
@@ -167,10 +175,13 @@ class _Walker:
         found as written inside the value gets its span (and its neighbours within the value)."""
         line, col = self.pos(node)
         resolved = all(t.resolved for t in tokens)
-        try:
-            words = shlex.split(value, comments=False, posix=True)
-        except ValueError:
-            words = value.split()
+        if not _QUOTING.search(value):  # no quotes, no escapes: shlex splits at its blanks only
+            words = _BLANK_SPLIT.findall(value)
+        else:
+            try:
+                words = shlex.split(value, comments=False, posix=True)
+            except ValueError:
+                words = value.split()
         out: list[Token] = []
         cursor = 0
         raw = self.text(node)
