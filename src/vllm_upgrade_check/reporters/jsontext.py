@@ -7,7 +7,7 @@ parts to a list, strings escaped by the C escaper :mod:`json` itself uses."""
 from __future__ import annotations
 
 import json
-from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 
