@@ -39,7 +39,7 @@ VALUES = [
     Color.RED,
     Level.HIGH,
     {"a": {}, "b": [], "c": [{}], "d": [[], [[]]], "e": {"f": {"g": [1, "x", None]}}},
-    {1: "int", 2.5: "float", True: "t", None: "n", "s": "str", Level.HIGH: "enum"},
+    {7: "int", 2.5: "float", True: "t", None: "n", "s": "str", Level.HIGH: "enum"},
     {False: 0, "k": (1, (2, 3), [])},
     [{"rule": "VUC001", "locations": [{"line": 1, "column": 2}], "fix": None}] * 3,
 ]
