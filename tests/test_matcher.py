@@ -172,3 +172,42 @@ def test_unless_args_is_checked(match: dict, error: str) -> None:
 
     with pytest.raises(RulePackError, match=error):
         load_pack_text(yaml.safe_dump({"release": "0.29.0", "rules": [rule("T-001", match)]}), "t.yaml")
+
+
+@pytest.mark.parametrize(
+    ("patterns", "models"),
+    [
+        (["snowflake/*"], ["Snowflake/arctic", "snowflake/", "other/snowflake/x", "Snowflake"]),
+        (["*jamba*", "*qwen3.5*"], ["ai21labs/AI21-Jamba-1.5-Mini", "Qwen/Qwen3.5-7B", "Qwen/Qwen3-5B", "jamb"]),
+        (["org/m?del", "[ab]*/x"], ["org/model", "org/mdel", "a1/x", "c1/x", "B/X", "org/m\ndel"]),
+        (["*(x|y)*", "a.b"], ["(x|y)", "x", "a.b", "axb"]),
+    ],
+)
+def test_a_model_rule_matches_as_fnmatch_of_each_lowered_pattern(patterns: list[str], models: list[str]) -> None:
+    import fnmatch
+
+    removed = pack("0.29.0", rule("T-001", {"kind": "model", "name": "m", "patterns": patterns}))
+    facts = [Fact(FactKind.MODEL, name, Location("a.sh", i + 1), origin="cli") for i, name in enumerate(models)]
+    # the same model twice, on other lines: each fact gets its own finding
+    facts += [Fact(FactKind.MODEL, name, Location("b.sh", i + 1), origin="cli") for i, name in enumerate(models)]
+    hits = run([removed], facts, "0.29.0", "0.28.0")
+    expected = [
+        (path, i + 1)
+        for path in ("a.sh", "b.sh")
+        for i, name in enumerate(models)
+        if any(fnmatch.fnmatchcase(name.lower(), p.lower()) for p in patterns)
+    ]
+    assert expected  # each case matches some model and not others
+    assert len(expected) < 2 * len(models)
+    assert [(h.fact.location.path, h.fact.location.line) for h in hits] == expected
+
+
+def test_a_model_rule_with_origins_tells_two_facts_of_one_model_apart() -> None:
+    removed = pack("0.29.0", rule("T-001", {"kind": "model", "name": "m", "patterns": ["org/*"], "origins": ["python"]}))
+    facts = [
+        Fact(FactKind.MODEL, "org/m", Location("a.sh", 1), origin="cli"),
+        Fact(FactKind.MODEL, "org/m", Location("b.py", 1), origin="python"),
+        Fact(FactKind.MODEL, "org/m", Location("c.sh", 1), origin="cli"),
+    ]
+    hits = run([removed], facts, "0.29.0", "0.28.0")
+    assert [h.fact.location.path for h in hits] == ["b.py"]

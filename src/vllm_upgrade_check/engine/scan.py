@@ -38,6 +38,7 @@ from vllm_upgrade_check.model.findings import Finding, ReleaseInfo, Replacement,
 from vllm_upgrade_check.model.options import ScanOptions
 from vllm_upgrade_check.model.pack import Applicability, DependencyMatch, FixAction, MatchKind, Pack, Rule
 from vllm_upgrade_check.parsing.textfiles import read_text
+from vllm_upgrade_check.sources.collector import paused_collector
 from vllm_upgrade_check.sources.discovery import OutsideRoots, resolve_in_roots
 from vllm_upgrade_check.sources.dispatch import pinned_version
 from vllm_upgrade_check.sources.includes import IncludeGraph
@@ -284,98 +285,99 @@ def _run_scan(
                 authored = [rule for _pack, rule in rules]
                 rules.extend((pack, rule) for rule in derived_rules(pack, authored=authored))
                 break
-    default = detect_from(facts, request.environment)
-    if option is not None:
-        default = Assumption(option, VersionBasis.OPTION, "--from")
-    known_ids = {r.id for _p, r in rules} | {UNKNOWN_FLAG_ID, ABBREVIATED_FLAG_ID, CUT_LAUNCH_ID, REQUIRES_DIST_ID, *SURFACE_IDS, *ADVISORY_IDS}
-    check_prefixes(options.filters.select, options.filters.ignore_rules, known_ids)
-    check_ignores(options.filters.ignores, known_ids)
-    if facts:
-        known = known_args()
-        context = VersionContext(
-            target,
-            option,
-            default,
-            required_by(target),
-            known.gone_by(target),
-            known.env_gone_by(target),
-            gone_subjects(rules, target),
+    with paused_collector():  # what matching builds is kept: collections there free nothing
+        default = detect_from(facts, request.environment)
+        if option is not None:
+            default = Assumption(option, VersionBasis.OPTION, "--from")
+        known_ids = {r.id for _p, r in rules} | {UNKNOWN_FLAG_ID, ABBREVIATED_FLAG_ID, CUT_LAUNCH_ID, REQUIRES_DIST_ID, *SURFACE_IDS, *ADVISORY_IDS}
+        check_prefixes(options.filters.select, options.filters.ignore_rules, known_ids)
+        check_ignores(options.filters.ignores, known_ids)
+        if facts:
+            known = known_args()
+            context = VersionContext(
+                target,
+                option,
+                default,
+                required_by(target),
+                known.gone_by(target),
+                known.env_gone_by(target),
+                gone_subjects(rules, target),
+            )
+        else:  # nothing to match: the target's surface and parser data are not loaded
+            context = VersionContext(target, option, default)
+        findings = with_target_severity(match_rules(without_stale_pins(rules, target), facts, context), facts, target)
+        arg_kinds = (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG)
+        # The flags a loaded pack speaks of, as matched or as its replacement (an organisation
+        # pack's own flags are known to it).
+        rule_names = frozenset(r.match.name for _p, r in rules if r.match.kind in arg_kinds) | frozenset(
+            r.fix.replacement.lstrip("-").replace("-", "_")
+            for _p, r in rules
+            if r.match.kind in arg_kinds and r.fix.action == FixAction.RENAME and r.fix.replacement
         )
-    else:  # nothing to match: the target's surface and parser data are not loaded
-        context = VersionContext(target, option, default)
-    findings = with_target_severity(match_rules(without_stale_pins(rules, target), facts, context), facts, target)
-    arg_kinds = (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG)
-    # The flags a loaded pack speaks of, as matched or as its replacement (an organisation
-    # pack's own flags are known to it).
-    rule_names = frozenset(r.match.name for _p, r in rules if r.match.kind in arg_kinds) | frozenset(
-        r.fix.replacement.lstrip("-").replace("-", "_")
-        for _p, r in rules
-        if r.match.kind in arg_kinds and r.fix.action == FixAction.RENAME and r.fix.replacement
-    )
-    findings += requires_dist_findings(facts, context, findings)
-    findings += surface_findings(facts, context, findings)
-    findings += advisory_findings(facts, context, findings)
-    findings += cut_launch_findings(facts, context)
-    findings = one_per_change(
-        distinct(sorted(findings + unknown_flag_findings(facts, context, rule_names=rule_names), key=sort_key))
-    )
-    if facts_out is not None:
-        facts_out.extend(facts)
-    scanned = {f.location.path for f in facts if f.location.path is not None}
-    findings, filter_notes = apply_filters(
-        findings,
-        options.filters,
-        request.paths,
-        known_ids=known_ids,
-        scanned=scanned,
-        lines_of=lines_of,
-        blocks_of=blocks_of,
-    )
-    start = default.version
-    crossed = tuple(str(r) for r in registry.releases if (start is None or r > start) and r <= target)
-    notes = []
-    pins = sorted({str(v) for f in facts if (v := pinned_version(f)) is not None}, key=Version)
-    if len(pins) > 1:
-        notes.append(
-            f"several vLLM versions in the scanned files: {', '.join(pins)}; each file is checked from its own"
+        findings += requires_dist_findings(facts, context, findings)
+        findings += surface_findings(facts, context, findings)
+        findings += advisory_findings(facts, context, findings)
+        findings += cut_launch_findings(facts, context)
+        findings = one_per_change(
+            distinct(sorted(findings + unknown_flag_findings(facts, context, rule_names=rule_names), key=sort_key))
         )
-    notes.extend(unresolved_notes(facts))
-    notes.extend(vendor_notes(facts))
-    if default.version is not None and default.version >= target:
-        notes.append(
-            f"the version in use ({default.version}, {default.source}) is not older than the target {target}: "
-            f"no release is crossed; what vLLM {target} no longer accepts is still checked"
+        if facts_out is not None:
+            facts_out.extend(facts)
+        scanned = {f.location.path for f in facts if f.location.path is not None}
+        findings, filter_notes = apply_filters(
+            findings,
+            options.filters,
+            request.paths,
+            known_ids=known_ids,
+            scanned=scanned,
+            lines_of=lines_of,
+            blocks_of=blocks_of,
         )
-    notes.extend(includes.notes())
-    if includes.chains:
-        findings = [
-            replace(f, included_by=includes.chains[f.location.path]) if f.location.path in includes.chains else f
-            for f in findings
-        ]
-    if with_edits:
-        findings = with_fix_edits(findings, request.paths, target)
-    reported = [f.location.path for f in findings if f.location.path is not None]
-    reported += [s.path for s in skipped] + list(lines_of)
-    report = Report(
-        to_version=str(target),
-        from_version=str(default.version) if default.version else None,
-        from_basis=default.basis,
-        from_source=default.source,
-        releases=crossed,
-        findings=tuple(findings),
-        skipped=tuple(skipped),
-        files_scanned=count,
-        roots=tuple(str(p) for p in request.paths),
-        notes=tuple(notes + filter_notes),
-        release_info=release_info(registry, crossed),
-        gate=options.gate,
-        base=path_base(request.paths, reported),
-        scanned=tuple(lines_of),
-        rules=tuple((pack.release, rule) for pack, rule in rules),
-    )
-    if cached is not None:
-        cached.save(report, pack_rules)
-    return report
+        start = default.version
+        crossed = tuple(str(r) for r in registry.releases if (start is None or r > start) and r <= target)
+        notes = []
+        pins = sorted({str(v) for f in facts if (v := pinned_version(f)) is not None}, key=Version)
+        if len(pins) > 1:
+            notes.append(
+                f"several vLLM versions in the scanned files: {', '.join(pins)}; each file is checked from its own"
+            )
+        notes.extend(unresolved_notes(facts))
+        notes.extend(vendor_notes(facts))
+        if default.version is not None and default.version >= target:
+            notes.append(
+                f"the version in use ({default.version}, {default.source}) is not older than the target {target}: "
+                f"no release is crossed; what vLLM {target} no longer accepts is still checked"
+            )
+        notes.extend(includes.notes())
+        if includes.chains:
+            findings = [
+                replace(f, included_by=includes.chains[f.location.path]) if f.location.path in includes.chains else f
+                for f in findings
+            ]
+        if with_edits:
+            findings = with_fix_edits(findings, request.paths, target)
+        reported = [f.location.path for f in findings if f.location.path is not None]
+        reported += [s.path for s in skipped] + list(lines_of)
+        report = Report(
+            to_version=str(target),
+            from_version=str(default.version) if default.version else None,
+            from_basis=default.basis,
+            from_source=default.source,
+            releases=crossed,
+            findings=tuple(findings),
+            skipped=tuple(skipped),
+            files_scanned=count,
+            roots=tuple(str(p) for p in request.paths),
+            notes=tuple(notes + filter_notes),
+            release_info=release_info(registry, crossed),
+            gate=options.gate,
+            base=path_base(request.paths, reported),
+            scanned=tuple(lines_of),
+            rules=tuple((pack.release, rule) for pack, rule in rules),
+        )
+        if cached is not None:
+            cached.save(report, pack_rules)
+        return report
 
 
 def response_vocabulary(rules: Sequence[tuple[object, Rule]]) -> frozenset[str]:

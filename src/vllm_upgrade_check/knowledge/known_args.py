@@ -86,6 +86,16 @@ class KnownArgs:
         when no release defines the flag or no parser says; ``(arity, False)`` when the
         releases disagree and ``version`` does not settle it.
         """
+        key = ("arity", flag, version)  # asked once per flag written: kept per (flag, release)
+        cached = self._memo.get(key)
+        if cached is not None:
+            return cached  # type: ignore[return-value]
+        answer = self._arity(flag, version)
+        if len(self._memo) < MEMO_ENTRIES:
+            self._memo[key] = answer
+        return answer
+
+    def _arity(self, flag: str, version: Version | None) -> tuple[str | None, bool]:
         runs = self.takes.get(_dashed(flag))
         if not runs:
             return None, False
@@ -203,7 +213,7 @@ def _same_lead(wanted: str, known: str) -> bool:
 
 
 MEMO_ENTRIES = 65_536
-"""Most suggestions :meth:`KnownArgs.closest` keeps (each distinct flag asked about once)."""
+"""Most answers :meth:`KnownArgs.closest`, :meth:`~KnownArgs.expansions` and :meth:`~KnownArgs.arity` keep together (each distinct flag asked about once)."""
 
 
 @lru_cache(maxsize=256)

@@ -9,7 +9,6 @@ For a fact assumed to run vLLM F and a target T, a rule of the pack of release R
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -18,6 +17,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from vllm_upgrade_check.knowledge.versions import Window
+from vllm_upgrade_check.matching.textmatch import compiled_globs, globs_match, specifiers_conflict
 from vllm_upgrade_check.model.facts import Fact, FactKind
 from vllm_upgrade_check.model.findings import Finding, VersionBasis
 from vllm_upgrade_check.model.pack import (
@@ -115,51 +115,6 @@ class VersionContext:
         return self.default
 
 
-def _candidate_versions(*specs: SpecifierSet) -> set[Version]:
-    """The versions named in ``specs`` and those just above each (one more at each place of
-    its release: ``5.5.0`` gives ``5.5.1``, ``5.6.0``, ``6.0.0``), so that a set whose
-    bounds only exclude a named version (``!=5.5.0`` against ``~=5.5.0``) still shows an
-    overlap."""
-    out: set[Version] = set()
-    for spec in specs:
-        for clause in spec:
-            text = clause.version.removesuffix(".*")
-            try:
-                version = Version(text)
-            except InvalidVersion:
-                continue
-            out.add(version)
-            release = (*version.release, 0, 0)[: max(len(version.release), 3)]
-            for place in range(len(release)):
-                bumped = (*release[:place], release[place] + 1, *([0] * (len(release) - place - 1)))
-                out.add(Version(".".join(str(p) for p in bumped)))
-    return out
-
-
-def specifiers_conflict(user: str, required: str) -> bool:
-    """``True`` when no version can satisfy both specifier sets.
-
-    Decided by probing the versions named in either set (a practical test that is exact for
-    the pins and ranges used in requirements files: ``==``, ``~=``, ``>=``/``<``, ``!=``,
-    wildcards). An unparsable or empty user specifier never conflicts.
-
-    Args:
-        user: the specifier as written by the user, e.g. ``"==2.12.0"`` or ``">=2.10,<2.13"``.
-        required: the specifier the target release requires, e.g. ``"==2.13.0"``.
-    """
-    try:
-        mine = SpecifierSet(user)
-        theirs = SpecifierSet(required)
-    except InvalidSpecifier:
-        return False
-    if not str(mine) or not str(theirs):
-        return False
-    candidates = _candidate_versions(mine, theirs)
-    return not any(
-        mine.contains(v, prereleases=True) and theirs.contains(v, prereleases=True) for v in candidates
-    )
-
-
 _CLI_WORDS = frozenset({"env-wrapper", "flag-table"})
 """Origins of ``arg`` facts that stand for words on a command line: an env var a wrapper
 puts there (``ENGINE_PASSTHROUGH=--swap-space 4``, ``SWAP_SPACE=4``), a wrapper's table
@@ -189,7 +144,7 @@ def fact_matches(match: Match, fact: Fact) -> bool:
     if isinstance(match, AbsentArgMatch):
         if match.patterns is not None:
             served = (fact.model or "").lower()
-            if not served or not any(fnmatch.fnmatchcase(served, p.lower()) for p in match.patterns):
+            if not served or not globs_match(tuple(match.patterns), served):
                 return False
         # A launch with words that could not be resolved may set the arg: say nothing.
         return fact.resolved and match.name not in fact.args
@@ -214,8 +169,7 @@ def fact_matches(match: Match, fact: Fact) -> bool:
             return False  # a name a star import brings: the star import's own fact is the module's
         return fact.name == match.name or fact.name.startswith(match.name + ".")
     if isinstance(match, ModelMatch):
-        model = fact.name.lower()
-        return any(fnmatch.fnmatchcase(model, p.lower()) for p in match.patterns)
+        return globs_match(tuple(match.patterns), fact.name.lower())
     # env_var, metric, response_field, image: exact name, optional values
     return fact.answers_to(match.name) and _value_ok(match.values if isinstance(match, VALUED) else None, fact)
 
@@ -360,6 +314,14 @@ def match_rules(
             return rule.severity, False  # removed before the version in use: still rejected
         return applied
 
+    # One test of every model rule's globs at once per model fact: the facts no model rule's
+    # patterns match (most) are no model rule's candidates, instead of each rule's.
+    model_globs = sorted({p for _pack, r in rule_list if isinstance(r.match, ModelMatch) for p in r.match.patterns})
+    any_model = compiled_globs(tuple(model_globs))
+    model_facts = {
+        kind: [f for f in by_kind.get(kind, ()) if any_model(f.name.lower()) is not None]
+        for kind in _FACT_KINDS[MatchKind.MODEL]
+    }
     for pack, rule in rule_list:
         if not any(judged(pack, rule, Window(start, versions.target)) for start in starts):
             continue
@@ -369,13 +331,29 @@ def match_rules(
         if plugins and installed.everywhere & plugins:
             continue
         verdicts: dict[Version | None, tuple[Severity, bool] | None] = {}
-        by_model: dict[str, bool] = {}  # model rules: one pattern test per distinct model name
+        by_model: dict[tuple[str, str], bool] = {}  # model rules: one test per (origin, model)
         for fact_kind in _FACT_KINDS[rule.match.kind]:
             if rule.match.kind in _NAMED_KINDS:
                 candidates = by_name.get((fact_kind, _index_key(rule.match.kind, rule.match.name)), [])
+            elif rule.match.kind == MatchKind.MODEL:
+                candidates = model_facts.get(fact_kind, [])
             else:
                 candidates = by_kind.get(fact_kind, [])
+            model_rule = isinstance(rule.match, ModelMatch)
+            unless = rule.match.unless_args if isinstance(rule.match, ModelMatch) else None
+            wanted = {f"{k}={v}" for k, v in unless.items()} if unless else None
+            model_test = compiled_globs(tuple(rule.match.patterns)) if isinstance(rule.match, ModelMatch) else None
+            origins = rule.match.origins
             for fact in candidates:
+                if model_test is not None:  # the cheap test first: most served models match no pattern
+                    # what fact_matches reads of a model fact of the rule's kinds: origin and name
+                    seen = (fact.origin, fact.name)
+                    ok = by_model.get(seen)
+                    if ok is None:
+                        ok = (origins is None or fact.origin in origins) and model_test(fact.name.lower()) is not None
+                        by_model[seen] = ok
+                    if not ok:
+                        continue
                 if plugins and installed.near(fact.location.path) & plugins:
                     continue  # the plugin is asked for where this file's deployment is
                 assumed = assume(fact)
@@ -386,15 +364,9 @@ def match_rules(
                     applied = verdicts[start] = judged(pack, rule, Window(start, versions.target))
                 if applied is None:
                     continue
-                if rule.match.kind == MatchKind.MODEL:
-                    ok = by_model.get(fact.name)
-                    if ok is None:
-                        ok = by_model[fact.name] = fact_matches(rule.match, fact)
-                    unless = rule.match.unless_args if isinstance(rule.match, ModelMatch) else None
-                    if unless and fact.args >= {f"{k}={v}" for k, v in unless.items()}:
+                if model_rule:
+                    if wanted and fact.args >= wanted:
                         continue  # e.g. served by the Transformers backend
-                    if not ok:
-                        continue
                 elif not fact_matches(rule.match, fact):
                     continue
                 severity, deprecated_only = applied

@@ -153,14 +153,15 @@ def requires_dist_findings(facts: Iterable[Fact], versions: VersionContext, repo
     python = _python_in_use(facts)
     supported = supported_pythons(target)
     out = []
+    by_name: dict[str, list[ReleaseRequirement]] = {}  # the target's lines of each distribution, in order
+    for r in release_requirements(target) or ():
+        by_name.setdefault(r.name, []).append(r)
     for fact in facts:
         if fact.kind != FactKind.REQUIREMENT or fact.origin != "file" or fact.name == "vllm" or id(fact) in covered:
             continue
         asked = extras.get(fact.location.path, frozenset())
         candidates = [
-            r
-            for r in release_requirements(target) or ()
-            if r.name == fact.name and (not r.extra or canonicalize_name(r.extra) in asked)
+            r for r in by_name.get(fact.name, ()) if not r.extra or canonicalize_name(r.extra) in asked
         ]
         lines: list[tuple[ReleaseRequirement, list[str]]] = []
         for r in candidates:

@@ -18,6 +18,12 @@ from vllm_upgrade_check.parsing.shell_script import ShellScript
 from vllm_upgrade_check.parsing.shell_text import Locator, blanks_end, unescape_double, unescape_word
 from vllm_upgrade_check.parsing.words import Token, link, relinked
 
+_QUOTING = re.compile(r"[\"'\\]")
+"""What makes :func:`shlex.split` more than a split at blanks: quotes and backslashes."""
+
+_BLANK_SPLIT = re.compile(r"[^ \t\r\n]+")
+"""The words :func:`shlex.split` (POSIX, no comments) finds in text without quotes or
+backslashes: runs of anything but its whitespace (space, tab, CR, LF)."""
 
 class WordWalker:
     """Expands word nodes of one parsed text (``src``) with the variables known so far.
@@ -72,7 +78,7 @@ class WordWalker:
         spans = [self.span(n) for n in words]
         out: list[Token] = []
         for i, node in enumerate(words):
-            tokens = self.expand(node)
+            tokens = self.expand(node, span=spans[i])
             if len(tokens) == 1 and tokens[0].extent == spans[i]:
                 linked_before = i > 0 and not gaps[i]
                 linked_after = i + 1 < len(spans) and not gaps[i + 1]
@@ -123,10 +129,13 @@ class WordWalker:
         found as written inside the value gets its span (and its neighbours within the value)."""
         line, col = self.pos(node)
         resolved = all(t.resolved for t in tokens)
-        try:
-            words = shlex.split(value, comments=False, posix=True)
-        except ValueError:
-            words = value.split()
+        if not _QUOTING.search(value):  # no quotes, no escapes: shlex splits at its blanks only
+            words = _BLANK_SPLIT.findall(value)
+        else:
+            try:
+                words = shlex.split(value, comments=False, posix=True)
+            except ValueError:
+                words = value.split()
         out: list[Token] = []
         cursor = 0
         raw = self.text(node)
@@ -145,10 +154,9 @@ class WordWalker:
         return link(out) if exact and resolved else out
 
     # -- expansion -----------------------------------------------------------------
-    def expand(self, node: tree_sitter.Node, split: bool = True) -> list[Token]:
-        """Expand one argument node into argv tokens."""
-        line, col = self.pos(node)
-        written = self.text(node)
+    def expand(self, node: tree_sitter.Node, split: bool = True, span: Span | None = None) -> list[Token]:
+        """Expand one argument node into argv tokens; ``span``: where ``node`` is, when the
+        caller has it already (:meth:`span` of ``node``)."""
         kind = node.type
         if kind in ("simple_expansion", "expansion") and split:
             return self.expand_variable(node, quoted=False)
@@ -160,8 +168,10 @@ class WordWalker:
                 varies = name is not None and (name in self.alts or name in self.foreign)
                 if varies or self._is_array_all(expansions[0]):
                     return self.expand_variable(expansions[0], quoted=True)
+        if span is None:
+            span = self.span(node)
         text, resolved = self.flatten(node)
-        return [Token(text, line, col, resolved, written, span=self.span(node))]
+        return [Token(text, span.line, span.column, resolved, self.text(node), span=span)]
 
     def _is_array_all(self, node: tree_sitter.Node) -> bool:
         """``${A[@]}``, ``${A[*]}`` and ``$@`` (the positional parameters)."""

@@ -40,12 +40,12 @@ Fields are only ever added within a schema version; removing or changing one bum
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from vllm_upgrade_check import __version__
 from vllm_upgrade_check.model.findings import Finding, Report
 from vllm_upgrade_check.model.pack import Severity
+from vllm_upgrade_check.reporters.jsontext import dumps_indented
 
 SCHEMA_VERSION = 1
 
@@ -132,4 +132,4 @@ def report_dict(report: Report) -> dict[str, Any]:
 
 def render(report: Report) -> str:
     """Render ``report`` as indented JSON text (ends with a newline)."""
-    return json.dumps(report_dict(report), indent=2) + "\n"
+    return dumps_indented(report_dict(report)) + "\n"

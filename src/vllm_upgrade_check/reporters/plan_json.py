@@ -39,13 +39,13 @@ Fields are only ever added within a schema version; removing or changing one bum
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from vllm_upgrade_check import __version__
 from vllm_upgrade_check.model.pack import Severity
 from vllm_upgrade_check.model.plan import Blocker, Plan, ReleaseCheck
 from vllm_upgrade_check.reporters.json_report import finding_dict
+from vllm_upgrade_check.reporters.jsontext import dumps_indented
 
 SCHEMA_VERSION = 1
 
@@ -119,7 +119,7 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
 
 def render_plan_json(plan: Plan) -> str:
     """Render ``plan`` as indented JSON text (ends with a newline)."""
-    return json.dumps(plan_dict(plan), indent=2) + "\n"
+    return dumps_indented(plan_dict(plan)) + "\n"
 
 
 def _blocker(blocker: Blocker) -> dict[str, Any]:

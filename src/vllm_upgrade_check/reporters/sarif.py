@@ -20,7 +20,6 @@ configures vLLM could not be read and the gate fails closed) and one
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from vllm_upgrade_check import __version__
@@ -28,6 +27,7 @@ from vllm_upgrade_check.model.facts import Skipped
 from vllm_upgrade_check.model.findings import Finding, Report
 from vllm_upgrade_check.model.pack import Severity
 from vllm_upgrade_check.reporters._common import subject, uri_path
+from vllm_upgrade_check.reporters.jsontext import dumps_indented
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {Severity.BLOCKER: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -227,4 +227,4 @@ def sarif_log(report: Report) -> dict[str, Any]:
 
 def render(report: Report) -> str:
     """Render ``report`` as SARIF 2.1.0 JSON text (ends with a newline)."""
-    return json.dumps(sarif_log(report), indent=2) + "\n"
+    return dumps_indented(sarif_log(report)) + "\n"

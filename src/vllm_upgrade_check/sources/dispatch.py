@@ -30,6 +30,7 @@ from vllm_upgrade_check.knowledge.versions import version_from_tag
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
 from vllm_upgrade_check.model.options import ScanRequest
 from vllm_upgrade_check.sources.cache import FileResult, ScanCache, content_digest
+from vllm_upgrade_check.sources.collector import paused_collector
 from vllm_upgrade_check.sources.discovery import read_source
 from vllm_upgrade_check.sources.inline import below_comments, suppression_lines
 from vllm_upgrade_check.sources.scanners.base import (
@@ -102,16 +103,17 @@ def scan_source(source: SourceFile, takers: Sequence[Scanner]) -> FileResult:
         return result
     rel = source.relpath
     result.lines = suppression_lines(source.text)
-    with _recursion_budget():
-        _run_scanners(source, takers, result)
-        if result.lines and any(getattr(s, "reads_yaml", False) for s in takers):
-            result.blocks = _suppression_blocks(source.text, result.lines)
-    result.hint = file_hint(result.facts, rel)
-    if result.hint is not None:
-        result.facts = hinted(result.facts, result.hint)
-        result.conditionals = [
-            Conditional(c.key, tuple(hinted(list(c.facts), result.hint)), c.refers) for c in result.conditionals
-        ]
+    with paused_collector():
+        with _recursion_budget():
+            _run_scanners(source, takers, result)
+            if result.lines and any(getattr(s, "reads_yaml", False) for s in takers):
+                result.blocks = _suppression_blocks(source.text, result.lines)
+        result.hint = file_hint(result.facts, rel)
+        if result.hint is not None:
+            result.facts = hinted(result.facts, result.hint)
+            result.conditionals = [
+                Conditional(c.key, tuple(hinted(list(c.facts), result.hint)), c.refers) for c in result.conditionals
+            ]
     return result
 
 

@@ -264,12 +264,18 @@ def _linked_facts(
     bases: dict[str, Fact] = {}
     templates = {key for result in results for key in result.templates}  # no launch by themselves
     for result in results:
+        first_launch: dict[str | None, Fact] | None = None  # group -> its first launch fact, made once
         for key in result.references:
             if referenced.get(key) is None:
                 referenced[key] = result.hint
             group = result.launches.get(key)
             if group and key not in bases:
-                base = next((f for f in result.facts if f.kind == FactKind.LAUNCH and f.group == group), None)
+                if first_launch is None:
+                    first_launch = {}
+                    for fact in result.facts:
+                        if fact.kind == FactKind.LAUNCH:
+                            first_launch.setdefault(fact.group, fact)
+                base = first_launch.get(group)
                 if base is not None:
                     bases[key] = base
     base_key: dict[str, str] = {}  # a key whose base came through another: the key it came from

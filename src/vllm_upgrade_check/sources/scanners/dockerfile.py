@@ -178,9 +178,10 @@ class DockerfileScanner(Scanner):
                 continue
             if instruction in ("ARG", "ENV"):
                 # Their values are the variables later RUN and CMD lines expand.
-                scope.define(instruction, body, locate, before_from=stage < 0)
+                script = scope.define(instruction, body, locate, before_from=stage < 0)
                 if instruction == "ENV":
-                    yield from self._env(body, path, line, body_offset)
+                    # without `$` the values read the same whatever is in scope: parsed once
+                    yield from self._env(body, path, line, body_offset, None if "$" in body else script)
                 continue
             if instruction == "RUN":
                 variables = scope.build()
@@ -202,13 +203,13 @@ class DockerfileScanner(Scanner):
                 run.set(instruction, None, launched=any(f.kind == FactKind.LAUNCH for f in facts))
         yield from run.launches(path, self.name)
 
-    def _env(self, body: str, path: str, line: int, offset: int) -> Iterator[Fact]:
+    def _env(self, body: str, path: str, line: int, offset: int, parsed: ShellScript | None = None) -> Iterator[Fact]:
         words = body.split()
         if len(words) >= 2 and "=" not in words[0]:  # legacy "ENV NAME value"
             column = offset + len(body) - len(body.lstrip())
             yield env_fact(words[0], " ".join(words[1:]), path, line, column, self.name)
             return
-        _facts, script = shell_facts(body, path, self.name, offset_locator(body, line, offset))
+        script = parsed if parsed is not None else parse_shell(body, offset_locator(body, line, offset))
         for assignment in script.assignments:
             yield env_fact(
                 assignment.name, assignment.value, path, assignment.line, assignment.column, self.name
@@ -255,19 +256,21 @@ class _Scope:
         a copy: a Dockerfile of many variables stays linear)."""
         return ChainMap({}, self.env, self.args)
 
-    def define(self, instruction: str, body: str, locate: Locator, before_from: bool) -> None:
-        """Record one ``ARG`` or ``ENV`` instruction (``body``: its text after the keyword)."""
+    def define(self, instruction: str, body: str, locate: Locator, before_from: bool) -> ShellScript:
+        """Record one ``ARG`` or ``ENV`` instruction (``body``: its text after the keyword);
+        returns its parse (its assignments, with the values in scope expanded)."""
         values = self.build()
         script = parse_shell(body, locate, values)
         named = {a.name for a in script.assignments}
         if instruction == "ENV":
             self.env.update({n: values[n] for n in named if n in values})
-            return
+            return script
         target = self.globals if before_from else self.args
         target.update({n: values[n] for n in named if n in values})
         for word in body.split():  # `ARG NAME`: the global default, if there is one
             if "=" not in word and not before_from and word in self.globals:
                 self.args[word] = self.globals[word]
+        return script
 
 
 class _Stage:

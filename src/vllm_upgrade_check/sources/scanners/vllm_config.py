@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import posixpath
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
 
 import yaml
 
@@ -71,6 +70,7 @@ def config_arg_fact(
     name: str | None = None,
     hint: tuple[str, str] | None = None,
     spans: Spans | None = None,
+    raw: str | None = None,
 ) -> Fact:
     """An ``arg`` fact (origin ``config``) for an engine-arg key of a config file.
 
@@ -83,12 +83,14 @@ def config_arg_fact(
         name: the engine arg, when it is not the key itself (a Helm chart key mapped to a flag).
         hint: ``(version, source)`` of the vLLM version the file runs, if known.
         spans: where a fix edits the key (:func:`entry_spans`).
+        raw: the fact's ``raw`` when it is not ``key`` (``compilation-config.level`` for the
+            sub-key ``level``).
     """
     return Fact(
         FactKind.ARG,
         name or key.replace("-", "_"),
         Location(path, line, column, line, column + len(key)),
-        raw=key,
+        raw=key if raw is None else raw,
         value=value,
         origin="config",
         aliases=entry_aliases,
@@ -140,7 +142,7 @@ def config_facts(text: str, doc: yaml.Node, path: str, scanner: str = "vllm-conf
                         sub_text = json.dumps(to_python(sub_value), default=str)
                     except (YamlProblem, TypeError, ValueError):
                         sub_text = None
-                sub_fact = config_arg_fact(
+                yield config_arg_fact(
                     sub,
                     sub_text,
                     path,
@@ -149,8 +151,8 @@ def config_facts(text: str, doc: yaml.Node, path: str, scanner: str = "vllm-conf
                     scanner,
                     name=f"{name}.{sub}",
                     spans=entry_spans(text, sub_key, sub_value, sub_cuts),
+                    raw=f"{key}.{sub}",
                 )
-                yield replace(sub_fact, raw=f"{key}.{sub}")
         elif value is not None:
             vp = pos(value_node)
             start, end = value_node.start_mark.index, value_node.end_mark.index
