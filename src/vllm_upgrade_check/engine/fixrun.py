@@ -344,7 +344,10 @@ class _Run:
         ]
         if not named:
             return False
-        return LINKED_VALUES if all(c.fact.scanner == "helm" for c in named) else True
+        if all(c.fact.scanner == "helm" for c in named):
+            return LINKED_VALUES
+        # a Dockerfile's words an entry-point script reads: the Dockerfile read as itself
+        return False if all(c.fact.scanner == "dockerfile" for c in named) else True
 
     # -- positions --------------------------------------------------------------------------
     def placed(self, unfixed: Unfixed) -> Unfixed:

@@ -17,7 +17,7 @@ def default_scanners(response_fields: frozenset[str] | None = None) -> list[Scan
     fields the Python scanner reports reads of, beyond its built-in ones."""
     from vllm_upgrade_check.sources.scanners.ciyaml import CiYamlScanner
     from vllm_upgrade_check.sources.scanners.conda import CondaEnvironmentScanner
-    from vllm_upgrade_check.sources.scanners.dockerfile import DockerfileScanner
+    from vllm_upgrade_check.sources.scanners.dockerfile_entry import LinkedDockerfileScanner
     from vllm_upgrade_check.sources.scanners.envfiles import SystemdScanner
     from vllm_upgrade_check.sources.scanners.freeze import FreezeSnapshotScanner
     from vllm_upgrade_check.sources.scanners.helm_links import (
@@ -37,7 +37,7 @@ def default_scanners(response_fields: frozenset[str] | None = None) -> list[Scan
 
     return [
         LinkedShellScanner(),
-        DockerfileScanner(),
+        LinkedDockerfileScanner(),
         ManifestScanner(),
         RequirementsScanner(),
         PythonSourceScanner(response_fields),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import posixpath
 import re
 from bisect import bisect_right
 from collections import ChainMap
@@ -23,7 +24,8 @@ from vllm_upgrade_check.model.facts import EXEC_LITERAL, Fact, FactKind, Skipped
 from vllm_upgrade_check.parsing.shell import Locator, ShellScript, Token, offset_locator, parse_shell
 from vllm_upgrade_check.parsing.words import link, unlink_at_comments
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, env_fact
-from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.base import FileReference, Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.dockerfile_copies import EntryScript, copied, entry_script
 from vllm_upgrade_check.sources.scanners.dockerfile_versions import (
     defaults,
     expand_from,
@@ -106,8 +108,17 @@ class DockerfileScanner(Scanner):
     def accepts_name(self, name: str) -> bool | None:
         return is_dockerfile(name)
 
-    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+    def scan(self, source: SourceFile) -> Iterator[Fact | Skipped | FileReference]:
+        yield from self.read(source, None)
+
+    def read(self, source: SourceFile, scripts: list[EntryScript] | None) -> Iterator[Fact | Skipped | FileReference]:
+        """The Dockerfile's facts; with ``scripts``, also the :class:`EntryScript` of each
+        stage whose ``ENTRYPOINT`` runs a script the Dockerfile copies from the build
+        context (a :class:`~.base.FileReference` names each such script, relative to the
+        Dockerfile's folder, so that the file is read again with them)."""
         path = source.relpath
+        copies: dict[str, str] = {}  # where a COPY/ADD puts a file of the build context -> that file
+        workdir = "/"
         try:
             parser = DockerfileParser(fileobj=io.BytesIO(source.text.encode("utf-8")))
             structure = parser.structure
@@ -136,6 +147,8 @@ class DockerfileScanner(Scanner):
             locate = offset_locator(body, line, body_offset)
             if instruction == "FROM":
                 yield from run.launches(path, self.name)
+                yield from run.entry_script(path, copies, scripts)
+                copies, workdir = {}, "/"
                 stage += 1
                 scope.args = {}
                 # FROM [--platform=...] image [AS name]: the image is the first word not a flag.
@@ -189,6 +202,12 @@ class DockerfileScanner(Scanner):
                 yield from with_pin_spans(text, body, facts, variables, vllm_lines)
                 yield from _partly_read(script, body, path, instruction)
                 continue
+            if instruction == "WORKDIR":
+                workdir = posixpath.join(workdir, item["value"].strip() or ".")
+                continue
+            if instruction in ("COPY", "ADD"):
+                copied(item["value"], workdir, copies)
+                continue
             if instruction not in ("CMD", "ENTRYPOINT"):
                 continue
             value = item["value"].strip()
@@ -202,6 +221,7 @@ class DockerfileScanner(Scanner):
                 yield from _partly_read(script, body, path, instruction)
                 run.set(instruction, None, launched=any(f.kind == FactKind.LAUNCH for f in facts))
         yield from run.launches(path, self.name)
+        yield from run.entry_script(path, copies, scripts)
 
     def _env(self, body: str, path: str, line: int, offset: int, parsed: ShellScript | None = None) -> Iterator[Fact]:
         words = body.split()
@@ -324,6 +344,20 @@ class _Stage:
                 image = replace(image, spans=replace(spans, note=spans.note or note))  # a digest's note stays
             yield image
         yield from facts
+
+    def entry_script(
+        self, path: str, copies: dict[str, str], scripts: list[EntryScript] | None
+    ) -> Iterator[FileReference]:
+        """The stage's :func:`~.dockerfile_copies.entry_script` when its exec-form
+        ``ENTRYPOINT`` runs no vLLM launch of its own: a reference to the script, and its
+        record into ``scripts``."""
+        if not self.own_entry or self.entry_shell or not self.entry or self.entry_launches:
+            return
+        found = entry_script(path, self.entry, self.cmd or [], copies, self.env, self.hint)
+        if found is not None:
+            yield FileReference(found.path, "dockerfile")
+            if scripts is not None:
+                scripts.append(found)
 
     def _run(self, path: str, scanner: str) -> Iterator[Fact]:
         if not (self.own_entry or self.own_cmd) or self.entry_shell:

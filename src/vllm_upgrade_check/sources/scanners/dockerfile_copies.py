@@ -1,0 +1,94 @@
+"""What a Dockerfile's ``COPY``/``ADD`` instructions put where, and the script an exec-form
+``ENTRYPOINT`` runs from there (:class:`EntryScript`): the container runs that script with
+the ``CMD`` words as its arguments, so a ``vllm serve ... "$@"`` in it launches with them
+(read by :class:`~.dockerfile_entry.LinkedDockerfileScanner`)."""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from vllm_upgrade_check.parsing.words import Token
+
+SHELLS = frozenset({"sh", "bash", "zsh", "ksh", "dash"})
+
+
+def _json_array(value: str) -> list[str] | None:
+    if not value.startswith("["):
+        return None
+    try:
+        found = json.loads(value)
+    except ValueError:
+        return None
+    return found if isinstance(found, list) and all(isinstance(w, str) for w in found) else None
+
+
+@dataclass(frozen=True)
+class EntryScript:
+    """A script an exec-form ``ENTRYPOINT`` runs (copied from the build context): the
+    container runs it with the ``ENTRYPOINT``'s further words and the ``CMD`` as its
+    arguments (``"$@"``), with the stage's ``ENV`` set.
+
+    Attributes:
+        path: the script's report path; entry: the ``ENTRYPOINT``'s first word (where the
+        launch it makes is placed); entry_words: all its words; args: its arguments, as written in the Dockerfile;
+        env: the stage's ``ENV`` values; hint: the vLLM version the stage's image runs.
+    """
+
+    path: str
+    entry: Token
+    entry_words: list[Token]
+    args: list[Token]
+    env: dict[str, list[Token]]
+    hint: tuple[str, str] | None
+
+
+def entry_script(
+    path: str,
+    entry: Sequence[Token],
+    cmd: Sequence[Token],
+    copies: dict[str, str],
+    env: dict[str, list[Token]],
+    hint: tuple[str, str] | None,
+) -> EntryScript | None:
+    """The script an exec-form ``ENTRYPOINT`` (``entry``, of Dockerfile ``path``) runs, when
+    it is a script (``/start.sh``, ``bash /start.sh``) that a ``COPY`` put there from the
+    build context, taken to be the Dockerfile's folder (``copies``: :func:`copied`); its
+    arguments are the entry point's further words and ``cmd``."""
+    words = list(entry)
+    at = 1 if len(words) >= 2 and words[0].text.rsplit("/", 1)[-1] in SHELLS and not words[1].text.startswith("-") else 0
+    if at >= len(words) or not words[at].text.startswith("/"):
+        return None
+    source = copies.get(posixpath.normpath(words[at].text))
+    if source is None:
+        return None
+    script = posixpath.normpath(posixpath.join(posixpath.dirname(path), source))
+    if script.startswith("../"):
+        return None
+    return EntryScript(script, words[0], words, [*words[at + 1 :], *cmd], dict(env), hint)
+
+
+def copied(value: str, workdir: str, copies: dict[str, str]) -> None:
+    """Record in ``copies`` where a ``COPY``/``ADD`` (its ``value``; relative destinations
+    under ``workdir``) puts each file of the build context it names: ``dest -> source``.
+    A copy from another stage or image (``--from``), a URL or a pattern is left out."""
+    words = _json_array(value.strip())
+    if words is None:
+        words = value.split()
+    if any(w.startswith("--from") for w in words):
+        return
+    words = [w for w in words if not w.startswith("--")]
+    if len(words) < 2:
+        return
+    *sources, dest = words
+    into_dir = dest.endswith("/") or len(sources) > 1
+    dest = posixpath.normpath(posixpath.join(workdir, dest))
+    for source in sources:
+        if "://" in source or any(c in source for c in "*?["):
+            continue
+        target = posixpath.join(dest, posixpath.basename(source)) if into_dir else dest
+        copies[posixpath.normpath(target)] = source
+
+

@@ -1,0 +1,76 @@
+"""A Dockerfile read with the script its ``ENTRYPOINT`` runs (:class:`LinkedDockerfileScanner`).
+
+``COPY start.sh /start.sh`` + ``ENTRYPOINT ["/start.sh"]`` + ``CMD ["--swap-space", "4"]``,
+with ``exec vllm serve "$MODEL" "$@"`` in ``start.sh``: the container launches vLLM with the
+``CMD`` words. The script is parsed (:func:`~vllm_upgrade_check.parsing.shell.parse_shell`)
+with those words as its positional parameters and the stage's ``ENV`` as its environment;
+each vLLM launch that takes some of them is a launch of the Dockerfile, placed at its
+``ENTRYPOINT``, whose flags are reported where the Dockerfile writes them (the script's own
+words are the script's: the shell scanner reports them there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from vllm_upgrade_check.model.facts import Fact, FactKind
+from vllm_upgrade_check.parsing.shell import parse_shell
+from vllm_upgrade_check.parsing.shell_flow import positional
+from vllm_upgrade_check.sources.scanners.arg_facts import token_location
+from vllm_upgrade_check.sources.scanners.base import SourceFile
+from vllm_upgrade_check.sources.scanners.dockerfile import DockerfileScanner
+from vllm_upgrade_check.sources.scanners.dockerfile_copies import EntryScript
+from vllm_upgrade_check.sources.scanners.images import replaced_server_note
+from vllm_upgrade_check.sources.scanners.shell import argv_facts
+from vllm_upgrade_check.sources.scanners.vllm_argv import find_launch
+
+
+class LinkedDockerfileScanner(DockerfileScanner):
+    """The Dockerfile scanner, reading a Dockerfile again with the scripts its exec-form
+    ``ENTRYPOINT`` runs (see the module docstring)."""
+
+    def with_referenced(
+        self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
+    ) -> list[Fact] | None:
+        """The Dockerfile's facts with the launches of its entry-point scripts; ``None``
+        when no such script launches vLLM with the Dockerfile's words."""
+        scripts: list[EntryScript] = []
+        facts = [f for f in self.read(source, scripts) if isinstance(f, Fact)]
+        linked: list[Fact] = []
+        for entry in scripts:
+            script = read(entry.path)
+            if script is not None and script.mentions_vllm():
+                linked.extend(entry_launch_facts(entry, script, source.relpath, self.name))
+        if not linked:
+            return None
+        # the entry point does run vLLM's server (through the script): the image moves with it
+        replaced = replaced_server_note(" ".join(t.text for t in scripts[0].entry_words[:2]), "ENTRYPOINT")
+        facts = [
+            replace(f, spans=replace(f.spans, note="")) if f.kind == FactKind.IMAGE and f.spans and f.spans.note == replaced else f
+            for f in facts
+        ]
+        return [*facts, *linked]
+
+
+def entry_launch_facts(entry: EntryScript, script: SourceFile, path: str, scanner: str) -> list[Fact]:
+    """The facts of each vLLM launch of ``script`` that takes some of ``entry``'s arguments
+    (``"$@"``, ``$1``...) or ``ENV`` values: those words' facts at their place in Dockerfile
+    ``path``, and the launch placed at the ``ENTRYPOINT``, knowing every arg the launch sets."""
+    given = [*entry.args, *(t for tokens in entry.env.values() for t in tokens)]
+    ours = {(t.line, t.column, t.text) for t in given}
+    variables = {**entry.env, **positional(entry.args)}
+    out: list[Fact] = []
+    for command in parse_shell(script.text, variables=variables).commands:
+        argv = list(command.argv)
+        if not any((t.line, t.column, t.text) in ours for t in argv) or find_launch(argv) is None:
+            continue
+        found = argv_facts(argv, path, scanner, entry.hint, syntax="json")
+        group = f"{entry.entry.line}:{entry.entry.column}"
+        for fact in found:
+            loc = fact.location
+            if fact.kind == FactKind.LAUNCH:
+                out.append(replace(fact, location=token_location(path, entry.entry), group=group, spans=None))
+            elif (loc.line, loc.column, (fact.raw or "").split("=", 1)[0]) in {(a, b, c.split("=", 1)[0]) for a, b, c in ours}:
+                out.append(replace(fact, group=group))
+    return out
