@@ -8,7 +8,8 @@ import shlex
 
 import pytest
 
-from vllm_upgrade_check.parsing.shell import _BLANK_SPLIT, _QUOTING, parse_shell
+from vllm_upgrade_check.parsing.shell import parse_shell
+from vllm_upgrade_check.parsing.shell_expand import _BLANK_SPLIT, _QUOTING
 
 PLAIN = ["1", " a  b\tc ", "x\x0by", "a\xa0b", "é ü", "#c d", "a;b|c&d", "--x=1 --y", "(a) <b>", "", "   "]
 
