@@ -10,6 +10,7 @@ import difflib
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -134,3 +135,15 @@ def test_env_var_near_misses_are_those_of_a_comparison_with_every_name(data: st.
     every = [n for n in names if n not in gone]
     expected = difflib.get_close_matches(typo, every, n=1, cutoff=surface_words.ENV_CUTOFF)
     assert surface_words.closest_env(typo, target, known) == (expected[0] if expected else None)
+
+
+@pytest.mark.parametrize("name", ["pyproject.toml", ".vllm-upgrade-check.toml"])
+@pytest.mark.parametrize("text", ['tool="1"', "tool = 3\n", "tool = [1, 2]\n"])
+def test_a_tool_key_that_is_no_table_is_a_one_line_error(tmp_path: Path, name: str, text: str) -> None:
+    from vllm_upgrade_check.cli.config import load_config
+    from vllm_upgrade_check.errors import UsageError
+
+    (tmp_path / name).write_text(text)
+    with pytest.raises(UsageError) as caught:
+        load_config(tmp_path / name)
+    assert "tool: must be a table" in str(caught.value) and "\n" not in str(caught.value)

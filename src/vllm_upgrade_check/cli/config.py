@@ -157,8 +157,11 @@ def load_config(path: Path) -> Config:
         raise UsageError(str(exc), shown, exc.line, exc.column) from None
     except UnicodeDecodeError as exc:
         raise UsageError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", shown) from None
-    nested = path.name == "pyproject.toml" or TABLE in data.get("tool", {})
-    table = data.get("tool", {}).get(TABLE, {}) if nested else data
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):  # `tool = "x"`: the tables of every tool are under [tool]
+        raise UsageError("tool: must be a table", shown, _line_of(text, ["tool"]))
+    nested = path.name == "pyproject.toml" or TABLE in tool
+    table = tool.get(TABLE, {}) if nested else data
     if not isinstance(table, dict):
         raise UsageError(f"tool.{TABLE}: must be a table", shown, _line_of(text, [TABLE]))
     from pydantic import ValidationError
