@@ -33,7 +33,7 @@ from vllm_upgrade_check.fixing.planned import Planned, plan_finding, plan_moves,
 from vllm_upgrade_check.fixing.verify import LINKED_VALUES, FileReading, check, read_file
 from vllm_upgrade_check.knowledge.registry import load_registry
 from vllm_upgrade_check.matching.advisories import VERSION_ADVISORY_IDS
-from vllm_upgrade_check.model.facts import Fact
+from vllm_upgrade_check.model.facts import UNSURE_MODEL_NOTE, Fact
 from vllm_upgrade_check.model.findings import Finding
 from vllm_upgrade_check.model.pack import Applicability, FixAction
 from vllm_upgrade_check.parsing.locks import RunLock
@@ -210,11 +210,13 @@ class _Run:
         """Whether a fix may be made now: an unsafe one only with ``--unsafe-fixes``."""
         if planned.applicability != Applicability.UNSAFE or self.unsafe:
             return True
-        reason = (
-            "unsafe fix: use --unsafe-fixes"
-            if finding.rule.fix.applicability == Applicability.UNSAFE
-            else "unsafe here: no release's parser says which words the flag takes; use --unsafe-fixes"
-        )
+        spans = finding.fact.spans
+        if finding.rule.fix.applicability == Applicability.UNSAFE:
+            reason = "unsafe fix: use --unsafe-fixes"
+        elif spans is not None and spans.note.startswith(UNSURE_MODEL_NOTE):
+            reason = f"unsafe here: {spans.note}; use --unsafe-fixes"
+        else:
+            reason = "unsafe here: no release's parser says which words the flag takes; use --unsafe-fixes"
         unfixed.extend(Unfixed(f, reason) for f in (group or [finding]))
         return False
 

@@ -66,6 +66,11 @@ OVERLAY_NOTE = "kustomize overlay "
 it deploys (:mod:`~vllm_upgrade_check.sources.scanners.kustomize_removal`); reports show it
 under the finding."""
 
+UNSURE_MODEL_NOTE = "the word it takes looks like the model this launch names nowhere else"
+"""``Spans.note`` of a flag whose one value word looks like a model id in a launch that names
+no model (``vllm serve --num-scheduler-steps org/m``): removing both would serve vLLM's
+default model, so the removal is unsafe."""
+
 VENDOR_ENTRY = "vendor image "
 """Start of the entry point of a launch read from a vendor's image whose repository names vLLM
 (``vendor image registry.example.net/ml-platform/vllm-rocm``): its release is unknown."""

@@ -20,7 +20,15 @@ from dataclasses import replace
 from packaging.version import InvalidVersion, Version
 
 from vllm_upgrade_check.knowledge.known_args import known_args
-from vllm_upgrade_check.model.facts import MODEL_SETTINGS, Fact, FactKind, Location, Span, Spans
+from vllm_upgrade_check.model.facts import (
+    MODEL_SETTINGS,
+    UNSURE_MODEL_NOTE,
+    Fact,
+    FactKind,
+    Location,
+    Span,
+    Spans,
+)
 from vllm_upgrade_check.parsing.words import Token, cut, inside_quotes, sub_span, token_location
 from vllm_upgrade_check.sources.scanners.templates import PLACEHOLDER
 
@@ -260,6 +268,9 @@ def arg_facts(
             facts.append(_model_fact(token, text, path, scanner, hint))
             names.add("model")
         i += 1
+    if start is not None and entry != "appended args" and served is None and not unresolved:
+        # a launch of its own that names no model (not words appended to another file's)
+        facts = [_unsure_if_model(f) for f in facts]
     if start is not None:
         group = f"{start.line}:{start.column}"
         facts = [replace(f, group=group) for f in facts]
@@ -280,6 +291,25 @@ def arg_facts(
             model=served,
             group=f"{start.line}:{start.column}",
         )
+
+
+_MODEL_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+"""A Hugging Face model id (``org/name``)."""
+
+_NAMES_A_MODEL = ("model", "tokenizer", "name", "path", "dir", "lora", "adapter", "template", "config", "file")
+"""Words in the names of flags whose value may well be a model id or a path."""
+
+
+def _unsure_if_model(fact: Fact) -> Fact:
+    """``fact`` with its removal made unsure (an unsafe fix) when the one word it takes looks
+    like the model a launch that names no model was meant to serve (``vllm serve
+    --num-scheduler-steps org/m``: argparse gives ``org/m`` to the flag): removing the flag
+    with that word would leave the server on its default model."""
+    if fact.kind != FactKind.ARG or fact.spans is None or not fact.spans.sure or not fact.value:
+        return fact
+    if " " in fact.value or not _MODEL_ID.fullmatch(fact.value) or any(w in fact.name for w in _NAMES_A_MODEL):
+        return fact
+    return replace(fact, spans=replace(fact.spans, sure=False, note=fact.spans.note or UNSURE_MODEL_NOTE))
 
 
 _MAX_KEY_MISSES = 8
