@@ -166,3 +166,19 @@ def test_a_file_sourced_in_a_branch_is_one_of_the_values() -> None:
     assert script.sourced == ["prod.env"]
     # words from the sourced file are placed there, never cut in the script
     assert all(t.span is None for c in script.commands for t in c.argv if t.path == "prod.env" and t.text == "--seed")
+
+
+def test_a_call_word_used_unquoted_is_split_as_the_shell_splits_it(tmp_path: Path) -> None:
+    from vllm_upgrade_check.engine import run_scan
+    from vllm_upgrade_check.model.options import ScanOptions
+
+    script = (
+        'go(){ vllm serve org/m $1 "$2"; }\ngo "--tensor-parallel-size 2" --port=1\n'
+        'launch(){ local o=$1; vllm serve m $o; }\nlaunch "--max-model-len 4096 --num-scheduler-steps 3"\n'
+        'q(){ vllm serve org/m "$1"; }\nq "--swap-space 4"\n'
+    )
+    (tmp_path / "a.sh").write_text(script)
+    report = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.33.0", from_version="0.20.0"))
+    got = sorted((f.rule.id, f.location.line, f.location.column) for f in report.findings)
+    # $1 unquoted splits (no one-word finding); "$1" quoted is one word, which argparse refuses
+    assert got == [("VUC000-001", 6, 4), ("VUC0101-001", 4, 30)]

@@ -237,6 +237,9 @@ class WordWalker:
             # is used (`$SWAP` itself, not the definition other lines may read). A variable
             # holding flags (`OPTS="--enforce-eager"`) is edited where the flags are written.
             return [replace(tokens[0], span=self.span(node), element=None, prev_end=None, next_start=None)]
+        if name in self.foreign and any(t.resolved and any(c in t.text for c in " \t\n") for t in tokens):
+            # a call's word used unquoted (`$1`, `$@`): the shell splits it at blanks
+            return [piece for t in tokens for piece in _split_word(t)]
         return tokens
 
     def _operated(
@@ -337,3 +340,17 @@ class WordWalker:
         if kind == "ansi_c_string":
             return self.text(node)[2:-1], True
         return unescape_word(self.text(node)), True
+
+
+def _split_word(token: Token) -> list[Token]:
+    """The words an unquoted expansion of ``token`` (one word of a call, ``"--tp 2"``)
+    makes: split at blanks, each placed at its character in the word as written (inside
+    its quotes), with no span (the call's word is edited where it is written, if at all)."""
+    if not token.resolved or not any(c in token.text for c in " \t\n"):
+        return [token]
+    written = token.written or token.text
+    shift = 1 if written[:1] in ("'", '"') and written[1:].startswith(token.text[:1]) else 0
+    out = []
+    for m in _BLANK_SPLIT.finditer(token.text):
+        out.append(Token(m.group(0), token.line, token.column + shift + m.start(), True, m.group(0)))
+    return out
