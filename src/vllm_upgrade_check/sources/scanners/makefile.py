@@ -21,7 +21,7 @@ from vllm_upgrade_check.sources.scanners.base import ScanItem, Scanner, SourceFi
 from vllm_upgrade_check.sources.scanners.shell import shell_facts
 
 MAKEFILE_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
-_ASSIGN = re.compile(r"^(?:export\s+|override\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(?:::=|:=|\?=|=)\s*(.*)$")
+_ASSIGN = re.compile(r"^(?:export\s+|override\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(::=|:=|\?=|\+=|=)\s*(.*)$")
 _MAKE_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 
 
@@ -45,15 +45,19 @@ def make_shell_text(text: str) -> tuple[str, dict[str, list[Token]]]:
         out.append("")
         match = _ASSIGN.match(line)
         if match and not line.lstrip().startswith("#"):
-            name, value = match.group(1), match.group(2).split(" #", 1)[0].strip()
-            column = match.start(2) + 1
+            name, operator, value = match.group(1), match.group(2), match.group(3).split(" #", 1)[0].strip()
+            column = match.start(3) + 1
+            if operator == "?=" and name in variables:
+                continue  # set only when not set before
             words = parse_shell(
                 _MAKE_REF.sub(lambda m: "${" + m.group(1) + "}", value), variables=dict(variables)
             )
             tokens = [t for c in words.commands for t in c.argv]
             # Placed where the value is written (spans and neighbours too), so that a fix
             # edits the assignment, unless another recipe reads the variable as well.
-            variables[name] = [t.moved(_at(number, column)) for t in tokens] or [Token(value, number, column, True, value)]
+            placed = [t.moved(_at(number, column)) for t in tokens] or [Token(value, number, column, True, value)]
+            # `+=` appends to what the variable holds (make puts a blank between)
+            variables[name] = [*variables.get(name, []), *placed] if operator == "+=" else placed
     return "\n".join(out), variables
 
 
