@@ -197,6 +197,9 @@ def arg_facts(
             seen_positional = seen_positional or not text.startswith("-")  # the model is not known
             i += 1
             continue
+        if text == "--":  # argparse's end of options: not a flag itself
+            i += 1
+            continue
         if text.startswith("--") and len(text) > 2:
             flag, has_eq, inline = text.partition("=")
             owned: list[Token] = []

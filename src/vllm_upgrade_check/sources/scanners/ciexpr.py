@@ -36,6 +36,27 @@ _EXPRESSION = re.compile(r"\$\{\{.*?\}\}", re.DOTALL)
 _GITLAB_INPUT = re.compile(r"\$\[\[.*?\]\]", re.DOTALL)
 
 
+_ENV_REFERENCE = re.compile(r"\$\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+"""``${{ env.NAME }}``: the value of an ``env:`` variable of the workflow, job or step."""
+
+
+def env_references(text: str, known: dict[str, list[Token]]) -> str:
+    """``text`` with each ``${{ env.NAME }}`` whose ``NAME`` is a literal variable of
+    ``known`` written as a shell expansion of the same length (``${NAME____}``), the padded
+    name bound in ``known`` to ``NAME``'s words: the runner puts that value there, so the
+    script reads it (each word placed where the ``env:`` value writes it)."""
+
+    def reference(m: re.Match[str]) -> str:
+        name = m.group(1)
+        if name not in known:
+            return m.group(0)
+        padded = name + "_" * (len(m.group(0)) - len(name) - 3)
+        known[padded] = known[name]
+        return "${" + padded + "}"
+
+    return _ENV_REFERENCE.sub(reference, text) if "${{" in text else text
+
+
 def neutralise_expressions(text: str) -> str:
     """``text`` with each ``${{ ... }}`` (and GitLab ``$[[ ... ]]``) overwritten by
     :data:`PLACEHOLDER` characters (same length, line breaks kept)."""

@@ -41,6 +41,7 @@ from vllm_upgrade_check.parsing.yamlnodes import (
 from vllm_upgrade_check.parsing.yamlwords import scalar_word
 from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.ciexpr import (
+    env_references,
     literal_variables,
     neutralise_expressions,
     restoring,
@@ -277,8 +278,9 @@ class CiYamlScanner(Scanner):
     ) -> list[Fact]:
         """The facts of a CI script ``text``: its ``${{ }}`` expressions neutralised, the
         literal variables its scopes set known (:mod:`.ciexpr`)."""
-        neutral = neutralise_expressions(text)
         known = dict(variables or {})
+        text = env_references(text, known)
+        neutral = neutralise_expressions(text)
         placed = {(t.line, t.column) for tokens in known.values() for t in tokens}
         move = restoring(text, neutral, placed, relocate)
         facts, script = shell_facts(neutral, source.relpath, self.name, variables=known, hint=hint, relocate=move)

@@ -117,11 +117,15 @@ WRAPPERS: dict[tuple[str, ...], Wrapper] = {
     ),
     ("poetry", "run"): Wrapper(_opts("-C --directory -P --project")),
     ("pipx", "run"): Wrapper(_opts("--spec --python --pip-args --index-url")),
+    ("docker", "exec"): Wrapper(_opts("-e --env --env-file -u --user -w --workdir --detach-keys"), positionals=1),
+    ("podman", "exec"): Wrapper(_opts("-e --env --env-file -u --user -w --workdir --detach-keys"), positionals=1),
+    ("kubectl", "exec"): Wrapper(_opts("-c --container -n --namespace --context"), dash_dash=True),
     ("conda", "run"): Wrapper(_opts("-n --name -p --prefix --cwd")),
     ("mamba", "run"): Wrapper(_opts("-n --name -p --prefix --cwd")),
 }
 """Commands that run the command after them, keyed by their leading words (coreutils,
-``sudo``, Slurm ``srun``, ``ray job submit``, Python environment runners)."""
+``sudo``, Slurm ``srun``, ``ray job submit``, Python environment runners, ``docker exec
+CONTAINER``/``kubectl exec POD --`` into a running container)."""
 
 PYTHON_RUNNERS: dict[str, frozenset[str]] = {
     "python": _opts("-W -X -c"),
