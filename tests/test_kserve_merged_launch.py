@@ -189,3 +189,12 @@ def test_a_deprecated_runtime_entry_point_is_reported_once_at_the_runtime(tmp_pa
     entry = [(f.location.path, f.location.line) for f in report.findings if f.rule.id == "VUC000-012"]
     line = files["rt/runtime.yaml"].split("\n").index(f"      command: {command}") + 1
     assert entry == [("rt/runtime.yaml", line)]
+
+
+def test_a_runtime_entry_point_in_the_same_file_is_reported_at_the_runtime(tmp_path: Path) -> None:
+    command = '["python3", "-m", "vllm.entrypoints.openai.api_server"]'
+    text = runtime("vllm-rt", command, ["--port=8080"], ("acme-lm",)) + isvc("a", "runtime: vllm-rt", ["--model=acme/a"])
+    (tmp_path / "all.yaml").write_text(text)
+    report = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.33.0", from_version="0.27.0"))
+    entry = [(f.location.path, f.location.line) for f in report.findings if f.rule.id == "VUC000-012"]
+    assert entry == [("all.yaml", text.split("\n").index(f"      command: {command}") + 1)]

@@ -131,7 +131,7 @@ def appended_launch(base: Fact, tail: Fact, owner: str | None = None, dropped: f
         version_hint=tail.version_hint or base.version_hint,
         hint_source=tail.hint_source if tail.version_hint else base.hint_source,
         owner=owner or tail.owner,
-        entry_at=base.entry_at or (base.location if base.location.path != tail.location.path else None),
+        entry_at=base.entry_at or (base.location if base.location != tail.location else None),
     )
 
 
