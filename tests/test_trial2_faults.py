@@ -51,3 +51,14 @@ def test_exec_into_a_container_and_the_end_of_options(tmp_path: Path, line: str,
 
 def test_docker_exec_of_another_program_is_not_a_launch(tmp_path: Path) -> None:
     assert _found(tmp_path, {"ops.sh": "docker exec engine echo --swap-space 4 vllm\n"}) == []
+
+
+def test_an_environment_file_value_a_unit_takes_as_one_word_is_reported_once(tmp_path: Path) -> None:
+    got = _found(
+        tmp_path,
+        {
+            "etc/vllm.env": "STEPS=--num-scheduler-steps\nTUNE=--swap-space 4\n",
+            "systemd/vllm.service": "[Service]\nEnvironmentFile=/etc/vllm.env\nExecStart=/usr/bin/vllm serve org/m ${STEPS} $TUNE\n",
+        },
+    )
+    assert got == [("VUC0101-001", "systemd/vllm.service", 3, 37), ("VUC0180-001", "etc/vllm.env", 2, 6)]

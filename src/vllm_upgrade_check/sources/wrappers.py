@@ -55,6 +55,9 @@ def wrapper_facts(facts: Sequence[Fact]) -> list[Fact]:
     # (a Dockerfile's image is one container: its ENV reaches only what the file launches)
     running = {(f.location.path, f.owner) for f in facts if f.kind == FactKind.LAUNCH and f.owner}
     running |= {(f.location.path, "") for f in facts if f.kind == FactKind.LAUNCH and f.scanner == "dockerfile"}
+    # a value a launch took as one word (systemd's `${STEPS}`), reported at that launch
+    as_words = {f.raw for f in facts if f.kind == FactKind.ARG and f.origin == "cli" and f.raw}
+    as_words |= {f"{f.raw} {f.value}" for f in facts if f.kind == FactKind.ARG and f.origin == "cli" and f.value}
     out: list[Fact] = []
     for fact in facts:
         name = fact.name
@@ -66,6 +69,8 @@ def wrapper_facts(facts: Sequence[Fact]) -> list[Fact]:
         if (fact.location.path, fact.location.line) in read or (fact.location.path or "").endswith(".service"):
             continue  # a unit's ExecStart= expands what it uses of its Environment= itself
         value = fact.value or ""
+        if value.startswith("--") and value.strip() in as_words and _reaches(fact, launched, by_file) is False:
+            continue
         if value.startswith("--"):
             # any name, VLLM_EXTRA_FLAGS too: no env var of vLLM's own holds flags
             out.extend(_flag_list(fact, value, reaches=_reaches(fact, launched, by_file)))
