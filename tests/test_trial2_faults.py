@@ -62,3 +62,14 @@ def test_an_environment_file_value_a_unit_takes_as_one_word_is_reported_once(tmp
         },
     )
     assert got == [("VUC0101-001", "systemd/vllm.service", 3, 37), ("VUC0180-001", "etc/vllm.env", 2, 6)]
+
+
+@pytest.mark.parametrize(("url", "blocked"), [("http://localhost:11434/v1", False), ("http://127.0.0.1:1234/v1", False),
+                                              ("http://localhost:8000/v1", True)])
+def test_a_client_of_a_local_server_that_is_not_vllm_is_not_judged_by_vllm(tmp_path: Path, url: str, blocked: bool) -> None:
+    client = (
+        f'from openai import OpenAI\nc = OpenAI(base_url="{url}")\n'
+        'r = c.chat.completions.create(model="m", messages=[])\nprint(r.choices[0].message.reasoning_content)\n'
+    )
+    got = _found(tmp_path, {"client.py": client})
+    assert bool(got) is blocked

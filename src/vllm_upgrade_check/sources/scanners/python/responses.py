@@ -29,8 +29,11 @@ HOSTED_APIS = (
     "dashscope.aliyuncs.com",
     "api.moonshot.cn",
     "api.perplexity.ai",
+    ":11434",  # Ollama's default port
+    ":1234/",  # LM Studio's
 )
-"""Hosted APIs that are not vLLM: a client of one of these reads their responses (DeepSeek's
+"""Hosted APIs that are not vLLM, and the default ports of local servers that are not vLLM
+(Ollama, LM Studio): a client of one of these reads their responses (DeepSeek's
 ``reasoning_content`` is correct code for DeepSeek's API)."""
 
 API_CALLS = (
