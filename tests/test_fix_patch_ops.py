@@ -175,6 +175,7 @@ def test_inline_patch_that_would_lose_every_op_is_not_written(tmp_path: Path) ->
     output = _fix(tmp_path)
     assert path.read_text() == _inline(ops)  # refused whole: not a byte changed
     assert "Needs a person" in output and "--swap-space" in output
+    assert "remove the patch entry by hand" in output
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, scalar
 from vllm_upgrade_check.sources.discovery import as_sniffed
 from vllm_upgrade_check.sources.dispatch import scan_source
-from vllm_upgrade_check.sources.scanners.base import FileReference, Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.base import APPENDED, FileReference, Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.helm import override_facts
 from vllm_upgrade_check.sources.scanners.vllm_config import scan_config
 
@@ -182,6 +182,9 @@ def check(
     lost, gained = +lost, +gained
     if not lost and not gained:
         return None
+    if not gained and lost and all(sig[0] == FactKind.LAUNCH.value and sig[1] == APPENDED for sig in lost):
+        # every word a patch appends would go: an empty patch is kustomize's error, not a fix
+        return "every word the patch writes would go, leaving it empty: remove the patch entry by hand"
     words = []
     if lost:
         words.append(f"lose {_shown(lost)}")
