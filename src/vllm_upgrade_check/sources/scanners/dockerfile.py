@@ -25,7 +25,12 @@ from vllm_upgrade_check.parsing.shell import Locator, ShellScript, Token, offset
 from vllm_upgrade_check.parsing.words import link, unlink_at_comments
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, env_fact
 from vllm_upgrade_check.sources.scanners.base import FileReference, Scanner, SourceFile
-from vllm_upgrade_check.sources.scanners.dockerfile_copies import EntryScript, copied, entry_script
+from vllm_upgrade_check.sources.scanners.dockerfile_copies import (
+    EntryScript,
+    copied,
+    entry_script,
+    json_array,
+)
 from vllm_upgrade_check.sources.scanners.dockerfile_versions import (
     defaults,
     expand_from,
@@ -211,7 +216,7 @@ class DockerfileScanner(Scanner):
             if instruction not in ("CMD", "ENTRYPOINT"):
                 continue
             value = item["value"].strip()
-            words = _json_array(value)
+            words = json_array(value)
             if words is not None:
                 run.set(instruction, _exec_tokens(content, words, line, lines))
             else:
@@ -459,15 +464,3 @@ def _word_at(content: str, written: str, start: int, first_line: int, reference:
     column = index - (content.rfind("\n", 0, index) + 1) + 1
     line = first_line + row
     return Token(reference, line, column, True, written, span=Span(line, column, line, column + len(written)))
-
-
-def _json_array(value: str) -> list[str] | None:
-    if not value.startswith("["):
-        return None
-    try:
-        data = json.loads(value)
-    except ValueError:
-        return None
-    if isinstance(data, list) and all(isinstance(w, str) for w in data):
-        return data
-    return None

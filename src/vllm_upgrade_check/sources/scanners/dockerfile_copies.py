@@ -11,11 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from vllm_upgrade_check.parsing.words import Token
+from vllm_upgrade_check.sources.scanners.shell import _SHELLS
 
-SHELLS = frozenset({"sh", "bash", "zsh", "ksh", "dash"})
 
-
-def _json_array(value: str) -> list[str] | None:
+def json_array(value: str) -> list[str] | None:
+    """The words of an exec-form JSON array (``["vllm", "serve"]``), or ``None`` when
+    ``value`` is not a JSON array of strings (the shell form)."""
     if not value.startswith("["):
         return None
     try:
@@ -58,7 +59,7 @@ def entry_script(
     build context, taken to be the Dockerfile's folder (``copies``: :func:`copied`); its
     arguments are the entry point's further words and ``cmd``."""
     words = list(entry)
-    at = 1 if len(words) >= 2 and words[0].text.rsplit("/", 1)[-1] in SHELLS and not words[1].text.startswith("-") else 0
+    at = 1 if len(words) >= 2 and words[0].text.rsplit("/", 1)[-1] in _SHELLS and not words[1].text.startswith("-") else 0
     if at >= len(words) or not words[at].text.startswith("/"):
         return None
     source = copies.get(posixpath.normpath(words[at].text))
@@ -74,7 +75,7 @@ def copied(value: str, workdir: str, copies: dict[str, str]) -> None:
     """Record in ``copies`` where a ``COPY``/``ADD`` (its ``value``; relative destinations
     under ``workdir``) puts each file of the build context it names: ``dest -> source``.
     A copy from another stage or image (``--from``), a URL or a pattern is left out."""
-    words = _json_array(value.strip())
+    words = json_array(value.strip())
     if words is None:
         words = value.split()
     if any(w.startswith("--from") for w in words):
