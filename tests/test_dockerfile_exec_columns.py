@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from vllm_upgrade_check.cli import _register, app
 from vllm_upgrade_check.engine import run_scan
 from vllm_upgrade_check.model.options import ScanOptions
-from vllm_upgrade_check.sources.scanners.dockerfile import _json_array
+from vllm_upgrade_check.sources.scanners.dockerfile_copies import json_array as _json_array
 
 _register()
 runner = CliRunner()
