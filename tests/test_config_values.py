@@ -27,6 +27,8 @@ CASES = [
     (".vllm-upgrade-check.toml", 'fail-on = "warning"\nto = "0.99.0"\n', 2, "to: 0.99.0: unknown vLLM release"),
     ("pyproject.toml", '[tool.vllm-upgrade-check]\n\nto = "0.1.0"\n', 3, "to: 0.1.0: older than the oldest"),
     (".vllm-upgrade-check.toml", 'to = "zero"\n', 1, "to: 'zero' is not a valid version"),
+    # a name the file system refuses (longer than NAME_MAX): the reason, not a traceback
+    (".vllm-upgrade-check.toml", f'rules = ["{"[" * 300}"]\n', 1, "cannot be read: File name too long"),
 ]
 
 
@@ -63,3 +65,15 @@ def test_rules_relative_to_the_config_file_not_cwd(tmp_path: Path, monkeypatch: 
     monkeypatch.chdir(elsewhere)
     code, output = _run(tmp_path)
     assert code in (0, 1), output
+
+
+@pytest.mark.parametrize("option", ["--rules", "--output", "--baseline"])
+def test_a_path_the_system_refuses_is_one_line(tmp_path: Path, option: str) -> None:
+    """An option naming a path the OS refuses (ENAMETOOLONG) is one line naming it, exit 2."""
+    name = str(tmp_path / ("x" * 300))
+    code, output = _run(tmp_path, option, name)
+    assert code == 2, output
+    lines = output.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in output, output
+    assert lines[0].startswith("vllm-upgrade-check: error: ") and "x" * 300 in lines[0], output
+    assert "too long" in lines[0].lower() or "no such" in lines[0].lower(), output

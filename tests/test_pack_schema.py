@@ -72,3 +72,18 @@ def test_pack_texts_speak_of_vllm_sources_only() -> None:
         if words.search(line)
     ]
     assert not offending, offending
+
+
+@pytest.mark.parametrize("breaks", ["\n", "\r\n", "\u2028", "\x0b", "\x85"])
+def test_a_value_with_line_breaks_is_quoted_on_one_line(breaks: str) -> None:
+    """A pack error that quotes a bad value holding line breaks (pydantic repeats the value)
+    stays one line: every break is written as its escape."""
+    kind = f"engine{breaks * 3}_arg"
+    base = (CASES / "dependency.ok.yaml").read_text()
+    text = base.replace("match: {kind: dependency,", f"match: {{kind: {json.dumps(kind)},")
+    assert text != base
+    with pytest.raises(RulePackError) as caught:
+        load_pack_text(text, "bad.yaml")
+    shown = str(caught.value)
+    assert shown.startswith("bad.yaml:") and len(shown.splitlines()) == 1, shown
+    assert "engine" in shown and "_arg" in shown, shown

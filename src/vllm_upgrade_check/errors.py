@@ -8,6 +8,18 @@ with status 2. Problems in *scanned* files are never raised: scanners return
 
 from __future__ import annotations
 
+# Every character ``str.splitlines`` breaks at (LF, CR, VT, FF, FS, GS, RS, NEL, LS, PS).
+_LINE_BREAKS = {
+    ord(c): f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+    for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+}
+
+
+def one_line(text: str) -> str:
+    """``text`` with every line break written as its escape (``\\x0a``, ``\\u2028``...), so
+    that a value quoted from bad input cannot split an error into several lines."""
+    return text.translate(_LINE_BREAKS)
+
 
 class VucError(Exception):
     """Base error of vllm-upgrade-check; the CLI turns it into one line and exit code 2.
@@ -33,7 +45,7 @@ class VucError(Exception):
         if self.path:
             at = f":{self.line}" + (f":{self.column}" if self.column else "") if self.line else ""
             where = f"{self.path}{at}: "
-        return f"{where}{self.message}"
+        return one_line(f"{where}{self.message}")
 
 
 class UsageError(VucError):

@@ -102,7 +102,7 @@ def main() -> None:
         return
     import typer
 
-    from vllm_upgrade_check.errors import VucError
+    from vllm_upgrade_check.errors import VucError, one_line
 
     _register(sys.argv[1:])
     usage_error = _usage_error()
@@ -142,6 +142,11 @@ def main() -> None:
             # stdout or an output file on a full device: one line (stderr may still be writable)
             print(f"vllm-upgrade-check: error: cannot write output: {exc.strerror or exc}", file=sys.stderr)
             os._exit(2)  # the interpreter's final flush of stdout would fail again
+        if isinstance(exc, OSError) and exc.filename is not None:
+            # a path the user named that the system refuses (a name too long, a loop of
+            # links, no permission): the path and the reason, on one line
+            print(f"vllm-upgrade-check: error: {one_line(str(exc.filename))}: {exc.strerror or exc}", file=sys.stderr)
+            sys.exit(2)
         import traceback
 
         traceback.print_exc()

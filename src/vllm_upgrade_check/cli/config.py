@@ -203,10 +203,13 @@ def _rules_problem(base: Path, entry: str) -> str:
     if not entry.strip():
         return "is empty (give a rule pack file or directory, relative to this file)"
     target = base / entry
-    if target.is_dir() or target.is_file():
-        return ""
-    if target.exists():
-        return "not a regular file or directory"
+    try:
+        if target.is_dir() or target.is_file():
+            return ""
+        if target.exists():
+            return "not a regular file or directory"
+    except OSError as exc:  # a name too long for the file system, a loop of links...
+        return f"cannot be read: {exc.strerror or exc}"
     return "no such rule pack file or directory (relative to this file's directory)"
 
 
