@@ -152,7 +152,7 @@ class DockerfileScanner(Scanner):
             locate = offset_locator(body, line, body_offset)
             if instruction == "FROM":
                 yield from run.launches(path, self.name)
-                yield from run.entry_script(path, copies, scripts)
+                yield from run.entry_script(path, copies, scripts, stage)
                 copies, workdir = {}, "/"
                 stage += 1
                 scope.args = {}
@@ -226,7 +226,7 @@ class DockerfileScanner(Scanner):
                 yield from _partly_read(script, body, path, instruction)
                 run.set(instruction, None, launched=any(f.kind == FactKind.LAUNCH for f in facts))
         yield from run.launches(path, self.name)
-        yield from run.entry_script(path, copies, scripts)
+        yield from run.entry_script(path, copies, scripts, stage)
 
     def _env(self, body: str, path: str, line: int, offset: int, parsed: ShellScript | None = None) -> Iterator[Fact]:
         words = body.split()
@@ -351,14 +351,14 @@ class _Stage:
         yield from facts
 
     def entry_script(
-        self, path: str, copies: dict[str, str], scripts: list[EntryScript] | None
+        self, path: str, copies: dict[str, str], scripts: list[EntryScript] | None, stage: int = -1
     ) -> Iterator[FileReference]:
         """The stage's :func:`~.dockerfile_copies.entry_script` when its exec-form
         ``ENTRYPOINT`` runs no vLLM launch of its own: a reference to the script, and its
-        record into ``scripts``."""
+        record into ``scripts`` (``stage``: the stage's index)."""
         if not self.own_entry or self.entry_shell or not self.entry or self.entry_launches:
             return
-        found = entry_script(path, self.entry, self.cmd or [], copies, self.env, self.hint)
+        found = entry_script(path, self.entry, self.cmd or [], copies, self.env, self.hint, stage)
         if found is not None:
             yield FileReference(found.path, "dockerfile")
             if scripts is not None:

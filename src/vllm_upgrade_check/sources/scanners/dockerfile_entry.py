@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from vllm_upgrade_check.model.facts import Fact, FactKind
-from vllm_upgrade_check.parsing.shell import parse_shell
+from vllm_upgrade_check.parsing.shell import Token, parse_shell
 from vllm_upgrade_check.parsing.shell_flow import positional
 from vllm_upgrade_check.sources.scanners.arg_facts import token_location
 from vllm_upgrade_check.sources.scanners.base import SourceFile
@@ -53,24 +53,40 @@ class LinkedDockerfileScanner(DockerfileScanner):
         return [*facts, *linked]
 
 
-def entry_launch_facts(entry: EntryScript, script: SourceFile, path: str, scanner: str) -> list[Fact]:
+def entry_launch_facts(
+    entry: EntryScript,
+    script: SourceFile,
+    path: str,
+    scanner: str,
+    reported: Sequence[Token] | None = None,
+    syntax: str = "json",
+    at: Token | None = None,
+) -> list[Fact]:
     """The facts of each vLLM launch of ``script`` that takes some of ``entry``'s arguments
-    (``"$@"``, ``$1``...) or ``ENV`` values: those words' facts at their place in Dockerfile
-    ``path``, and the launch placed at the ``ENTRYPOINT``, knowing every arg the launch sets."""
-    given = [*entry.args, *(t for tokens in entry.env.values() for t in tokens)]
+    (``"$@"``, ``$1``...) or ``ENV`` values: those words' facts at their place in file
+    ``path``, and the launch placed at the ``ENTRYPOINT``, knowing every arg the launch sets.
+
+    ``reported``: the words whose facts are told (default: the arguments and the ``ENV``
+    values, all written in the Dockerfile ``path``); a compose service passes its
+    ``command`` words, the others being written in another file. ``syntax``: how those
+    words are written (see :func:`~.shell.argv_facts`); ``at``: where the launch is placed
+    (default: the ``ENTRYPOINT``'s first word)."""
+    given = list(reported) if reported is not None else [*entry.args, *(t for tokens in entry.env.values() for t in tokens)]
     ours = {(t.line, t.column, t.text) for t in given}
+    heads = {(a, b, c.split("=", 1)[0]) for a, b, c in ours}
     variables = {**entry.env, **positional(entry.args)}
+    place = at if at is not None else entry.entry
     out: list[Fact] = []
     for command in parse_shell(script.text, variables=variables).commands:
         argv = list(command.argv)
         if not any((t.line, t.column, t.text) in ours for t in argv) or find_launch(argv) is None:
             continue
-        found = argv_facts(argv, path, scanner, entry.hint, syntax="json")
-        group = f"{entry.entry.line}:{entry.entry.column}"
+        found = argv_facts(argv, path, scanner, entry.hint, syntax=syntax)
+        group = f"{place.line}:{place.column}"
         for fact in found:
             loc = fact.location
             if fact.kind == FactKind.LAUNCH:
-                out.append(replace(fact, location=token_location(path, entry.entry), group=group, spans=None))
-            elif (loc.line, loc.column, (fact.raw or "").split("=", 1)[0]) in {(a, b, c.split("=", 1)[0]) for a, b, c in ours}:
+                out.append(replace(fact, location=token_location(path, place), group=group, spans=None))
+            elif (loc.line, loc.column, (fact.raw or "").split("=", 1)[0]) in heads:
                 out.append(replace(fact, group=group))
     return out

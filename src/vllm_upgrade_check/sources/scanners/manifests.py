@@ -26,6 +26,7 @@ from vllm_upgrade_check.sources.scanners.base import (
     shared_words,
 )
 from vllm_upgrade_check.sources.scanners.compose_build import Built, build_files, built_bases
+from vllm_upgrade_check.sources.scanners.compose_entry import BuiltScript, built_scripts, script_launch_facts
 from vllm_upgrade_check.sources.scanners.compose_env import Dotenv, project_dotenv_path, read_dotenv
 from vllm_upgrade_check.sources.scanners.containers import container_env, container_facts
 from vllm_upgrade_check.sources.scanners.kserve import predictor_items, runtime_references
@@ -50,11 +51,19 @@ HELM_IMAGE_KEY = "helm-chart-vllm-image:"
 ``{{ .Values... }}`` count when a values file in the chart directory names a vLLM image."""
 
 def compose_facts(
-    text: str, doc: yaml.Node, path: str, scanner: str, built: Built | None = None, dotenv: Dotenv | None = None
+    text: str,
+    doc: yaml.Node,
+    path: str,
+    scanner: str,
+    built: Built | None = None,
+    dotenv: Dotenv | None = None,
+    scripts: dict[str, BuiltScript] | None = None,
 ) -> Iterator[Fact]:
     """Facts of a docker-compose document (``services.*``; ``built``: the base images of the
     services built from a Dockerfile, see :func:`.compose_build.built_bases`; ``dotenv``: the
-    project ``.env``'s variables, see :mod:`.compose_env`)."""
+    project ``.env``'s variables, see :mod:`.compose_env`; ``scripts``: the entry-point
+    scripts of built services, which their ``command`` words are passed to, see
+    :mod:`.compose_entry`)."""
     facts: list[Fact] = []
     others: list[tuple[Span, str]] = []
     for name, _key, service in mapping_items(get(doc, "services")):
@@ -62,6 +71,9 @@ def compose_facts(
         words = [entry, command]
         base = (built or {}).get(str(name))
         found = list(container_facts(text, path, scanner, get(service, "image"), entry, command, built=base, dotenv=dotenv))
+        script = (scripts or {}).get(str(name))
+        if script is not None and not any(f.kind == FactKind.LAUNCH for f in found):
+            found.extend(script_launch_facts(text, service, path, script, dotenv))
         if not any(f.kind == FactKind.LAUNCH for f in found):
             others.extend(_read_by(words, f"service {name}"))
         found.extend(env_facts(text, get(service, "environment"), path, scanner))
@@ -287,7 +299,8 @@ class ManifestScanner(Scanner):
             if is_compose(doc):
                 built = built_bases(doc, source.relpath, read) if read is not None else None
                 dotenv = read_dotenv(source.relpath, read) if read is not None and "$" in text else None
-                facts.extend(compose_facts(text, doc, source.relpath, "compose", built, dotenv))
+                scripts = built_scripts(doc, source.relpath, read) if read is not None else None
+                facts.extend(compose_facts(text, doc, source.relpath, "compose", built, dotenv, scripts))
                 links.extend(FileReference(rel, self.name) for _s, rel, _t in build_files(doc, source.relpath))
                 if "$" in text:  # read again with the project's .env (compose interpolates it)
                     links.append(FileReference(project_dotenv_path(source.relpath), self.name))
