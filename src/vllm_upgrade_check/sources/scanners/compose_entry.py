@@ -111,9 +111,9 @@ def service_env(node: yaml.Node | None) -> dict[str, list[Token]]:
     for child in items(node) if isinstance(node, yaml.SequenceNode) else []:
         text = scalar(child)
         if text and "=" in text:
-            name, _eq, value = text.partition("=")
+            name, _eq, given = text.partition("=")
             at = pos(child)
-            out[name] = [Token(value, at.line, at.column, True, value)]
+            out[name] = [Token(given, at.line, at.column, True, given)]
     return out
 
 

@@ -287,6 +287,13 @@ class _Scope:
         values = self.build()
         script = parse_shell(body, locate, values)
         named = {a.name for a in script.assignments}
+        words = body.split()
+        if instruction == "ENV" and not named and len(words) >= 2 and "=" not in words[0]:
+            # legacy `ENV NAME value words`: the rest of the line is the value
+            argv = script.commands[0].argv if script.commands else []
+            if argv and argv[0].text == words[0]:
+                self.env[words[0]] = list(argv[1:])
+            return script
         if instruction == "ENV":
             self.env.update({n: values[n] for n in named if n in values})
             return script
@@ -369,14 +376,14 @@ class _Stage:
             return
         if self.entry is not None:
             argv = _unexpanded([*self.entry, *(self.cmd or [])])
-            launched = argv_facts(argv, path, scanner, self.hint, syntax="json")
+            launched = argv_facts(argv, path, scanner, self.hint, syntax="json", variables=self.env)
             self.entry_launches = any(f.kind == FactKind.LAUNCH for f in launched)
             yield from _literal_words(launched, argv)
             return
         if self.cmd is None:
             return
         cmd = _unexpanded(self.cmd)
-        launched = argv_facts(cmd, path, scanner, self.hint, syntax="json")
+        launched = argv_facts(cmd, path, scanner, self.hint, syntax="json", variables=self.env)
         if launched:
             yield from _literal_words(launched, cmd)
         elif self.vllm_image:
