@@ -138,3 +138,51 @@ def test_fix_edits_the_compose_command(tmp_path: Path) -> None:
     assert (tmp_path / "docker-compose.yml").read_text() == compose.replace(', "--swap-space", "4"', ""), run.stdout
     assert (tmp_path / "entrypoint.sh").read_text() == SCRIPT
     assert (tmp_path / "Dockerfile").read_text() == DOCKERFILE
+
+
+def test_dotenv_words_and_entry_point_arguments(tmp_path: Path) -> None:
+    """A compose file in a folder of its own, the context above it, ``.env`` words in the
+    command (reported in ``.env``), and an ``ENTRYPOINT`` with words of its own (the
+    Dockerfile's ``CMD`` replaced, not reported through the service)."""
+    compose = (
+        "services:\n  api:\n    image: acme/api:dev\n    build: {context: .., dockerfile: docker/Dockerfile}\n"
+        "    environment: [MODEL=acme/m]\n    command: ${EXTRA}\n"
+        "  api2:\n    build: {context: .., dockerfile: docker/Dockerfile}\n"
+        "    command: \"--max-num-partial-prefills=2 --port 9000\"\n"
+    )
+    _write(tmp_path, {
+        "deploy/docker-compose.yml": compose,
+        "deploy/.env": "EXTRA=--swap-space 4\n",
+        "docker/Dockerfile": 'FROM python:3.12\nRUN pip install vllm==0.10.0\nCOPY docker/run.sh /opt/run.sh\n'
+                             'ENTRYPOINT ["/opt/run.sh", "--dtype", "half"]\nCMD ["--swap-space", "2"]\n',
+        "docker/run.sh": '#!/bin/sh\nexec python3 -m vllm.entrypoints.openai.api_server --model "$MODEL" "$@"\n',
+    })
+    assert _removed(tmp_path) == [
+        ("--max-num-partial-prefills", "deploy/docker-compose.yml", *_at(compose, "--max-num-partial-prefills")),
+        ("--swap-space", "deploy/.env", 1, 7),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("script", "bumped"),
+    [
+        (SCRIPT, True),  # the script launches vLLM (with no Dockerfile word): the image moves
+        ('#!/bin/sh\nexec vllm serve acme/m --port 8000\n', True),
+        ('#!/bin/sh\nexec python3 app.py "$@"\n', False),  # it runs something else: held back
+    ],
+)
+def test_the_image_moves_when_the_entry_point_script_launches_vllm(tmp_path: Path, script: str, bumped: bool) -> None:
+    compose = "services:\n  llm:\n    build: .\n    command: [\"--port\", \"9000\"]\n"
+    _write(tmp_path, {"docker-compose.yml": compose, "Dockerfile": DOCKERFILE, "entrypoint.sh": script})
+    out = _fix(tmp_path)
+    want = DOCKERFILE.replace("v0.10.0", "v0.27.0") if bumped else DOCKERFILE
+    assert (tmp_path / "Dockerfile").read_text() == want, out
+    assert (tmp_path / "docker-compose.yml").read_text() == compose
+
+
+def _fix(root: Path) -> str:
+    run = subprocess.run(
+        [sys.executable, "-m", "vllm_upgrade_check", "fix", str(root), "--to", "0.27.0"],
+        capture_output=True, text=True, timeout=300,
+    )
+    return run.stdout + run.stderr

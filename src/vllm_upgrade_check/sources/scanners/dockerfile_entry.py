@@ -38,19 +38,30 @@ class LinkedDockerfileScanner(DockerfileScanner):
         scripts: list[EntryScript] = []
         facts = [f for f in self.read(source, scripts) if isinstance(f, Fact)]
         linked: list[Fact] = []
+        serving: set[str] = set()  # the notes of images whose entry point does run vLLM's server
         for entry in scripts:
             script = read(entry.path)
-            if script is not None and script.mentions_vllm():
-                linked.extend(entry_launch_facts(entry, script, source.relpath, self.name))
-        if not linked:
+            if script is None or not script.mentions_vllm():
+                continue
+            found = entry_launch_facts(entry, script, source.relpath, self.name)
+            linked.extend(found)
+            if found or launches_vllm(entry, script):
+                serving.add(replaced_server_note(" ".join(t.text for t in entry.entry_words[:2]), "ENTRYPOINT"))
+        if not serving:
             return None
         # the entry point does run vLLM's server (through the script): the image moves with it
-        replaced = replaced_server_note(" ".join(t.text for t in scripts[0].entry_words[:2]), "ENTRYPOINT")
         facts = [
-            replace(f, spans=replace(f.spans, note="")) if f.kind == FactKind.IMAGE and f.spans and f.spans.note == replaced else f
+            replace(f, spans=replace(f.spans, note="")) if f.kind == FactKind.IMAGE and f.spans and f.spans.note in serving else f
             for f in facts
         ]
         return [*facts, *linked]
+
+
+def launches_vllm(entry: EntryScript, script: SourceFile) -> bool:
+    """Whether ``script``, run as ``entry`` runs it, launches vLLM at all (with words of its
+    own only: a compose service's ``command`` may give it the rest)."""
+    variables = {**entry.env, **positional(entry.args)}
+    return any(find_launch(list(c.argv)) is not None for c in parse_shell(script.text, variables=variables).commands)
 
 
 def entry_launch_facts(
