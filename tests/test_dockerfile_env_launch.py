@@ -42,6 +42,9 @@ def _at(text: str, word: str) -> tuple[int, int]:
                        'RUN pip install vllm==0.10.0\nFROM mid\nCMD exec vllm serve "${MODEL}" ${FLAGS}\n'),
         ("Dockerfile", 'FROM python:3.12 AS base\nENV MODEL=acme/m FLAGS="--swap-space 4"\nFROM base\n'
                        'RUN pip install vllm==0.10.0\nCMD ["sh", "-c", "vllm serve $MODEL $FLAGS"]\n'),
+        # the container's environment is every ENV of the stage, one written after CMD too
+        ("Dockerfile", 'FROM vllm/vllm-openai:v0.10.0\nCMD vllm serve ${MODEL} ${FLAGS}\nENV MODEL=acme/m FLAGS="--swap-space 4"\n'),
+        ("Dockerfile", 'FROM vllm/vllm-openai:v0.10.0\nENV FLAGS=--port\nENTRYPOINT exec vllm serve acme/m $FLAGS\nENV FLAGS="--swap-space 4"\n'),
         # ARG defaults passed on by ENV
         ("Dockerfile", 'FROM vllm/vllm-openai:v0.10.0\nARG MODEL=acme/m\nARG FLAGS="--swap-space 4"\nENV MODEL=${MODEL} FLAGS=${FLAGS}\nCMD vllm serve ${MODEL} ${FLAGS}\n'),
     ],

@@ -100,6 +100,7 @@ class DockerfileScanner(Scanner):
             body_offset = keyword_len
             locate = offset_locator(body, line, body_offset)
             if instruction == "FROM":
+                yield from run.read_shell_forms(path, self.name)
                 yield from run.launches(path, self.name)
                 yield from run.entry_script(path, copies, scripts, stage)
                 copies, workdir = {}, "/"
@@ -169,11 +170,10 @@ class DockerfileScanner(Scanner):
             if words is not None:
                 run.set(instruction, exec_tokens(content, words, line, lines))
             else:
-                # The shell runs when the container starts: only ENV values are set then.
-                facts, script = shell_facts(body, path, self.name, locate, dict(scope.env), hint)
-                yield from facts
-                yield from _partly_read(script, body, path, instruction)
-                run.set(instruction, None, launched=any(f.kind == FactKind.LAUNCH for f in facts))
+                # The shell runs when the container starts: read once the stage's ENV is known.
+                run.set(instruction, None)
+                run.shell_forms.append((instruction, body, locate))
+        yield from run.read_shell_forms(path, self.name)
         yield from run.launches(path, self.name)
         yield from run.entry_script(path, copies, scripts, stage)
 
@@ -272,6 +272,7 @@ class _Stage:
         self.entry_launches = True  # the entry point runs vLLM (the image's own one does)
         self.image: Fact | None = None  # the stage's vLLM base image, told with its launches
         self.env: dict[str, list[Token]] = {}  # the stage's ENV values (a later stage FROM it has them)
+        self.shell_forms: list[tuple[str, str, Locator]] = []  # shell-form CMD/ENTRYPOINT, unread
 
     def child(self) -> _Stage:
         """The state a stage ``FROM`` this one starts with."""
@@ -292,6 +293,20 @@ class _Stage:
                 self.cmd = None
         else:
             self.cmd, self.own_cmd = words, True
+
+    def read_shell_forms(self, path: str, scanner: str) -> Iterator[Fact | Skipped]:
+        """The facts of the stage's shell-form ``CMD``/``ENTRYPOINT`` instructions, read
+        once the stage is read whole: the shell runs when the container starts, with every
+        ``ENV`` of the stage set (one written after the instruction as well), and no ``ARG``.
+        The last shell-form ``ENTRYPOINT``, when it stands, says whether the entry point
+        runs vLLM."""
+        pending, self.shell_forms = self.shell_forms, []
+        for instruction, body, locate in pending:
+            facts, script = shell_facts(body, path, scanner, locate, dict(self.env), self.hint)
+            yield from facts
+            yield from _partly_read(script, body, path, instruction)
+            if instruction == "ENTRYPOINT" and self.entry_shell:
+                self.entry_launches = any(f.kind == FactKind.LAUNCH for f in facts)
 
     def launches(self, path: str, scanner: str) -> Iterator[Fact]:
         """The stage's vLLM base image and the facts of what its container runs."""
