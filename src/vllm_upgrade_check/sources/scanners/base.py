@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import ClassVar, Generic, TypeAlias, TypeVar
@@ -232,29 +232,46 @@ class Scanner(ABC):
         return None
 
 
-def shared_words(facts: list[Fact], others: Sequence[tuple[Span, str]]) -> list[Fact]:
+def shared_words(
+    facts: list[Fact],
+    others: Sequence[tuple[Span, str]],
+    path: str | None = None,
+    elsewhere: Mapping[str, Sequence[tuple[Span, str]]] | None = None,
+) -> list[Fact]:
     """``facts`` of vLLM launches, those written in words another program reads as well (an
     array two commands expand) without the spans a fix would edit: fixing them for vLLM
     would change the other program's command line too.
 
+    ``others``: where the other programs' words are written in the file read (``path``);
+    ``elsewhere``: by report path, where they read words of other files (a compose
+    project's ``.env`` value another service interpolates). A fact placed in another file
+    than ``path`` is compared with that file's words only: positions of two files never
+    meet. Without ``path`` every fact is taken to be in the file read.
+
     Each fact asks a :class:`SpanIndex` of ``others`` (the first of them, in their order,
     that shares a character), so a script of many launches and many other commands costs
     its words, not launches x other words."""
-    if not others:
+    places = {k: v for k, v in (elsewhere or {}).items() if v}
+    if not others and not places:
         return facts
-    index = SpanIndex(others)
+    indexes: dict[str | None, SpanIndex[str]] = {None: SpanIndex(others)}
     out = []
     for fact in facts:
         spans = fact.spans
         if fact.group is None:  # not a launch's (a pip install line is its own command)
             out.append(fact)
             continue
+        where = fact.location.path if path is not None and fact.location.path != path else None
+        if where is not None and where not in indexes:
+            indexes[where] = SpanIndex(places.get(where, ()))
         touched = spans.cut or spans.name if spans is not None else None
-        who = index.first_overlapping(touched) if touched is not None else None
+        who = indexes[where].first_overlapping(touched) if touched is not None else None
         if who is None or spans is None:
             out.append(fact)
             continue
         note = f"written where {who} reads it too; change it by hand"
+        if where is not None:
+            note = f"written in {where} where {who} reads it too; change it by hand"
         out.append(replace(fact, spans=Spans(syntax=spans.syntax, note=note, sure=spans.sure)))
     return out
 

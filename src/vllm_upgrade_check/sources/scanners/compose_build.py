@@ -27,6 +27,13 @@ def build_files(doc: yaml.Node, compose_rel: str) -> Iterator[tuple[str, str, st
     document built from a Dockerfile (``build: DIR`` or ``build: {context, dockerfile,
     target}``; the Dockerfile defaults to ``Dockerfile`` in the context, paths relative to the
     compose file). A build from a URL or outside the repository is left out."""
+    for name, rel, target, _context in builds(doc, compose_rel):
+        yield name, rel, target
+
+
+def builds(doc: yaml.Node, compose_rel: str) -> Iterator[tuple[str, str, str | None, str]]:
+    """:func:`build_files` with the build context's report path (``""``: the repository
+    root) last: what a ``COPY`` of the Dockerfile copies is relative to it."""
     here = posixpath.dirname(compose_rel)
     for name, _key, service in mapping_items(get(doc, "services")):
         build = get(service, "build")
@@ -39,8 +46,9 @@ def build_files(doc: yaml.Node, compose_rel: str) -> Iterator[tuple[str, str, st
         if "://" in context or context.startswith(("git@", "/")) or "$" in context + (dockerfile or ""):
             continue
         rel = posixpath.normpath(posixpath.join(here, context, dockerfile or "Dockerfile"))
-        if not rel.startswith("../"):
-            yield str(name), rel, target
+        root = posixpath.normpath(posixpath.join(here, context))
+        if not rel.startswith("../") and not root.startswith("../"):
+            yield str(name), rel, target, "" if root == "." else root
 
 
 def dockerfile_base(text: str, target: str | None) -> tuple[str, int, bool] | None:

@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
+import yaml
 from dotenv.parser import parse_stream
 
 from vllm_upgrade_check.knowledge.versions import tag_version_span
@@ -204,3 +205,21 @@ def dotenv_image(image: str, dotenv: Dotenv) -> tuple[str, DotenvValue, Span | N
     if not (at <= begin and end <= at + len(used.value)):
         return expanded, used, None  # the version is written in the compose file, not in .env
     return expanded, used, Span(used.line, used.column + begin - at, used.line, used.column + end - at)
+
+
+def dotenv_read(text: str, node: yaml.Node, dotenv: Dotenv) -> list[DotenvValue]:
+    """The ``.env`` variables compose interpolates into ``node`` (a service, as written in
+    compose file ``text``): those its text references (``${VAR}``, ``$VAR``, with or without
+    a default), once each."""
+    if not dotenv:
+        return []
+    region = text[node.start_mark.index : node.end_mark.index]
+    names = dict.fromkeys(m.group(1) or m.group(4) for m in _REFERENCE.finditer(region) if m.group(0) != "$$")
+    return [dotenv[n] for n in names if n and n in dotenv]
+
+
+def dotenv_span(value: DotenvValue) -> Span:
+    """Where a ``.env`` value is written (its first line; its start when not written as it
+    reads)."""
+    length = len(value.value.split("\n", 1)[0]) if value.exact else 1
+    return Span(value.line, value.column, value.line, value.column + max(length, 1))

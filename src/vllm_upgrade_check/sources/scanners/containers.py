@@ -113,6 +113,27 @@ def _interpolated(argv: list[_Item], dotenv: Dotenv, node: yaml.Node | None) -> 
     return [_Item(t, i.node) for i in argv for t in interpolated_words([i.token], dotenv, split)]
 
 
+def command_words(text: str, node: yaml.Node | None, dotenv: Dotenv | None = None) -> list[Token]:
+    """The words of a compose ``command``/``entrypoint`` (a YAML list of scalars, or a string
+    split as a shell would), placed where they are written, with what ``dotenv`` sets
+    interpolated; ``[]`` when ``node`` is absent or holds no words."""
+    argv = _argv(text, node)
+    if dotenv:
+        argv = _interpolated(argv, dotenv, node)
+    return [i.token for i in argv]
+
+
+def command_syntax(node: yaml.Node | None) -> str:
+    """How the words of a container's command ``node`` are written, as
+    :func:`~.shell.argv_facts` takes it: ``yaml`` (a list), ``shell|yaml<style>`` (shell
+    words in a YAML string) or ``shell``."""
+    if isinstance(node, yaml.SequenceNode):
+        return "yaml"
+    if isinstance(node, yaml.ScalarNode) and node.style in ("'", '"', None, ""):
+        return f"shell|yaml{node.style or ''}"
+    return "shell"
+
+
 def k8s_expand(value: str, env: Mapping[str, str | None]) -> tuple[str, bool]:
     """``value`` with Kubernetes' ``$(VAR)`` references replaced from the container's ``env``
     (``$$`` is a literal ``$``), and whether every reference was known. A variable set by
@@ -304,12 +325,7 @@ def _run_facts(
         yield from facts
         return
     tokens = [i.token for i in argv]
-    if isinstance(holder, yaml.SequenceNode):
-        syntax = "yaml"
-    elif isinstance(holder, yaml.ScalarNode) and holder.style in ("'", '"', None, ""):
-        syntax = f"shell|yaml{holder.style or ''}"  # shell words inside a YAML string
-    else:
-        syntax = "shell"
+    syntax = command_syntax(holder)
     facts = argv_facts(tokens, path, scanner, hint, syntax=syntax)
     if facts:
         yield from facts

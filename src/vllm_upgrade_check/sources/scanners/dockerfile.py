@@ -9,10 +9,8 @@ its own ``ENTRYPOINT``.
 from __future__ import annotations
 
 import io
-import json
 import posixpath
 import re
-from bisect import bisect_right
 from collections import ChainMap
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
@@ -20,9 +18,8 @@ from typing import Any
 
 from dockerfile_parse import DockerfileParser
 
-from vllm_upgrade_check.model.facts import EXEC_LITERAL, Fact, FactKind, Skipped, Span, Spans
+from vllm_upgrade_check.model.facts import EXEC_LITERAL, Fact, FactKind, Skipped, Spans
 from vllm_upgrade_check.parsing.shell import Locator, ShellScript, Token, offset_locator, parse_shell
-from vllm_upgrade_check.parsing.words import link, unlink_at_comments
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, env_fact
 from vllm_upgrade_check.sources.scanners.base import FileReference, Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.dockerfile_copies import (
@@ -31,6 +28,7 @@ from vllm_upgrade_check.sources.scanners.dockerfile_copies import (
     entry_script,
     json_array,
 )
+from vllm_upgrade_check.sources.scanners.dockerfile_text import as_written, exec_tokens, word_at
 from vllm_upgrade_check.sources.scanners.dockerfile_versions import (
     defaults,
     expand_from,
@@ -51,55 +49,6 @@ def is_dockerfile(name: str) -> bool:
     """``Dockerfile``/``Containerfile`` and their variants (``Dockerfile.gpu``, ``Dockerfile-gpu``,
     ``Containerfile_rocm``, ``serve.Dockerfile``, ``*.containerfile``), any case."""
     return is_dockerfile_name(name)
-
-
-_JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
-"""A JSON string as written on one line (its escapes, ``\\u00e9`` among them, undecoded)."""
-
-
-def _exec_tokens(content: str, words: list[str], first_line: int, file_lines: Sequence[str]) -> list[Token]:
-    """Place each exec-form word at the line/column where its JSON string is written; words
-    found as written get their spans and are linked as elements of one JSON array (not
-    across a comment line: cutting a neighbour never takes it). ``file_lines``: the file's
-    lines, which the positions are in.
-
-    The JSON strings of ``content`` are read in order and decoded, each matched to the next
-    word it decodes to, so a word is found however it is written (``"mé"`` or ``"m\\u00e9"``);
-    columns count characters (a non-ASCII word before a flag moves it by one column per
-    character). A word not found (a string cut by a line continuation) is placed at column 1
-    of the instruction with no span, and no word is linked: a fix leaves them to a person."""
-    written = [
-        (row, match)
-        for row, text in enumerate(content.split("\n"))
-        for match in _JSON_STRING.finditer(text)
-    ]
-    tokens: list[Token] = []
-    at = 0
-    exact = True
-    for word in words:
-        found = False
-        while at < len(written):
-            row, match = written[at]
-            at += 1
-            if _json_text(match.group()) == word:
-                line, column = first_line + row, match.start() + 1
-                span = Span(line, column, line, match.end() + 1)
-                tokens.append(Token(word, line, column + 1, True, match.group(), span=span))
-                found = True
-                break
-        if not found:
-            exact = False
-            tokens.append(Token(word, first_line, 1, True, json.dumps(word, ensure_ascii=False)))
-    return unlink_at_comments(link(tokens), file_lines) if exact else tokens
-
-
-def _json_text(literal: str) -> str | None:
-    """The value of one JSON string literal as written, ``None`` when it is none."""
-    try:
-        value = json.loads(literal)
-    except ValueError:
-        return None
-    return value if isinstance(value, str) else None
 
 
 class DockerfileScanner(Scanner):
@@ -145,14 +94,15 @@ class DockerfileScanner(Scanner):
         for item in structure:
             instruction = item["instruction"].upper()
             line = item["startline"] + 1
-            content = _as_written(lines, item, comments)
+            content = as_written(lines, item, comments)
             keyword_len = len(content) - len(content.lstrip()) + len(item["instruction"]) + 1
             body = content.lstrip()[len(item["instruction"]) :]
             body_offset = keyword_len
             locate = offset_locator(body, line, body_offset)
             if instruction == "FROM":
+                yield from run.read_shell_forms(path, self.name)
                 yield from run.launches(path, self.name)
-                yield from run.entry_script(path, copies, scripts)
+                yield from run.entry_script(path, copies, scripts, stage)
                 copies, workdir = {}, "/"
                 stage += 1
                 scope.args = {}
@@ -180,7 +130,7 @@ class DockerfileScanner(Scanner):
                 if "$" in written:
                     plain = {k: (v.text if v is not None else None) for k, v in global_args.items()}
                     reference = expand_from(written, plain) or reference
-                token = _word_at(content, written, keyword_len - 1, line, reference)
+                token = word_at(content, written, keyword_len - 1, line, reference)
                 base_is_vllm = is_vllm_image(reference)
                 run.vllm_image = base_is_vllm
                 if base_is_vllm:
@@ -218,15 +168,14 @@ class DockerfileScanner(Scanner):
             value = item["value"].strip()
             words = json_array(value)
             if words is not None:
-                run.set(instruction, _exec_tokens(content, words, line, lines))
+                run.set(instruction, exec_tokens(content, words, line, lines))
             else:
-                # The shell runs when the container starts: only ENV values are set then.
-                facts, script = shell_facts(body, path, self.name, locate, dict(scope.env), hint)
-                yield from facts
-                yield from _partly_read(script, body, path, instruction)
-                run.set(instruction, None, launched=any(f.kind == FactKind.LAUNCH for f in facts))
+                # The shell runs when the container starts: read once the stage's ENV is known.
+                run.set(instruction, None)
+                run.shell_forms.append((instruction, body, locate))
+        yield from run.read_shell_forms(path, self.name)
         yield from run.launches(path, self.name)
-        yield from run.entry_script(path, copies, scripts)
+        yield from run.entry_script(path, copies, scripts, stage)
 
     def _env(self, body: str, path: str, line: int, offset: int, parsed: ShellScript | None = None) -> Iterator[Fact]:
         words = body.split()
@@ -287,6 +236,13 @@ class _Scope:
         values = self.build()
         script = parse_shell(body, locate, values)
         named = {a.name for a in script.assignments}
+        words = body.split()
+        if instruction == "ENV" and not named and len(words) >= 2 and "=" not in words[0]:
+            # legacy `ENV NAME value words`: the rest of the line is the value
+            argv = script.commands[0].argv if script.commands else []
+            if argv and argv[0].text == words[0]:
+                self.env[words[0]] = list(argv[1:])
+            return script
         if instruction == "ENV":
             self.env.update({n: values[n] for n in named if n in values})
             return script
@@ -316,6 +272,7 @@ class _Stage:
         self.entry_launches = True  # the entry point runs vLLM (the image's own one does)
         self.image: Fact | None = None  # the stage's vLLM base image, told with its launches
         self.env: dict[str, list[Token]] = {}  # the stage's ENV values (a later stage FROM it has them)
+        self.shell_forms: list[tuple[str, str, Locator]] = []  # shell-form CMD/ENTRYPOINT, unread
 
     def child(self) -> _Stage:
         """The state a stage ``FROM`` this one starts with."""
@@ -337,6 +294,20 @@ class _Stage:
         else:
             self.cmd, self.own_cmd = words, True
 
+    def read_shell_forms(self, path: str, scanner: str) -> Iterator[Fact | Skipped]:
+        """The facts of the stage's shell-form ``CMD``/``ENTRYPOINT`` instructions, read
+        once the stage is read whole: the shell runs when the container starts, with every
+        ``ENV`` of the stage set (one written after the instruction as well), and no ``ARG``.
+        The last shell-form ``ENTRYPOINT``, when it stands, says whether the entry point
+        runs vLLM."""
+        pending, self.shell_forms = self.shell_forms, []
+        for instruction, body, locate in pending:
+            facts, script = shell_facts(body, path, scanner, locate, dict(self.env), self.hint)
+            yield from facts
+            yield from _partly_read(script, body, path, instruction)
+            if instruction == "ENTRYPOINT" and self.entry_shell:
+                self.entry_launches = any(f.kind == FactKind.LAUNCH for f in facts)
+
     def launches(self, path: str, scanner: str) -> Iterator[Fact]:
         """The stage's vLLM base image and the facts of what its container runs."""
         facts = list(self._run(path, scanner))
@@ -351,14 +322,14 @@ class _Stage:
         yield from facts
 
     def entry_script(
-        self, path: str, copies: dict[str, str], scripts: list[EntryScript] | None
+        self, path: str, copies: dict[str, str], scripts: list[EntryScript] | None, stage: int = -1
     ) -> Iterator[FileReference]:
         """The stage's :func:`~.dockerfile_copies.entry_script` when its exec-form
         ``ENTRYPOINT`` runs no vLLM launch of its own: a reference to the script, and its
-        record into ``scripts``."""
+        record into ``scripts`` (``stage``: the stage's index)."""
         if not self.own_entry or self.entry_shell or not self.entry or self.entry_launches:
             return
-        found = entry_script(path, self.entry, self.cmd or [], copies, self.env, self.hint)
+        found = entry_script(path, self.entry, self.cmd or [], copies, self.env, self.hint, stage)
         if found is not None:
             yield FileReference(found.path, "dockerfile")
             if scripts is not None:
@@ -369,14 +340,14 @@ class _Stage:
             return
         if self.entry is not None:
             argv = _unexpanded([*self.entry, *(self.cmd or [])])
-            launched = argv_facts(argv, path, scanner, self.hint, syntax="json")
+            launched = argv_facts(argv, path, scanner, self.hint, syntax="json", variables=self.env)
             self.entry_launches = any(f.kind == FactKind.LAUNCH for f in launched)
             yield from _literal_words(launched, argv)
             return
         if self.cmd is None:
             return
         cmd = _unexpanded(self.cmd)
-        launched = argv_facts(cmd, path, scanner, self.hint, syntax="json")
+        launched = argv_facts(cmd, path, scanner, self.hint, syntax="json", variables=self.env)
         if launched:
             yield from _literal_words(launched, cmd)
         elif self.vllm_image:
@@ -428,39 +399,3 @@ def _partly_read(script: ShellScript, body: str, path: str, instruction: str) ->
             configures_vllm=True,
             line=script.error_line,
         )
-
-
-def _as_written(lines: list[str], item: dict[str, Any], comments: list[int]) -> str:
-    """Instruction ``item``'s text line for line as the file holds it, so that positions in it
-    are positions in the file. dockerfile-parse drops the comment lines inside a continued
-    instruction from its ``content`` (Docker removes them before reading the instruction):
-    each becomes a lone ``\\`` at its indentation, which continues the shell words across it
-    as Docker does and holds no exec-form word. ``comments``: the 0-based lines of comment
-    instructions, sorted (found by bisection: a file of many comments and many continued
-    instructions stays linear)."""
-    start, end = item["startline"], item["endline"]
-    first = bisect_right(comments, start)  # the first comment line after the start
-    if start == end or first == len(comments) or comments[first] > end:
-        return str(item["content"])
-    inside = set(comments[first : bisect_right(comments, end)])
-    out = []
-    for number in range(start, min(end, len(lines) - 1) + 1):
-        written = lines[number]
-        if number in inside:
-            body = written.rstrip("\r")
-            indent = body[: len(body) - len(body.lstrip())]
-            written = indent + "\\" + written[len(body) :]
-        out.append(written)
-    return "\n".join(out) + "\n"
-
-
-def _word_at(content: str, written: str, start: int, first_line: int, reference: str) -> Token:
-    """The token for ``written`` found in instruction ``content`` from offset ``start``,
-    placed (with its span) where it is written; its text is ``reference``."""
-    index = content.find(written, max(start, 0))
-    if index < 0:
-        return Token(reference, first_line, 1, True, written)
-    row = content.count("\n", 0, index)
-    column = index - (content.rfind("\n", 0, index) + 1) + 1
-    line = first_line + row
-    return Token(reference, line, column, True, written, span=Span(line, column, line, column + len(written)))

@@ -35,7 +35,11 @@ class EntryScript:
     Attributes:
         path: the script's report path; entry: the ``ENTRYPOINT``'s first word (where the
         launch it makes is placed); entry_words: all its words; args: its arguments, as written in the Dockerfile;
-        env: the stage's ``ENV`` values; hint: the vLLM version the stage's image runs.
+        env: the stage's ``ENV`` values; hint: the vLLM version the stage's image runs;
+        source: the script as the ``COPY`` names it, relative to the build context;
+        entry_args: how many of ``args`` the ``ENTRYPOINT`` writes (the rest are the
+        ``CMD``'s, which a compose ``command`` replaces); stage: the 0-based index of the
+        Dockerfile stage whose entry point it is.
     """
 
     path: str
@@ -44,6 +48,9 @@ class EntryScript:
     args: list[Token]
     env: dict[str, list[Token]]
     hint: tuple[str, str] | None
+    source: str = ""
+    entry_args: int = 0
+    stage: int = -1
 
 
 def entry_script(
@@ -53,11 +60,13 @@ def entry_script(
     copies: dict[str, str],
     env: dict[str, list[Token]],
     hint: tuple[str, str] | None,
+    stage: int = -1,
 ) -> EntryScript | None:
     """The script an exec-form ``ENTRYPOINT`` (``entry``, of Dockerfile ``path``) runs, when
     it is a script (``/start.sh``, ``bash /start.sh``) that a ``COPY`` put there from the
     build context, taken to be the Dockerfile's folder (``copies``: :func:`copied`); its
-    arguments are the entry point's further words and ``cmd``."""
+    arguments are the entry point's further words and ``cmd``; ``stage``: the index of the
+    stage it is the entry point of."""
     words = list(entry)
     at = 1 if len(words) >= 2 and words[0].text.rsplit("/", 1)[-1] in _SHELLS and not words[1].text.startswith("-") else 0
     if at >= len(words) or not words[at].text.startswith("/"):
@@ -68,7 +77,8 @@ def entry_script(
     script = posixpath.normpath(posixpath.join(posixpath.dirname(path), source))
     if script.startswith("../"):
         return None
-    return EntryScript(script, words[0], words, [*words[at + 1 :], *cmd], dict(env), hint)
+    fixed = words[at + 1 :]
+    return EntryScript(script, words[0], words, [*fixed, *cmd], dict(env), hint, source, len(fixed), stage)
 
 
 def copied(value: str, workdir: str, copies: dict[str, str]) -> None:

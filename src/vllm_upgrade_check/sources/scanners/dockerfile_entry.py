@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from vllm_upgrade_check.model.facts import Fact, FactKind
-from vllm_upgrade_check.parsing.shell import parse_shell
+from vllm_upgrade_check.parsing.shell import Token, parse_shell
 from vllm_upgrade_check.parsing.shell_flow import positional
 from vllm_upgrade_check.sources.scanners.arg_facts import token_location
 from vllm_upgrade_check.sources.scanners.base import SourceFile
@@ -38,39 +38,66 @@ class LinkedDockerfileScanner(DockerfileScanner):
         scripts: list[EntryScript] = []
         facts = [f for f in self.read(source, scripts) if isinstance(f, Fact)]
         linked: list[Fact] = []
+        serving: set[str] = set()  # the notes of images whose entry point does run vLLM's server
         for entry in scripts:
             script = read(entry.path)
-            if script is not None and script.mentions_vllm():
-                linked.extend(entry_launch_facts(entry, script, source.relpath, self.name))
-        if not linked:
+            if script is None or not script.mentions_vllm():
+                continue
+            found = entry_launch_facts(entry, script, source.relpath, self.name)
+            linked.extend(found)
+            if found or launches_vllm(entry, script):
+                serving.add(replaced_server_note(" ".join(t.text for t in entry.entry_words[:2]), "ENTRYPOINT"))
+        if not serving:
             return None
         # the entry point does run vLLM's server (through the script): the image moves with it
-        replaced = replaced_server_note(" ".join(t.text for t in scripts[0].entry_words[:2]), "ENTRYPOINT")
         facts = [
-            replace(f, spans=replace(f.spans, note="")) if f.kind == FactKind.IMAGE and f.spans and f.spans.note == replaced else f
+            replace(f, spans=replace(f.spans, note="")) if f.kind == FactKind.IMAGE and f.spans and f.spans.note in serving else f
             for f in facts
         ]
         return [*facts, *linked]
 
 
-def entry_launch_facts(entry: EntryScript, script: SourceFile, path: str, scanner: str) -> list[Fact]:
-    """The facts of each vLLM launch of ``script`` that takes some of ``entry``'s arguments
-    (``"$@"``, ``$1``...) or ``ENV`` values: those words' facts at their place in Dockerfile
-    ``path``, and the launch placed at the ``ENTRYPOINT``, knowing every arg the launch sets."""
-    given = [*entry.args, *(t for tokens in entry.env.values() for t in tokens)]
-    ours = {(t.line, t.column, t.text) for t in given}
+def launches_vllm(entry: EntryScript, script: SourceFile) -> bool:
+    """Whether ``script``, run as ``entry`` runs it, launches vLLM at all (with words of its
+    own only: a compose service's ``command`` may give it the rest)."""
     variables = {**entry.env, **positional(entry.args)}
+    return any(find_launch(list(c.argv)) is not None for c in parse_shell(script.text, variables=variables).commands)
+
+
+def entry_launch_facts(
+    entry: EntryScript,
+    script: SourceFile,
+    path: str,
+    scanner: str,
+    reported: Sequence[Token] | None = None,
+    syntax: str = "json",
+    at: Token | None = None,
+) -> list[Fact]:
+    """The facts of each vLLM launch of ``script`` that takes some of ``entry``'s arguments
+    (``"$@"``, ``$1``...) or ``ENV`` values: those words' facts at their place in file
+    ``path``, and the launch placed at the ``ENTRYPOINT``, knowing every arg the launch sets.
+
+    ``reported``: the words whose facts are told (default: the arguments and the ``ENV``
+    values, all written in the Dockerfile ``path``); a compose service passes its
+    ``command`` words, the others being written in another file. ``syntax``: how those
+    words are written (see :func:`~.shell.argv_facts`); ``at``: where the launch is placed
+    (default: the ``ENTRYPOINT``'s first word)."""
+    given = list(reported) if reported is not None else [*entry.args, *(t for tokens in entry.env.values() for t in tokens)]
+    ours = {(t.line, t.column, t.text) for t in given}
+    heads = {(a, b, c.split("=", 1)[0]) for a, b, c in ours}
+    variables = {**entry.env, **positional(entry.args)}
+    place = at if at is not None else entry.entry
     out: list[Fact] = []
     for command in parse_shell(script.text, variables=variables).commands:
         argv = list(command.argv)
         if not any((t.line, t.column, t.text) in ours for t in argv) or find_launch(argv) is None:
             continue
-        found = argv_facts(argv, path, scanner, entry.hint, syntax="json")
-        group = f"{entry.entry.line}:{entry.entry.column}"
+        found = argv_facts(argv, path, scanner, entry.hint, syntax=syntax)
+        group = f"{place.line}:{place.column}"
         for fact in found:
             loc = fact.location
             if fact.kind == FactKind.LAUNCH:
-                out.append(replace(fact, location=token_location(path, entry.entry), group=group, spans=None))
-            elif (loc.line, loc.column, (fact.raw or "").split("=", 1)[0]) in {(a, b, c.split("=", 1)[0]) for a, b, c in ours}:
+                out.append(replace(fact, location=token_location(path, place), group=group, spans=None))
+            elif (loc.line, loc.column, (fact.raw or "").split("=", 1)[0]) in heads:
                 out.append(replace(fact, group=group))
     return out

@@ -26,7 +26,14 @@ from vllm_upgrade_check.sources.scanners.base import (
     shared_words,
 )
 from vllm_upgrade_check.sources.scanners.compose_build import Built, build_files, built_bases
-from vllm_upgrade_check.sources.scanners.compose_env import Dotenv, project_dotenv_path, read_dotenv
+from vllm_upgrade_check.sources.scanners.compose_entry import BuiltScript, built_scripts, script_launch_facts
+from vllm_upgrade_check.sources.scanners.compose_env import (
+    Dotenv,
+    dotenv_read,
+    dotenv_span,
+    project_dotenv_path,
+    read_dotenv,
+)
 from vllm_upgrade_check.sources.scanners.containers import container_env, container_facts
 from vllm_upgrade_check.sources.scanners.kserve import predictor_items, runtime_references
 from vllm_upgrade_check.sources.scanners.kustomize import (
@@ -50,23 +57,54 @@ HELM_IMAGE_KEY = "helm-chart-vllm-image:"
 ``{{ .Values... }}`` count when a values file in the chart directory names a vLLM image."""
 
 def compose_facts(
-    text: str, doc: yaml.Node, path: str, scanner: str, built: Built | None = None, dotenv: Dotenv | None = None
+    text: str,
+    doc: yaml.Node,
+    path: str,
+    scanner: str,
+    built: Built | None = None,
+    dotenv: Dotenv | None = None,
+    scripts: dict[str, BuiltScript] | None = None,
 ) -> Iterator[Fact]:
     """Facts of a docker-compose document (``services.*``; ``built``: the base images of the
     services built from a Dockerfile, see :func:`.compose_build.built_bases`; ``dotenv``: the
-    project ``.env``'s variables, see :mod:`.compose_env`)."""
+    project ``.env``'s variables, see :mod:`.compose_env`; ``scripts``: the entry-point
+    scripts of built services, which their ``command`` words are passed to, see
+    :mod:`.compose_entry`)."""
     facts: list[Fact] = []
     others: list[tuple[Span, str]] = []
+    dotenv_readers: dict[str, list[tuple[Span, str]]] = {}  # .env values other services interpolate
     for name, _key, service in mapping_items(get(doc, "services")):
         entry, command = get(service, "entrypoint"), get(service, "command")
         words = [entry, command]
         base = (built or {}).get(str(name))
         found = list(container_facts(text, path, scanner, get(service, "image"), entry, command, built=base, dotenv=dotenv))
+        script = (scripts or {}).get(str(name))
+        if script is not None and not any(f.kind == FactKind.LAUNCH for f in found):
+            found.extend(script_launch_facts(text, service, path, script, dotenv))
         if not any(f.kind == FactKind.LAUNCH for f in found):
             others.extend(_read_by(words, f"service {name}"))
+            for value in dotenv_read(text, service, dotenv or {}):
+                dotenv_readers.setdefault(value.path, []).append((dotenv_span(value), f"service {name}"))
         found.extend(env_facts(text, get(service, "environment"), path, scanner))
         facts.extend(replace(f, owner=f"service {name}") for f in found)
-    yield from shared_words(facts, others)
+    yield from shared_words(launchers_only(facts), others, path, dotenv_readers)
+
+
+def launchers_only(facts: list[Fact]) -> list[Fact]:
+    """``facts`` (each with its ``owner``, a service or container) without the copies that
+    owners which launch no vLLM read of words a vLLM launch reads too (a YAML anchor of
+    ``environment`` merged into a redis service and two vLLM services is the vLLM
+    services' alone: the finding is shared by those). Words only such owners read stay
+    theirs (a ``VLLM_*`` variable of a container whose launch is not seen)."""
+    launching = {f.owner for f in facts if f.kind == FactKind.LAUNCH}
+    if not launching:
+        return facts
+
+    def place(f: Fact) -> tuple[object, ...]:
+        return (f.location.path, f.location.line, f.location.column, f.kind, f.name)
+
+    read_by_launch = {place(f) for f in facts if f.owner in launching}
+    return [f for f in facts if f.owner in launching or place(f) not in read_by_launch]
 
 
 def _read_by(nodes: list[yaml.Node | None], who: str) -> Iterator[tuple[Span, str]]:
@@ -148,7 +186,7 @@ def kubernetes_facts(
             others.extend(_read_by(words, who))
         found.extend(env_facts(text, get(container, "env"), path, scanner))
         facts.extend(replace(f, owner=who) for f in found)
-    yield from shared_words(facts, others)
+    yield from shared_words(launchers_only(facts), others)
 
 
 def is_compose(doc: yaml.Node) -> bool:
@@ -287,7 +325,8 @@ class ManifestScanner(Scanner):
             if is_compose(doc):
                 built = built_bases(doc, source.relpath, read) if read is not None else None
                 dotenv = read_dotenv(source.relpath, read) if read is not None and "$" in text else None
-                facts.extend(compose_facts(text, doc, source.relpath, "compose", built, dotenv))
+                scripts = built_scripts(doc, source.relpath, read) if read is not None else None
+                facts.extend(compose_facts(text, doc, source.relpath, "compose", built, dotenv, scripts))
                 links.extend(FileReference(rel, self.name) for _s, rel, _t in build_files(doc, source.relpath))
                 if "$" in text:  # read again with the project's .env (compose interpolates it)
                     links.append(FileReference(project_dotenv_path(source.relpath), self.name))

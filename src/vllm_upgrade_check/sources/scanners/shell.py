@@ -9,7 +9,7 @@ launches. The helpers here also serve every other place that holds shell text (D
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import replace
 
 from vllm_upgrade_check.model.facts import CUT_NOTE, Fact, FactKind, Skipped, Span, Spans
@@ -141,10 +141,13 @@ def argv_facts(
     prefix_env: Sequence[Token] = (),
     values: dict[str, str] | None = None,
     syntax: str = "shell",
+    variables: Mapping[str, list[Token]] | None = None,
 ) -> list[Fact]:
     """Facts of one command's argv: a vLLM launch, a ``pip install``, or ``sh -c 'TEXT'``
     (TEXT parsed as shell, its positions inside the argument). ``syntax``: what the argv
-    is written in (``shell``, or ``yaml``/``json``/``python`` for a list)."""
+    is written in (``shell``, or ``yaml``/``json``/``python`` for a list); ``variables``:
+    the environment an ``sh -c`` script starts with (a Dockerfile stage's ``ENV``), not
+    changed."""
     if (
         len(argv) >= 3
         and argv[0].text.rsplit("/", 1)[-1] in _SHELLS
@@ -153,7 +156,16 @@ def argv_facts(
     ):
         script_token = argv[2]
         inner = _inner_locator(script_token)
-        facts, _ = shell_facts(script_token.text, path, scanner, hint=hint, relocate=inner)
+        known = dict(variables) if variables else None
+        if known:
+            # a variable's words are placed where the variable is set, not in the argument
+            theirs = {(t.line, t.column, t.text) for tokens in known.values() for t in tokens}
+            within = inner
+
+            def inner(token: Token) -> Token:
+                return token if (token.line, token.column, token.text) in theirs else within(token)
+
+        facts, _ = shell_facts(script_token.text, path, scanner, variables=known, hint=hint, relocate=inner)
         return facts
     launch = find_launch(argv)
     if launch is None:

@@ -1,0 +1,139 @@
+"""Compose services built from a Dockerfile whose ``ENTRYPOINT`` is a script of the build
+context: the service's ``command`` replaces the Dockerfile's ``CMD``, so its words are the
+script's arguments (``"$@"``).
+
+``build: {context: ., dockerfile: Dockerfile.x}`` whose Dockerfile has ``COPY entrypoint.sh
+/entrypoint.sh`` + ``ENTRYPOINT ["/entrypoint.sh"]``, ``entrypoint.sh`` running ``exec vllm
+serve "$MODEL" "$@"``, and ``command: ["--swap-space", "4"]``: the container launches vLLM
+with ``--swap-space 4``. The script is read as
+:class:`~.dockerfile_entry.LinkedDockerfileScanner` reads it for a ``CMD`` (Docker's
+``ENTRYPOINT`` + ``CMD`` rule, which compose keeps: its ``command`` overrides the image's
+``CMD`` only), with the stage's ``ENV`` and the service's ``environment`` as its
+environment; the flags the service's words give are reported where the compose file
+writes them, so that a fix edits them there.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import yaml
+from dockerfile_parse import DockerfileParser
+
+from vllm_upgrade_check.model.facts import Fact
+from vllm_upgrade_check.parsing.shell import Token
+from vllm_upgrade_check.parsing.yamlnodes import get, items, mapping_items, pos, scalar
+from vllm_upgrade_check.sources.scanners.base import SourceFile
+from vllm_upgrade_check.sources.scanners.compose_build import builds
+from vllm_upgrade_check.sources.scanners.compose_env import Dotenv
+from vllm_upgrade_check.sources.scanners.containers import command_syntax, command_words
+from vllm_upgrade_check.sources.scanners.dockerfile import DockerfileScanner
+from vllm_upgrade_check.sources.scanners.dockerfile_copies import EntryScript
+from vllm_upgrade_check.sources.scanners.dockerfile_entry import entry_launch_facts
+
+
+@dataclass(frozen=True)
+class BuiltScript:
+    """The entry-point script a built service runs: ``entry`` (from the Dockerfile, its
+    ``path`` the script's report path) and the script's text."""
+
+    entry: EntryScript
+    script: SourceFile
+
+
+def entry_stage(text: str, target: str | None) -> int | None:
+    """The 0-based index of the stage whose ``ENTRYPOINT`` a build of Dockerfile ``text``
+    ending in stage ``target`` (else the last) runs: that stage's own, else the nearest
+    stage it is built ``FROM`` that sets one. ``None`` when no stage of the chain sets one
+    (the base image's stands) or the file cannot be parsed."""
+    try:
+        structure = DockerfileParser(fileobj=io.BytesIO(text.encode("utf-8"))).structure
+    except Exception:  # dockerfile-parse raises plain exceptions on bad input
+        return None
+    stages: list[tuple[str | None, str, bool]] = []  # (name, FROM word, sets ENTRYPOINT)
+    for item in structure:
+        instruction = str(item["instruction"]).upper()
+        if instruction == "FROM":
+            words = [w for w in str(item["value"]).split() if not w.startswith("--")] or [""]
+            named = words[2].lower() if len(words) >= 3 and words[1].lower() == "as" else None
+            stages.append((named, words[0].lower(), False))
+        elif instruction == "ENTRYPOINT" and stages:
+            stages[-1] = (stages[-1][0], stages[-1][1], True)
+    names = {s[0]: i for i, s in enumerate(stages) if s[0]}
+    index = names.get(target.lower()) if target else len(stages) - 1
+    seen: set[int] = set()
+    while index is not None and 0 <= index < len(stages) and index not in seen:
+        seen.add(index)
+        if stages[index][2]:
+            return index
+        parent = names.get(stages[index][1])
+        index = parent if parent is not None and parent < index else None
+    return None
+
+
+def built_scripts(doc: yaml.Node, compose_rel: str, read: Callable[[str], SourceFile | None]) -> dict[str, BuiltScript]:
+    """Service name -> the :class:`BuiltScript` its build's ``ENTRYPOINT`` runs, for each
+    service of compose document ``doc`` built from a Dockerfile of the repository whose
+    entry point is a script copied from the build context that mentions vLLM."""
+    out: dict[str, BuiltScript] = {}
+    for service, rel, target, context in builds(doc, compose_rel):
+        source = read(rel)
+        index = entry_stage(source.text, target) if source is not None else None
+        if source is None or index is None:
+            continue
+        scripts: list[EntryScript] = []
+        for _item in DockerfileScanner().read(source, scripts):
+            pass
+        found = next((s for s in scripts if s.stage == index), None)
+        if found is None:
+            continue
+        path = posixpath.normpath(posixpath.join(context, found.source)) if found.source else found.path
+        script = read(path)
+        if script is not None and script.mentions_vllm():
+            out[service] = BuiltScript(replace(found, path=path), script)
+    return out
+
+
+def service_env(node: yaml.Node | None) -> dict[str, list[Token]]:
+    """A compose service's ``environment`` (a mapping, or a list of ``NAME=value``) as the
+    script's variables: each value one word, placed at its value (a name with no value,
+    passed from the host, is left out: what it holds is not known here)."""
+    out: dict[str, list[Token]] = {}
+    if isinstance(node, yaml.MappingNode):
+        for name, _key, value in mapping_items(node):
+            text = scalar(value)
+            if text is not None and isinstance(value, yaml.ScalarNode) and value.tag != "tag:yaml.org,2002:null":
+                at = pos(value)
+                out[str(name)] = [Token(text, at.line, at.column, True, text)]
+    for child in items(node) if isinstance(node, yaml.SequenceNode) else []:
+        text = scalar(child)
+        if text and "=" in text:
+            name, _eq, given = text.partition("=")
+            at = pos(child)
+            out[name] = [Token(given, at.line, at.column, True, given)]
+    return out
+
+
+def script_launch_facts(
+    text: str, service: yaml.Node, path: str, built: BuiltScript, dotenv: Dotenv | None = None
+) -> list[Fact]:
+    """The facts of the launch a built service's entry-point script makes with the
+    service's ``command`` words (compose file ``text`` at ``path``): none when the service
+    sets its own ``entrypoint`` (the script does not run) or no ``command`` (the
+    Dockerfile's ``CMD`` stands, read with the Dockerfile). The launch is placed at the
+    command's first word; only the command's words are reported (the Dockerfile's and the
+    script's own are reported in their files)."""
+    command = get(service, "command")
+    if get(service, "entrypoint") is not None or command is None:
+        return []
+    words = command_words(text, command, dotenv)
+    if not words:
+        return []
+    entry = built.entry
+    fixed = entry.args[: entry.entry_args]
+    env = {**entry.env, **service_env(get(service, "environment"))}
+    run = replace(entry, args=[*fixed, *words], env=env)
+    return entry_launch_facts(run, built.script, path, "compose", reported=words, syntax=command_syntax(command), at=words[0])
