@@ -221,10 +221,15 @@ def _size(text: str) -> int:
     return int(float(number) * unit)
 
 
-def kinds_table(size: int, repeat: int) -> None:
-    """Each file kind at ``size`` bytes and at 1/4 and 1/16 of it, with ratios to the smallest."""
+def kinds_table(size: int, repeat: int, only: list[str] | None = None) -> None:
+    """Each file kind at ``size`` bytes and at 1/4 and 1/16 of it, with ratios to the smallest.
+
+    ``only``: kind labels to keep (a label is kept when it starts with one of them).
+    """
     print(f"\n{'file kind':34} {'bytes':>9} {'seconds':>8} {'x t':>6} {'peak MiB':>9} {'x mem':>6}  goal")
     for label, (name, make) in KINDS.items():
+        if only and not any(label.startswith(prefix) for prefix in only):
+            continue
         first: tuple[float, int] | None = None
         for part in (16, 4, 1):
             written, seconds, peak = measure(_kind(name, make), size // part, repeat)
@@ -242,11 +247,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--size", default="1MB", help="size of the largest file of each kind (default 1MB)")
     parser.add_argument("--kinds-only", action="store_true", help="only the table of file kinds")
+    parser.add_argument("--kind", action="append", help="only the file kinds whose label starts with this (repeatable)")
     args = parser.parse_args()
     run_scan(ScanOptions.of(paths=[Path(__file__).parent], jobs=1, cache_dir=None))  # imports, packs
-    size = _size("16KB" if args.quick else args.size)
-    if args.kinds_only:
-        kinds_table(size, args.repeat)
+    kind_size = _size("16KB" if args.quick else args.size)
+    if args.kinds_only or args.kind:
+        kinds_table(kind_size, args.repeat, args.kind)
         return
     print(f"{'shape':36} {'scale':>5} {'n':>7} {'bytes':>9} {'seconds':>8} {'x t':>6} {'peak MiB':>9} {'x mem':>6}")
     for name, (build, base) in SHAPES.items():
@@ -259,7 +265,7 @@ def main() -> None:
                 f"{name:36} {scale:>4}x {base * scale:>7} {size:>9} {seconds:>8.3f} "
                 f"{seconds / max(first[0], 1e-9):>6.1f} {peak / 2**20:>9.1f} {peak / max(first[1], 1):>6.1f}"
             )
-    kinds_table(size, args.repeat)
+    kinds_table(kind_size, args.repeat)
 
 
 if __name__ == "__main__":
