@@ -228,6 +228,8 @@ def test_a_strategic_merge_patch_file_sets_the_image_once(tmp_path: Path) -> Non
         ("  - name: vllm/vllm-openai\n    newTag: v0.10.0\n", "0.10.0", True),
         ("  - name: docker.io/vllm/vllm-openai\n    newTag: v0.10.0\n", "0.10.0", True),
         ("  - name: vllm/vllm-openai\n    newName: acme/server\n    newTag: '1.0'\n", "0.20.0", False),
+        # a newName alone keeps the resource's tag: no version of its own, nothing floating
+        ("  - name: vllm/vllm-openai\n    newName: registry.corp/mirror/vllm/vllm-openai\n", "0.20.0", False),
     ],
 )
 def test_the_images_transformer_sets_the_tag_its_resources_run(tmp_path: Path, entry: str, version: str, moved: bool) -> None:
@@ -235,9 +237,22 @@ def test_the_images_transformer_sets_the_tag_its_resources_run(tmp_path: Path, e
     report = _scan(root)
     assert report.from_version == version, report.from_source
     assert any(m[0] == "prod/kustomization.yaml" for m in _moves(report)) is moved, _moves(report)
+    assert not [f for f in report.findings if f.rule.id == "VUC000-011"], [f.rule.message for f in report.findings]
     if moved:
         fix_paths(ScanOptions.of(paths=[root], to_version="0.32.0"), bump=True)
         assert "newTag: v0.32.0" in (root / "prod" / "kustomization.yaml").read_text()
+
+
+def test_a_quoted_inline_image_op_is_reported_where_written_and_left_to_a_person(tmp_path: Path) -> None:
+    op = f'[{{"op": "replace", "path": "{IMAGE_PATH.format(index=0)}", "value": "vllm/vllm-openai:v0.10.0"}}]'
+    root = _repo(tmp_path, f"patches:\n  - target: {{kind: Deployment, name: eng}}\n    patch: '{op}'\n")
+    report = _scan(root)
+    line, column = _at(root, "prod/kustomization.yaml", "vllm/vllm-openai:v0.10.0")
+    assert ("prod/kustomization.yaml", line, column, "vllm/vllm-openai:v0.10.0") in _moves(report), _moves(report)
+    assert report.from_version == "0.10.0"
+    before = (root / "prod" / "kustomization.yaml").read_text()
+    fix_paths(ScanOptions.of(paths=[root], to_version="0.32.0"), bump=True)
+    assert (root / "prod" / "kustomization.yaml").read_text() == before  # inside a string: by hand
 
 
 def test_an_images_digest_pin_is_left_to_a_person(tmp_path: Path) -> None:
