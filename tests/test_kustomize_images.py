@@ -261,3 +261,20 @@ def test_an_images_digest_pin_is_left_to_a_person(tmp_path: Path) -> None:
     before = (root / "prod" / "kustomization.yaml").read_text()
     fix_paths(ScanOptions.of(paths=[root], to_version="0.32.0"), bump=True)
     assert (root / "prod" / "kustomization.yaml").read_text() == before
+
+
+@pytest.mark.parametrize("smp", [False, True])
+def test_the_words_a_patch_writes_beside_the_image_are_checked_from_its_release(tmp_path: Path, smp: bool) -> None:
+    if smp:
+        overlay = INLINE_SMP.format(name="vllm", image="vllm/vllm-openai:v0.10.0") + "                args: [--swap-space, '4']\n"
+    else:
+        overlay = (
+            "patches:\n  - target: {kind: Deployment, name: eng}\n    patch: |-\n"
+            f"      - op: replace\n        path: {IMAGE_PATH.format(index=0)}\n        value: vllm/vllm-openai:v0.10.0\n"
+            "      - op: add\n        path: /spec/template/spec/containers/0/args/-\n        value: --swap-space=4\n"
+        )
+    root = _repo(tmp_path, overlay)
+    report = _scan(root)
+    (swap,) = [f for f in report.findings if f.rule.id == "VUC0180-001"]
+    assert swap.location.path == "prod/kustomization.yaml"
+    assert swap.from_version == "0.10.0", (swap.from_version, swap.from_source)

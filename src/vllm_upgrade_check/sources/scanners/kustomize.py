@@ -78,6 +78,7 @@ from vllm_upgrade_check.sources.scanners.kustomize_images import (
     CONTAINER_KEY,
     CONTAINER_NAME_KEY,
     POD_KINDS,
+    by_image,
     container_image,
     image_op_facts,
 )
@@ -159,8 +160,7 @@ def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[Fil
             patch = read(path) if read is not None else None
             if patch is not None and read is not None:
                 for name in target_names(read, source.relpath, doc, kind, target):
-                    yield from patch_facts(patch, kind, name)
-                    yield from image_op_facts(patch, kind, name)
+                    yield from by_image([*patch_facts(patch, kind, name), *image_op_facts(patch, kind, name)])
                     yield from patch_markers(read, source, doc, patch, kind, name)
         for path in dict.fromkeys(strategic_merge_entries(doc, source.relpath)):
             yield FileReference(path, "manifest")
@@ -177,8 +177,8 @@ def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[Fil
                     continue
                 for name in target_names(read, source.relpath, doc, inline.kind, inline.name):
                     if not inline.name:  # a kind's every object: known once the base is read
-                        yield from _moved([*patch_facts(inline.source, inline.kind, name),
-                                           *image_op_facts(inline.source, inline.kind, name)], inline.mover)
+                        found = [*patch_facts(inline.source, inline.kind, name), *image_op_facts(inline.source, inline.kind, name)]
+                        yield from _moved([c for c in by_image(found) if isinstance(c, Conditional)], inline.mover)
                     yield from patch_markers(read, source, doc, inline.source, inline.kind, name, inline.mover)
 
 
@@ -335,6 +335,7 @@ def inline_patch_items(source: SourceFile, doc: yaml.Node) -> Iterator[Condition
             found.extend(image_op_facts(inline.source, inline.kind, target))
         else:
             found = list(strategic_merge_facts(inline.source, inline=True))
+        found = list(by_image(found))
         yield from _moved([c for c in found if isinstance(c, Conditional)], inline.mover)
         yield from (c for c in found if isinstance(c, Skipped))
 

@@ -20,7 +20,7 @@ kustomization's ``images:`` transformer is read by :func:`~.helm.kustomize_image
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 import yaml
@@ -153,3 +153,26 @@ def container_references(doc: yaml.Node, facts: list[Fact]) -> Iterator[Referenc
             yield Reference(f"{CONTAINER_KEY}{kind}/{name}/{index}", launch=launch.group)
             if scalar(get(container, "name")):
                 yield Reference(f"{CONTAINER_NAME_KEY}{kind}/{name}/{who[len('container '):]}", launch=launch.group)
+
+
+def by_image(found: Iterable[Conditional | Skipped]) -> Iterator[Conditional | Skipped]:
+    """``found`` (what one patch writes) with the version hint of the vLLM image it gives a
+    container on each fact it writes for that container that has none: the overlay runs its
+    launch words with that release, not the base's."""
+    items_ = list(found)
+    hints: dict[str, Fact] = {}
+    for c in items_:
+        if isinstance(c, Conditional):
+            for f in c.facts:
+                if f.kind == FactKind.IMAGE and f.version_hint:
+                    hints[c.key] = f
+    for c in items_:
+        image = hints.get(c.key) if isinstance(c, Conditional) else None
+        if image is None or not isinstance(c, Conditional):
+            yield c
+            continue
+        facts = tuple(
+            f if f.version_hint else replace(f, version_hint=image.version_hint, hint_source=image.hint_source)
+            for f in c.facts
+        )
+        yield Conditional(c.key, facts, c.refers)
