@@ -73,6 +73,7 @@ CASES = {
         FILE_OP_JSON,
     ),
     "kind-only-target": (INLINE_OP.replace(", name: eng", ""), None),
+    "json6902-inline": (INLINE_OP.replace("patches:", "patchesJson6902:").replace("{{kind:", "{{group: apps, version: v1, kind:"), None),
 }
 
 
@@ -278,3 +279,14 @@ def test_the_words_a_patch_writes_beside_the_image_are_checked_from_its_release(
     (swap,) = [f for f in report.findings if f.rule.id == "VUC0180-001"]
     assert swap.location.path == "prod/kustomization.yaml"
     assert swap.from_version == "0.10.0", (swap.from_version, swap.from_source)
+
+
+def test_an_inline_json6902_entry_writes_its_args_too(tmp_path: Path) -> None:
+    overlay = (
+        "patchesJson6902:\n  - target: {group: apps, version: v1, kind: Deployment, name: eng}\n    patch: |-\n"
+        "      - op: add\n        path: /spec/template/spec/containers/0/args/-\n        value: --swap-space=8\n"
+    )
+    root = _repo(tmp_path, overlay)
+    report = _scan(root)
+    line, column = _at(root, "prod/kustomization.yaml", "--swap-space=8")
+    assert [(f.location.line, f.location.column) for f in report.findings if f.rule.id == "VUC0180-001"] == [(line, column)]

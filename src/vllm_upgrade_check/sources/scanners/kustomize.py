@@ -168,7 +168,7 @@ def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[Fil
             if patch is not None:
                 yield from strategic_merge_facts(patch)
         if read is None:  # inline patches: read once, with the kustomization's first reading
-            if any(get(entry, "patch") is not None for entry in items(get(doc, "patches"))):
+            if any(get(entry, "patch") is not None for entry in _entries(doc)):
                 yield FileReference(source.relpath, "manifest")  # read again: the markers need the base
             yield from inline_patch_items(source, doc)
         else:
@@ -256,13 +256,13 @@ class InlinePatch:
 
 
 def inline_patches(source: SourceFile, doc: yaml.Node) -> Iterator[InlinePatch | Skipped]:
-    """The inline patches of the ``patches:`` entries of kustomization ``doc``: a literal
+    """The inline patches of the ``patches:``/``patchesJson6902:`` entries of ``doc``: a literal
     block scalar (``patch: |-``) read where it stands; a quoted, folded or plain string read
     from its value (see :class:`Mover`). A string whose value is no YAML, or a ``patch:``
     that is no string, is a :class:`~vllm_upgrade_check.model.facts.Skipped` naming its line
     (never passed over in silence)."""
     lines = source.text.split("\n")
-    for entry in items(get(doc, "patches")):
+    for entry in _entries(doc):
         node = get(entry, "patch")
         if node is None:
             continue
@@ -293,6 +293,12 @@ def inline_patches(source: SourceFile, doc: yaml.Node) -> Iterator[InlinePatch |
             continue
         json6902 = any(isinstance(d, yaml.SequenceNode) for d in documents(text))
         yield InlinePatch(SourceFile(source.relpath, text), kind, name, json6902, mover)
+
+
+def _entries(doc: yaml.Node) -> list[yaml.Node]:
+    """The ``patches:`` and ``patchesJson6902:`` entries of a kustomization (either may write
+    its patch inline)."""
+    return [*items(get(doc, "patches")), *items(get(doc, "patchesJson6902"))]
 
 
 def _unread(text: str, targeted: bool) -> str:
