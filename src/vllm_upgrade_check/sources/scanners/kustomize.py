@@ -490,4 +490,3 @@ def patch_markers(
         markers = tuple(removal_markers(read, kustomization, doc, patch, kind, name, patched, patch.relpath, group, place))
         if markers:
             yield Conditional(key, markers)
-
