@@ -74,6 +74,12 @@ class KnownArgs:
             version, _version(entry[0]), _version(entry[1]), self.missing.get(flag, ())
         )
 
+    def env_defines(self, name: str, version: Version) -> bool:
+        """Whether release ``version``'s ``vllm/envs.py`` reads env var ``name``: within its
+        first and last release and in none of its ``missing`` runs."""
+        entry = self.env_vars.get(name)
+        return entry is not None and _present(version, *entry)
+
     def arity(self, flag: str, version: Version | None = None) -> tuple[str | None, bool]:
         """How many words CLI ``flag`` (``--max-num-seqs``, ``--max_num_seqs``, ``-tp``)
         takes after it, as argparse reads it, and whether that is certain.

@@ -71,10 +71,17 @@ from vllm_upgrade_check.sources.scanners.base import (
     INDEXED_NOTE,
     Conditional,
     FileReference,
-    Reference,
     SourceFile,
 )
 from vllm_upgrade_check.sources.scanners.kserve import SERVICE_KEY
+from vllm_upgrade_check.sources.scanners.kustomize_images import (
+    CONTAINER_KEY,
+    CONTAINER_NAME_KEY,
+    POD_KINDS,
+    by_image,
+    container_image,
+    image_op_facts,
+)
 from vllm_upgrade_check.sources.scanners.kustomize_ops import (
     CONTAINER_ARGS,
     PREDICTOR_ARGS,
@@ -91,15 +98,6 @@ from vllm_upgrade_check.sources.scanners.kustomize_removal import (
 
 KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 """The names ``kustomize build`` reads a directory's kustomization from."""
-
-CONTAINER_KEY = "k8s-container:"
-"""Prefix of the key ``Kind/name/index`` of a pod container that launches vLLM."""
-
-POD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "Pod"})
-
-CONTAINER_NAME_KEY = "k8s-container-name:"
-"""Prefix of the key ``Kind/name/container name`` of a pod container that launches vLLM (what
-a strategic-merge patch matches containers by)."""
 
 _WRITES = ("add", "replace", "remove")
 """The operations that change a launch's words (a patch of only ``test`` ones changes none)."""
@@ -162,7 +160,7 @@ def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[Fil
             patch = read(path) if read is not None else None
             if patch is not None and read is not None:
                 for name in target_names(read, source.relpath, doc, kind, target):
-                    yield from patch_facts(patch, kind, name)
+                    yield from by_image([*patch_facts(patch, kind, name), *image_op_facts(patch, kind, name)])
                     yield from patch_markers(read, source, doc, patch, kind, name)
         for path in dict.fromkeys(strategic_merge_entries(doc, source.relpath)):
             yield FileReference(path, "manifest")
@@ -170,7 +168,7 @@ def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[Fil
             if patch is not None:
                 yield from strategic_merge_facts(patch)
         if read is None:  # inline patches: read once, with the kustomization's first reading
-            if any(get(entry, "patch") is not None for entry in items(get(doc, "patches"))):
+            if any(get(entry, "patch") is not None for entry in _entries(doc)):
                 yield FileReference(source.relpath, "manifest")  # read again: the markers need the base
             yield from inline_patch_items(source, doc)
         else:
@@ -179,7 +177,8 @@ def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[Fil
                     continue
                 for name in target_names(read, source.relpath, doc, inline.kind, inline.name):
                     if not inline.name:  # a kind's every object: known once the base is read
-                        yield from _moved(patch_facts(inline.source, inline.kind, name), inline.mover)
+                        found = [*patch_facts(inline.source, inline.kind, name), *image_op_facts(inline.source, inline.kind, name)]
+                        yield from _moved([c for c in by_image(found) if isinstance(c, Conditional)], inline.mover)
                     yield from patch_markers(read, source, doc, inline.source, inline.kind, name, inline.mover)
 
 
@@ -257,13 +256,13 @@ class InlinePatch:
 
 
 def inline_patches(source: SourceFile, doc: yaml.Node) -> Iterator[InlinePatch | Skipped]:
-    """The inline patches of the ``patches:`` entries of kustomization ``doc``: a literal
+    """The inline patches of the ``patches:``/``patchesJson6902:`` entries of ``doc``: a literal
     block scalar (``patch: |-``) read where it stands; a quoted, folded or plain string read
     from its value (see :class:`Mover`). A string whose value is no YAML, or a ``patch:``
     that is no string, is a :class:`~vllm_upgrade_check.model.facts.Skipped` naming its line
     (never passed over in silence)."""
     lines = source.text.split("\n")
-    for entry in items(get(doc, "patches")):
+    for entry in _entries(doc):
         node = get(entry, "patch")
         if node is None:
             continue
@@ -294,6 +293,12 @@ def inline_patches(source: SourceFile, doc: yaml.Node) -> Iterator[InlinePatch |
             continue
         json6902 = any(isinstance(d, yaml.SequenceNode) for d in documents(text))
         yield InlinePatch(SourceFile(source.relpath, text), kind, name, json6902, mover)
+
+
+def _entries(doc: yaml.Node) -> list[yaml.Node]:
+    """The ``patches:`` and ``patchesJson6902:`` entries of a kustomization (either may write
+    its patch inline)."""
+    return [*items(get(doc, "patches")), *items(get(doc, "patchesJson6902"))]
 
 
 def _unread(text: str, targeted: bool) -> str:
@@ -331,10 +336,14 @@ def inline_patch_items(source: SourceFile, doc: yaml.Node) -> Iterator[Condition
             # (the second reading keys its words by each one's name); read here under a name
             # no object has, which no file refers to, so that a reading of this file alone (a
             # fix's check) still sees the words it writes.
-            found = list(patch_facts(inline.source, inline.kind, inline.name or ANY_NAME))
+            target = inline.name or ANY_NAME
+            found: list[Conditional | Skipped] = list(patch_facts(inline.source, inline.kind, target))
+            found.extend(image_op_facts(inline.source, inline.kind, target))
         else:
-            found = list(strategic_merge_facts(inline.source))
-        yield from _moved(found, inline.mover)
+            found = list(strategic_merge_facts(inline.source, inline=True))
+        found = list(by_image(found))
+        yield from _moved([c for c in found if isinstance(c, Conditional)], inline.mover)
+        yield from (c for c in found if isinstance(c, Skipped))
 
 
 def _moved(found: Iterable[Conditional], mover: Mover | None) -> Iterator[Conditional]:
@@ -343,11 +352,13 @@ def _moved(found: Iterable[Conditional], mover: Mover | None) -> Iterator[Condit
         yield c if mover is None else Conditional(c.key, tuple(map(mover.fact, c.facts)), c.refers)
 
 
-def strategic_merge_facts(patch: SourceFile) -> Iterator[Conditional]:
+def strategic_merge_facts(patch: SourceFile, inline: bool = False) -> Iterator[Conditional | Skipped]:
     """The launch words and env vars a strategic-merge patch file writes for each named
     container of a pod object (one :class:`~.base.Conditional` per container, keyed
     :data:`CONTAINER_NAME_KEY`, its launch an :data:`~.base.APPENDED` one at the ``args``
-    key). A container with a vLLM image of its own is skipped: it is read as a launch."""
+    key). A container with a vLLM image of its own is skipped: it is read as a launch, unless
+    the patch is ``inline`` (in a kustomization): then its image is the container's
+    (:func:`~.kustomize_images.container_image`)."""
     from vllm_upgrade_check.sources.scanners.images import is_vllm_image
     from vllm_upgrade_check.sources.scanners.vllm_argv import find_launch
     from vllm_upgrade_check.sources.scanners.yamlenv import env_facts
@@ -365,7 +376,9 @@ def strategic_merge_facts(patch: SourceFile) -> Iterator[Conditional]:
         for container in items(get(pod, "containers")):
             cname = scalar(get(container, "name"))
             image = scalar(get(container, "image")) or ""
-            if not cname or is_vllm_image(image):
+            if cname and inline:
+                yield from container_image(patch, container, f"{CONTAINER_NAME_KEY}{kind}/{name}/{cname}")
+            if not cname or (is_vllm_image(image) and not inline):
                 continue
             facts: list[Fact] = []
             args, command = get(container, "args"), get(container, "command")
@@ -477,21 +490,3 @@ def patch_markers(
         markers = tuple(removal_markers(read, kustomization, doc, patch, kind, name, patched, patch.relpath, group, place))
         if markers:
             yield Conditional(key, markers)
-
-
-def container_references(doc: yaml.Node, facts: list[Fact]) -> Iterator[Reference]:
-    """For a pod object (``Deployment``, ``Pod``, ...), a :class:`~.base.Reference` per
-    container that launches vLLM (``facts``: the object's facts, each container's with
-    ``owner`` ``container NAME``), keyed ``Kind/name/index`` and naming its launch."""
-    kind, name = scalar(get(doc, "kind")), scalar(get(get(doc, "metadata"), "name"))
-    if kind not in POD_KINDS or not name:
-        return
-    spec = get(doc, "spec")
-    pod = spec if kind == "Pod" else get(get(spec, "template"), "spec")
-    for index, container in enumerate(items(get(pod, "containers"))):
-        who = f"container {scalar(get(container, 'name')) or '?'}"
-        launch = next((f for f in facts if f.kind == FactKind.LAUNCH and f.owner == who), None)
-        if launch is not None and launch.group:
-            yield Reference(f"{CONTAINER_KEY}{kind}/{name}/{index}", launch=launch.group)
-            if scalar(get(container, "name")):
-                yield Reference(f"{CONTAINER_NAME_KEY}{kind}/{name}/{who[len('container '):]}", launch=launch.group)

@@ -50,8 +50,12 @@ def valueless_ops(patch: SourceFile) -> Iterator[Skipped]:
     """A :class:`~vllm_upgrade_check.model.facts.Skipped` (``unresolved: ...``, counted as
     configuring vLLM) per ``add`` or ``replace`` of launch args in a JSON 6902 patch whose
     ``value`` is missing or null (``value:``, ``"value": null``): kustomize would write a
-    null arg, and no word of it is checked. None when the text is no YAML (reported as such
-    by its reader)."""
+    null arg, and no word of it is checked; and those of the container images the patch
+    writes that say no image (:func:`~.kustomize_images.unresolved_image_ops`). None when the
+    text is no YAML (reported as such by its reader)."""
+    from vllm_upgrade_check.sources.scanners.kustomize_images import unresolved_image_ops
+
+    yield from unresolved_image_ops(patch)
     try:
         docs = documents(patch.text)
     except YamlProblem:

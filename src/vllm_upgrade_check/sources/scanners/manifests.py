@@ -36,11 +36,8 @@ from vllm_upgrade_check.sources.scanners.compose_env import (
 )
 from vllm_upgrade_check.sources.scanners.containers import container_env, container_facts
 from vllm_upgrade_check.sources.scanners.kserve import predictor_items, runtime_references
-from vllm_upgrade_check.sources.scanners.kustomize import (
-    KUSTOMIZATION_NAMES,
-    container_references,
-    kustomization_items,
-)
+from vllm_upgrade_check.sources.scanners.kustomize import KUSTOMIZATION_NAMES, kustomization_items
+from vllm_upgrade_check.sources.scanners.kustomize_images import container_references
 from vllm_upgrade_check.sources.scanners.kustomize_ops import valueless_ops
 from vllm_upgrade_check.sources.scanners.templates import (
     PLACEHOLDER,
@@ -240,14 +237,14 @@ def config_map_env_facts(text: str, config_map: yaml.Node, path: str, scanner: s
         yield key_env_fact(text, key, key_node, scalar(value_node), path, scanner, origin="configmap")
 
 
-_JSON6902 = re.compile(r"""["']?\bop["']?\s*:.*?["']?/(?:spec/)?\S*?(?:args|command)\b""", re.S)
+_JSON6902 = re.compile(r"""["']?\bop["']?\s*:.*?["']?/(?:spec/)?\S*?(?:args|command|image)\b""", re.S)
 
 
 def json6902_like(text: str) -> bool:
     """Whether ``text`` reads like JSON 6902 operations on a container's or predictor's
-    ``args`` or ``command`` (an ``op:`` key, then a path ending in one of them), which a
+    ``args``, ``command`` or ``image`` (an ``op:`` key, then a path ending in one of them), which a
     kustomization applies to a launch whether or not the file names vLLM."""
-    return "op" in text and ("args" in text or "command" in text) and _JSON6902.search(text) is not None
+    return "op" in text and ("args" in text or "command" in text or "image" in text) and _JSON6902.search(text) is not None
 
 
 class ManifestScanner(Scanner):
