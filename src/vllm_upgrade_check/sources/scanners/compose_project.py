@@ -1,0 +1,241 @@
+"""The facts of a compose project merged from several files (:mod:`.compose_merge`): each
+service read as compose runs it, each word placed in the file that writes it.
+
+What a default file with an override beside it gives (``docker-compose.yml`` and
+``docker-compose.override.yml``): the project ``docker compose up`` runs, both merged; a
+flag the override writes is reported in the override, where a fix removes it. The default
+file is also a project by itself (``docker compose -f docker-compose.yml up`` runs it without
+the override, as CI jobs and other hosts may): its services stay launches of their own, so a
+flag of its ``command`` that the override's ``command`` replaces is still reported at its
+line, with a note that says the override replaces it in ``docker compose up``; it is not part
+of the merged launch (a rule on a flag's absence sees the override's words there).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from vllm_upgrade_check.model.facts import COMPOSE_OVERRIDE_NOTE, Fact, FactKind, Location, Span
+from vllm_upgrade_check.parsing.yamlwords import node_span
+from vllm_upgrade_check.sources.scanners.base import SourceFile, shared_words
+from vllm_upgrade_check.sources.scanners.compose_build import built_base
+from vllm_upgrade_check.sources.scanners.compose_entry import MergedWords, built_script, script_launch_facts
+from vllm_upgrade_check.sources.scanners.compose_env import Dotenv, dotenv_read, dotenv_span, read_dotenv
+from vllm_upgrade_check.sources.scanners.compose_merge import (
+    Layer,
+    Loader,
+    Part,
+    Project,
+    Service,
+    default_base,
+    default_override,
+    environment_names,
+    merge,
+)
+from vllm_upgrade_check.sources.scanners.containers import Written, container_facts
+from vllm_upgrade_check.sources.scanners.owners import launchers_only, read_by
+from vllm_upgrade_check.sources.scanners.yamlenv import env_facts
+
+Reader = Callable[[str], "SourceFile | None"]
+
+
+def _launched(facts: Sequence[Fact]) -> bool:
+    return any(f.kind == FactKind.LAUNCH for f in facts)
+
+
+def _elsewhere(part: Part | None, path: str) -> Written | None:
+    return None if part is None or part.layer.path == path else (part.layer.text, part.layer.path)
+
+
+def _environment_facts(service: Service, scanner: str) -> list[Fact]:
+    """The ``environment`` of every file that writes ``service``: a name a later file sets
+    again is the later file's (compose merges ``environment`` by name)."""
+    out: list[Fact] = []
+    parts = service.environment
+    for index, part in enumerate(parts):
+        later: set[str] = set()
+        for after in parts[index + 1 :]:
+            later |= environment_names(after.node)
+        for fact in env_facts(part.layer.text, part.node, part.layer.path, scanner):
+            if fact.kind == FactKind.ENV_VAR and fact.name in later:
+                continue
+            out.append(fact)
+    return out
+
+
+def unresolved_launch(part: Part, who: str, why: str, scanner: str) -> Fact:
+    """An unresolved launch placed where ``part`` is written: what a project cannot read
+    (a missing file, an ``extends`` cycle), reported as a note, never as a finding."""
+    where = node_span(part.node)
+    location = Location(part.layer.path, where.line, where.column, where.end_line, where.end_column)
+    return Fact(
+        FactKind.LAUNCH,
+        f"compose {who}",
+        location,
+        raw=part.layer.text[part.node.start_mark.index : part.node.end_mark.index].split("\n", 1)[0],
+        value=why,
+        origin="cli",
+        scanner=scanner,
+        resolved=False,
+        group=f"{where.line}:{where.column}",
+    )
+
+
+def _with_unresolved(found: list[Fact], service: Service, who: str, scanner: str, notes: bool) -> list[Fact]:
+    """``found`` with what ``service``'s ``extends`` could not read: its launch unresolved,
+    or (no launch seen) an unresolved launch at the ``extends`` when ``notes``."""
+    if not service.unresolved:
+        return found
+    why = "; ".join(f"{reason} ({part.layer.path}:{part.line})" for part, reason in service.unresolved)
+    if _launched(found):
+        return [
+            replace(f, resolved=False, value="; ".join(v for v in (f.value, why) if v)) if f.kind == FactKind.LAUNCH else f
+            for f in found
+        ]
+    if not notes:
+        return found
+    part, _reason = service.unresolved[0]
+    return [*found, unresolved_launch(part, who, why, scanner)]
+
+
+def project_facts(
+    project: Project,
+    text: str,
+    path: str,
+    dotenv: Dotenv | None = None,
+    read: Reader | None = None,
+    notes: bool = True,
+    scanner: str = "compose",
+) -> list[Fact]:
+    """Facts of every service of ``project`` as read from compose file ``path`` (``text``,
+    the file the project is named by): each service's image, entry point and command from
+    the file that last writes them (a ``build:``'s base image and entry-point script read
+    with ``read``, see :mod:`.compose_build` and :mod:`.compose_entry`), its ``environment``
+    merged by name. ``notes``: report what the project cannot read as unresolved launches
+    (:func:`unresolved_launch`) where no launch says it."""
+    facts: list[Fact] = []
+    others: list[tuple[Span, str]] = []
+    elsewhere: dict[str, list[tuple[Span, str]]] = {}
+    for name, service in project.services.items():
+        who = f"service {name}"
+        fields = service.fields
+        image, entry, command, build = (fields.get(k) for k in ("image", "entrypoint", "command", "build"))
+        base = built_base(build.node, build.layer.path, read) if build is not None and read is not None else None
+        found = list(
+            container_facts(
+                text,
+                path,
+                scanner,
+                image.node if image else None,
+                entry.node if entry else None,
+                command.node if command else None,
+                built=base,
+                dotenv=dotenv,
+                layers=(_elsewhere(image, path), _elsewhere(entry, path), _elsewhere(command, path)),
+            )
+        )
+        script = built_script(build.node, build.layer.path, read) if build is not None and read is not None else None
+        if script is not None and not _launched(found):
+            at = _elsewhere(command, path)
+            words = MergedWords(
+                (command.layer.text, at[1] if at else None, command.node) if command else (text, None, None),
+                entry is not None,
+                [p.node for p in service.environment],
+            )
+            found.extend(script_launch_facts(text, None, path, script, dotenv, words))
+        if not _launched(found):
+            for part in (entry, command):
+                if part is not None:
+                    spans = list(read_by([part.node], who))
+                    (others if part.layer.path == path else elsewhere.setdefault(part.layer.path, [])).extend(spans)
+            for part in service.entries:
+                for value in dotenv_read(part.layer.text, part.node, dotenv or {}):
+                    elsewhere.setdefault(value.path, []).append((dotenv_span(value), who))
+        found.extend(_environment_facts(service, scanner))
+        found = _with_unresolved(found, service, who, scanner, notes)
+        facts.extend(replace(f, owner=who) for f in found)
+    if notes:
+        facts.extend(unresolved_launch(part, "project", f"{why} ({part.layer.path}:{part.line})", scanner) for part, why in project.unresolved)
+    return shared_words(launchers_only(facts), others, path, elsewhere)
+
+
+def _place(fact: Fact) -> tuple[object, ...]:
+    loc = fact.location
+    return (loc.path, loc.line, loc.column, fact.kind, fact.name)
+
+
+def _replaced(fact: Fact, override: str, base: str) -> Fact:
+    """A flag of the default file alone that the override replaces, with a note saying so."""
+    if fact.kind != FactKind.ARG or fact.spans is None or fact.spans.note:
+        return fact
+    name = posixpath.basename(base)
+    note = (
+        f"{COMPOSE_OVERRIDE_NOTE}{override} replaces this in `docker compose up`; "
+        f"it runs where {name} is used without it (`docker compose -f {name}`)"
+    )
+    return replace(fact, spans=replace(fact.spans, note=note))
+
+
+def compose_file_facts(
+    layer: Layer, read: Reader | None, dotenv: Dotenv | None = None, mentions: bool = True
+) -> list[Fact]:
+    """The facts of compose file ``layer`` read as the project it names: with ``read`` (the
+    repository's files), merged with its default override (:func:`~.compose_merge.default_override`),
+    its ``extends`` and ``include`` files followed; an override that a default file beside it
+    merges in gives nothing of its own (that file's project reports its words). Without
+    ``read``, the file alone, same-file ``extends`` followed, and no unresolved notes (the
+    files it names are not known yet). ``mentions``: whether the project names vLLM, so
+    that what it cannot read is worth a note."""
+    if read is None:
+        return project_facts(merge(Loader(lambda _p: None, [layer]), [layer]), layer.text, layer.path, dotenv, notes=False)
+
+    def exists(rel: str) -> bool:
+        return read(rel) is not None
+
+    if default_base(layer.path, exists) is not None:
+        return []
+    loader = Loader(read, [layer])
+    override = default_override(layer.path, exists)
+    layers = [layer]
+    problems: list[tuple[Part, str]] = []
+    if override is not None:
+        found = loader.layer(override)
+        if isinstance(found, Layer):
+            layers.append(found)
+        else:
+            problems.append((Part(layer, layer.doc), f"its override {override}: {found}"))
+    project = merge(loader, layers)
+    project.unresolved.extend(problems)
+    facts = project_facts(project, layer.text, layer.path, dotenv, read, mentions)
+    if len(layers) > 1:
+        merged = {_place(f) for f in facts}
+        alone = project_facts(merge(loader, [layer]), layer.text, layer.path, dotenv, read, notes=False)
+        facts.extend(_replaced(f, layers[1].path, layer.path) for f in alone if _place(f) not in merged)
+    return facts
+
+
+def chain_facts(chain: Sequence[tuple[str, Location]], read: Reader, scanner: str = "compose") -> list[Fact]:
+    """The facts of the project ``docker compose -f A -f B`` runs (``chain``: the files'
+    report paths, in order, each with where the command names it), placed in those files;
+    the project is named by its first file (its folder's ``.env`` interpolated). A file
+    the repository does not hold is an unresolved launch where the command names it."""
+    loader = Loader(read)
+    layers: list[Layer] = []
+    facts: list[Fact] = []
+    for rel, named in chain:
+        found = loader.layer(rel)
+        if isinstance(found, Layer):
+            layers.append(found)
+        else:
+            facts.append(
+                Fact(FactKind.LAUNCH, "compose project", named, raw=rel, value=f"-f {rel}: {found}", origin="cli",
+                     scanner=scanner, resolved=False, group=f"{named.line}:{named.column}")
+            )
+    if not layers:
+        return facts
+    first = layers[0]
+    dotenv = read_dotenv(first.path, read) if any("$" in layer.text for layer in layers) else None
+    facts.extend(project_facts(merge(loader, layers), first.text, first.path, dotenv, read, notes=True))
+    return facts
