@@ -1,0 +1,200 @@
+"""Compose files merged as ``docker compose`` merges them: the default override, ``extends``
+(same file and another file) and ``include``. A flag is reported where its text is written
+(the override's line), once; ``fix`` removes it there; what cannot be read is an
+unresolved note at the line that names it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from vllm_upgrade_check.engine import run_scan
+from vllm_upgrade_check.model.facts import COMPOSE_OVERRIDE_NOTE, Fact, FactKind
+from vllm_upgrade_check.model.findings import Report
+from vllm_upgrade_check.model.options import ScanOptions
+
+REMOVED = {"VUC0180-001": "--swap-space", "VUC0101-001": "--num-scheduler-steps"}
+IMAGE = "vllm/vllm-openai:v0.20.0"
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def _scan(root: Path) -> tuple[Report, list[Fact]]:
+    facts: list[Fact] = []
+    report = run_scan(ScanOptions.of(paths=[root], to_version="0.32.0"), facts_out=facts)
+    return report, facts
+
+
+def _report(root: Path) -> Report:
+    return _scan(root)[0]
+
+
+def _removed(root: Path) -> list[tuple[str, str | None, int | None, int | None]]:
+    return sorted(
+        (REMOVED[f.rule.id], f.location.path, f.location.line, f.location.column)
+        for f in _report(root).findings
+        if f.rule.id in REMOVED
+    )
+
+
+def _at(text: str, word: str) -> tuple[int, int]:
+    index = text.index(word)
+    return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def _fix(root: Path) -> str:
+    run = subprocess.run(
+        [sys.executable, "-m", "vllm_upgrade_check", "fix", str(root), "--to", "0.32.0", "--no-bump"],
+        capture_output=True, text=True, timeout=300,
+    )
+    return run.stdout + run.stderr
+
+
+BASE = f"""services:
+  engine:
+    image: {IMAGE}
+    command: ["--model", "m", "--max-num-seqs", "8"]
+  worker:
+    extends:
+      service: engine
+    command: ["--model", "m2", "--num-scheduler-steps", "4"]
+"""
+OVERRIDE = 'services:\n  engine:\n    command: ["--model", "m", "--swap-space", "16"]\n'
+
+
+@pytest.mark.parametrize("base", ["docker-compose.yml", "compose.yaml", "compose.yml", "docker-compose.yaml"])
+@pytest.mark.parametrize("override", ["docker-compose.override.yml", "compose.override.yaml"])
+def test_the_override_and_extends_flags_are_reported_where_written(tmp_path: Path, base: str, override: str) -> None:
+    _write(tmp_path, {f"deploy/{base}": BASE, f"deploy/{override}": OVERRIDE})
+    assert _removed(tmp_path) == [
+        ("--num-scheduler-steps", f"deploy/{base}", *_at(BASE, "--num-scheduler-steps")),
+        ("--swap-space", f"deploy/{override}", *_at(OVERRIDE, "--swap-space")),
+    ]
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["--model m --swap-space 16", "\n      - --model\n      - m\n      - --swap-space\n      - '16'", "['--model', m, --swap-space=16]"],
+)
+def test_fix_removes_the_flag_in_the_override_and_it_still_parses(tmp_path: Path, command: str) -> None:
+    override = f"services:\n  engine:\n    command: {command}\n"
+    _write(tmp_path, {"docker-compose.yml": BASE, "docker-compose.override.yml": override})
+    out = _fix(tmp_path)
+    fixed = (tmp_path / "docker-compose.override.yml").read_text()
+    assert "--swap-space" not in fixed, out
+    assert "--num-scheduler-steps" not in (tmp_path / "docker-compose.yml").read_text(), out
+    engine = yaml.safe_load(fixed)["services"]["engine"]
+    words = engine["command"] if isinstance(engine["command"], list) else engine["command"].split()
+    assert words == ["--model", "m"]
+    assert _removed(tmp_path) == []
+
+
+def test_an_override_with_a_clean_command_keeps_the_base_flag_out_of_the_merged_launch(tmp_path: Path) -> None:
+    base = f'services:\n  engine:\n    image: {IMAGE}\n    command: ["--model", "m", "--swap-space", "4"]\n'
+    override = 'services:\n  engine:\n    command: ["--model", "m"]\n'
+    _write(tmp_path, {"docker-compose.yml": base, "docker-compose.override.yml": override})
+    report, facts = _scan(tmp_path)
+    launches = [f for f in facts if f.kind == FactKind.LAUNCH]
+    merged = [f for f in launches if f.location.path == "docker-compose.override.yml"]
+    alone = [f for f in launches if f.location.path == "docker-compose.yml"]
+    assert len(merged) == 1 and "swap_space" not in merged[0].args
+    assert len(alone) == 1 and "swap_space" in alone[0].args  # docker compose -f docker-compose.yml
+    found = [f for f in report.findings if f.rule.id == "VUC0180-001"]
+    assert [(f.location.path, f.location.line) for f in found] == [("docker-compose.yml", 4)]
+    spans = found[0].fact.spans
+    assert spans is not None and spans.note.startswith(COMPOSE_OVERRIDE_NOTE)
+    assert "docker-compose.override.yml" in spans.note
+
+
+def test_an_override_names_the_vllm_image_of_a_base_that_does_not(tmp_path: Path) -> None:
+    base = 'services:\n  engine:\n    image: acme/engine:1\n    command: ["--swap-space", "4"]\n'
+    override = f"services:\n  engine:\n    image: {IMAGE}\n"
+    _write(tmp_path, {"docker-compose.yml": base, "docker-compose.override.yml": override})
+    assert _removed(tmp_path) == [("--swap-space", "docker-compose.yml", *_at(base, "--swap-space"))]
+
+
+def test_an_override_reset_drops_the_base_command(tmp_path: Path) -> None:
+    base = f'services:\n  engine:\n    image: {IMAGE}\n    command: ["--swap-space", "4"]\n'
+    override = "services:\n  engine:\n    command: !reset []\n"
+    _write(tmp_path, {"docker-compose.yml": base, "docker-compose.override.yml": override})
+    launches = [f for f in _scan(tmp_path)[1] if f.kind == FactKind.LAUNCH]
+    assert any(f.location.path == "docker-compose.yml" and f.location.line == 3 and not f.args for f in launches)
+
+
+def test_environment_merges_by_name(tmp_path: Path) -> None:
+    base = f"services:\n  engine:\n    image: {IMAGE}\n    environment:\n      VLLM_USE_V1: '0'\n      VLLM_A: x\n"
+    override = "services:\n  engine:\n    environment:\n      - VLLM_USE_V1=1\n"
+    _write(tmp_path, {"docker-compose.yml": base, "docker-compose.override.yml": override})
+    env = sorted(
+        (f.name, f.location.path)
+        for f in _scan(tmp_path)[1]
+        if f.kind == FactKind.ENV_VAR and f.owner == "service engine" and f.location.path != "docker-compose.yml"
+        or f.kind == FactKind.ENV_VAR and f.name == "VLLM_A"
+    )
+    assert ("VLLM_USE_V1", "docker-compose.override.yml") in env
+    assert ("VLLM_A", "docker-compose.yml") in env
+
+
+def test_extends_another_file(tmp_path: Path) -> None:
+    common = f"services:\n  base:\n    image: {IMAGE}\n    command: --model m --swap-space 4\n"
+    app = "services:\n  llm:\n    extends:\n      file: ../common/base.yml\n      service: base\n"
+    _write(tmp_path, {"common/base.yml": common, "app/docker-compose.yml": app})
+    found = _removed(tmp_path)
+    assert found == [("--swap-space", "common/base.yml", *_at(common, "--swap-space"))]
+
+
+def test_extends_another_file_with_its_own_command(tmp_path: Path) -> None:
+    common = f"services:\n  base:\n    image: {IMAGE}\n"
+    app = (
+        "services:\n  llm:\n    extends: {file: common.yml, service: base}\n"
+        "    command: [--model, m, --num-scheduler-steps, '4']\n"
+    )
+    _write(tmp_path, {"common.yml": common, "docker-compose.yml": app})
+    assert _removed(tmp_path) == [("--num-scheduler-steps", "docker-compose.yml", *_at(app, "--num-scheduler-steps"))]
+
+
+def test_include_joins_the_services(tmp_path: Path) -> None:
+    engine = f"services:\n  engine:\n    image: {IMAGE}\n"
+    top = "include:\n  - path: engine/compose.yaml\nservices:\n  web:\n    image: nginx\n"
+    override = "services:\n  engine:\n    command: [--swap-space, '4']\n"
+    _write(tmp_path, {"engine/compose.yaml": engine, "compose.yaml": top, "compose.override.yaml": override})
+    assert _removed(tmp_path) == [("--swap-space", "compose.override.yaml", *_at(override, "--swap-space"))]
+
+
+def test_non_vllm_services_extending_each_other_give_nothing(tmp_path: Path) -> None:
+    text = (
+        "services:\n  cache:\n    image: redis:7\n    command: redis-server --swap-space 4\n"
+        "  cache2:\n    extends: cache\n    command: [redis-server, --num-scheduler-steps, '4']\n"
+    )
+    _write(tmp_path, {"docker-compose.yml": text, "docker-compose.override.yml": "services:\n  cache:\n    environment: {A: b}\n"})
+    assert _removed(tmp_path) == []
+    assert not [f for f in _scan(tmp_path)[1] if f.kind == FactKind.LAUNCH]
+
+
+@pytest.mark.parametrize(
+    ("files", "why"),
+    [
+        ({"docker-compose.yml": f"services:\n  a:\n    image: {IMAGE}\n    extends: b\n  b:\n    extends: a\n"}, "cycle"),
+        ({"docker-compose.yml": f"services:\n  a:\n    image: {IMAGE}\n    extends: a\n"}, "cycle"),
+        ({"docker-compose.yml": f"services:\n  a:\n    image: {IMAGE}\n    extends: {{file: gone.yml, service: x}}\n"}, "gone.yml"),
+        ({"docker-compose.yml": "services:\n  a:\n    extends: {file: gone.yml, service: vllm}\n"}, "gone.yml"),
+        ({"docker-compose.yml": f"services:\n  a:\n    image: {IMAGE}\n    extends: nope\n"}, "nope"),
+        ({"compose.yaml": f"include:\n  - missing/vllm.yaml\nservices:\n  a:\n    image: {IMAGE}\n"}, "missing/vllm.yaml"),
+    ],
+)
+def test_what_cannot_be_read_is_an_unresolved_note(tmp_path: Path, files: dict[str, str], why: str) -> None:
+    _write(tmp_path, files)
+    report = _report(tmp_path)
+    notes = [n for n in report.notes if n.startswith("unresolved: ") and why in n]
+    assert notes, report.notes
+    name = next(iter(files))
+    assert f"{name}:" in notes[0]
