@@ -21,6 +21,7 @@ from vllm_upgrade_check.model.facts import COMPOSE_OVERRIDE_NOTE, Fact, FactKind
 from vllm_upgrade_check.parsing.yamlwords import node_span
 from vllm_upgrade_check.sources.scanners.base import SourceFile, shared_words
 from vllm_upgrade_check.sources.scanners.compose_build import built_base
+from vllm_upgrade_check.sources.scanners.compose_cli import Named
 from vllm_upgrade_check.sources.scanners.compose_entry import MergedWords, built_script, script_launch_facts
 from vllm_upgrade_check.sources.scanners.compose_env import Dotenv, dotenv_read, dotenv_span, read_dotenv
 from vllm_upgrade_check.sources.scanners.compose_merge import (
@@ -216,26 +217,66 @@ def compose_file_facts(
     return facts
 
 
-def chain_facts(chain: Sequence[tuple[str, Location]], read: Reader, scanner: str = "compose") -> list[Fact]:
-    """The facts of the project ``docker compose -f A -f B`` runs (``chain``: the files'
-    report paths, in order, each with where the command names it), placed in those files;
-    the project is named by its first file (its folder's ``.env`` interpolated). A file
-    the repository does not hold is an unresolved launch where the command names it."""
+def chain_facts(
+    chain: Sequence[tuple[str | None, Named, Location]], read: Reader, mentions: bool = False, scanner: str = "compose"
+) -> list[Fact]:
+    """The facts of the project ``docker compose -f A -f B`` runs (``chain``: each file's
+    report path, ``None`` when it names no file of the repository, with how and where the
+    command names it), placed in the files that write them; the project is named by its
+    first file (its folder's ``.env`` interpolated). A file that cannot be read is an
+    unresolved launch where the command names it, when the project or the command's file
+    names vLLM (``mentions``)."""
     loader = Loader(read)
     layers: list[Layer] = []
-    facts: list[Fact] = []
-    for rel, named in chain:
-        found = loader.layer(rel)
+    missing: list[Fact] = []
+    for rel, named, where in chain:
+        found = loader.layer(rel) if rel is not None else "not a path in the repository"
         if isinstance(found, Layer):
             layers.append(found)
+            mentions = mentions or "vllm" in found.text.lower()
         else:
-            facts.append(
-                Fact(FactKind.LAUNCH, "compose project", named, raw=rel, value=f"-f {rel}: {found}", origin="cli",
-                     scanner=scanner, resolved=False, group=f"{named.line}:{named.column}")
+            missing.append(
+                Fact(FactKind.LAUNCH, "compose project", where, raw=named.written, value=f"-f {named.written}: {found}",
+                     origin="cli", scanner=scanner, resolved=False, group=f"{where.line}:{where.column}")
             )
-    if not layers:
-        return facts
-    first = layers[0]
-    dotenv = read_dotenv(first.path, read) if any("$" in layer.text for layer in layers) else None
-    facts.extend(project_facts(merge(loader, layers), first.text, first.path, dotenv, read, notes=True))
+    facts = missing if mentions else []
+    if layers:
+        first = layers[0]
+        dotenv = read_dotenv(first.path, read) if any("$" in layer.text for layer in layers) else None
+        facts.extend(project_facts(merge(loader, layers), first.text, first.path, dotenv, read, notes=mentions))
     return facts
+
+
+def _chain_path(written: str, directory: str, files: set[str]) -> str | None:
+    """The report path of a compose file a command in ``directory`` names: relative to it,
+    else to the repository root; the first that exists, else the first (a missing file);
+    ``None`` for a path outside the repository or not written literally."""
+    if written.startswith("/") or "$" in written or written == "-":
+        return None
+    candidates = [posixpath.normpath(posixpath.join(directory, written)), posixpath.normpath(written)]
+    candidates = [c for c in candidates if not c.startswith("../") and c != ".."]
+    return next((c for c in candidates if c in files), candidates[0] if candidates else None)
+
+
+def linked_chain_facts(
+    chains: Sequence[Sequence[Named]],
+    by: str,
+    files: Sequence[str],
+    read: Reader,
+    directory: str | None = None,
+    mentions: bool = False,
+) -> list[Fact]:
+    """The facts of the projects the ``docker compose`` commands of file ``by`` run with
+    files of their own (:func:`~.compose_cli.compose_chains`), the files found from
+    ``directory`` (the command's working directory; ``by``'s folder by default) or the
+    repository root."""
+    names = set(files)
+    folder = posixpath.dirname(by) if directory is None else directory
+    out: list[Fact] = []
+    for chain in chains:
+        resolved = [
+            (_chain_path(n.written, folder, names), n, Location(by, n.line, n.column, n.line, n.column + n.length))
+            for n in chain
+        ]
+        out.extend(chain_facts(resolved, read, mentions))
+    return out
