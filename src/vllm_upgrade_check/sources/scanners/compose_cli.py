@@ -7,6 +7,7 @@ folder's default files, which each compose file's own reading covers."""
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from vllm_upgrade_check.parsing.shell import ShellScript, Token
@@ -58,10 +59,12 @@ def _token_named(token: Token, start: int = 0) -> Named:
     return Named(token.text[start:], token.line, token.column + start, len(token.text) - start)
 
 
-def compose_chains(script: ShellScript) -> list[list[Named]]:
+def compose_chains(script: ShellScript, move: Callable[[Token], Token] | None = None) -> list[list[Named]]:
     """The files of each ``docker compose`` command of ``script`` that names its own (``-f``,
     ``--file``, or ``COMPOSE_FILE`` in its prefix or assigned before it), in order. A word
-    the script does not resolve is left out."""
+    the script does not resolve is left out. ``move``: places a word where the file read
+    writes it (a CI step's script in a YAML scalar)."""
+    place = move or (lambda token: token)
     out: list[list[Named]] = []
     assigned = sorted((a for a in script.assignments if a.name == COMPOSE_FILE and not a.prefix), key=lambda a: (a.line, a.column))
     for command in script.commands:
@@ -77,13 +80,13 @@ def compose_chains(script: ShellScript) -> list[list[Named]]:
             if name in ("-f", "--file"):
                 if eq:
                     if token.resolved:
-                        named.append(_token_named(token, len(name) + 1))
+                        named.append(_token_named(place(token), len(name) + 1))
                 elif index + 1 < len(words):
                     if command.argv[index + 1].resolved:
-                        named.append(_token_named(command.argv[index + 1]))
+                        named.append(_token_named(place(command.argv[index + 1])))
                     index += 1
             elif word.startswith("-f") and not word.startswith("--") and len(word) > 2:
-                named.append(_token_named(token, 2))
+                named.append(_token_named(place(token), 2))
             elif name in _TAKES_VALUE and not eq:
                 index += 1
             index += 1
