@@ -198,3 +198,47 @@ def test_what_cannot_be_read_is_an_unresolved_note(tmp_path: Path, files: dict[s
     assert notes, report.notes
     name = next(iter(files))
     assert f"{name}:" in notes[0]
+
+
+CHAIN_BASE = f"services:\n  engine:\n    image: {IMAGE}\n    command: [--model, m]\n"
+CHAIN_PROD = "services:\n  engine:\n    command: [--model, m, --swap-space, '16']\n"
+
+
+@pytest.mark.parametrize(
+    ("rel", "text"),
+    [
+        ("scripts/deploy.sh", "#!/bin/sh\ndocker compose -f deploy/base.yml -f deploy/prod.yml up -d\n"),
+        ("scripts/deploy.sh", "#!/bin/sh\nset -e\ndocker --log-level warn compose --file=../deploy/base.yml --file ../deploy/prod.yml -p x up\n"),
+        ("deploy.sh", "export COMPOSE_FILE=deploy/base.yml:deploy/prod.yml\ndocker compose up -d\n"),
+        ("deploy.sh", "COMPOSE_FILE=deploy/base.yml:deploy/prod.yml docker-compose pull\n"),
+        ("Makefile", "FILES = -f deploy/base.yml -f deploy/prod.yml\nup:\n\tdocker compose $(FILES) up -d\n"),
+        (".github/workflows/deploy.yml", "on: push\njobs:\n  d:\n    runs-on: x\n    steps:\n      - run: docker compose -f base.yml -f prod.yml up\n        working-directory: deploy\n"),
+        (".gitlab-ci.yml", "deploy:\n  script:\n    - docker compose -f deploy/base.yml -f deploy/prod.yml up -d\n"),
+    ],
+)
+def test_a_compose_file_chain_is_merged_in_order(tmp_path: Path, rel: str, text: str) -> None:
+    _write(tmp_path, {"deploy/base.yml": CHAIN_BASE, "deploy/prod.yml": CHAIN_PROD, rel: text})
+    assert _removed(tmp_path) == [("--swap-space", "deploy/prod.yml", *_at(CHAIN_PROD, "--swap-space"))]
+
+
+def test_the_chain_order_decides_which_command_runs(tmp_path: Path) -> None:
+    # prod first, base last: base's clean command replaces prod's
+    script = "#!/bin/sh\ndocker compose -f deploy/prod.yml -f deploy/base.yml up -d\n"
+    _write(tmp_path, {"deploy/base.yml": CHAIN_BASE, "deploy/prod.yml": CHAIN_PROD, "deploy.sh": script})
+    assert _removed(tmp_path) == []
+
+
+def test_a_chain_naming_a_missing_file_is_an_unresolved_note(tmp_path: Path) -> None:
+    script = "#!/bin/sh\n# vllm\ndocker compose -f deploy/base.yml -f deploy/gone.yml up -d\n"
+    _write(tmp_path, {"deploy/base.yml": CHAIN_BASE, "deploy.sh": script})
+    notes = [n for n in _report(tmp_path).notes if "deploy/gone.yml" in n]
+    assert len(notes) == 1 and "deploy.sh:3:" in notes[0], notes
+
+
+def test_fix_removes_a_chain_flag_in_its_file(tmp_path: Path) -> None:
+    script = "#!/bin/sh\ndocker compose -f deploy/base.yml -f deploy/prod.yml up -d\n"
+    _write(tmp_path, {"deploy/base.yml": CHAIN_BASE, "deploy/prod.yml": CHAIN_PROD, "deploy.sh": script})
+    out = _fix(tmp_path)
+    fixed = yaml.safe_load((tmp_path / "deploy/prod.yml").read_text())
+    assert fixed["services"]["engine"]["command"] == ["--model", "m"], out
+    assert (tmp_path / "deploy.sh").read_text() == script
