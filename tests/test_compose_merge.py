@@ -242,3 +242,38 @@ def test_fix_removes_a_chain_flag_in_its_file(tmp_path: Path) -> None:
     fixed = yaml.safe_load((tmp_path / "deploy/prod.yml").read_text())
     assert fixed["services"]["engine"]["command"] == ["--model", "m"], out
     assert (tmp_path / "deploy.sh").read_text() == script
+
+
+def test_an_override_build_from_a_vllm_base_image_checks_the_command(tmp_path: Path) -> None:
+    base = "services:\n  engine:\n    image: acme/engine:dev\n    command: [--swap-space, '4']\n"
+    override = "services:\n  engine:\n    build:\n      context: ./img\n      dockerfile: Containerfile\n"
+    files = {
+        "docker-compose.yml": base,
+        "docker-compose.override.yml": override,
+        "img/Containerfile": f"FROM {IMAGE}\nRUN true\n",
+    }
+    _write(tmp_path, files)
+    assert _removed(tmp_path) == [("--swap-space", "docker-compose.yml", *_at(base, "--swap-space"))]
+
+
+def test_an_override_command_reaches_the_built_entry_point_script(tmp_path: Path) -> None:
+    base = "services:\n  llm:\n    build:\n      context: .\n      dockerfile: Dockerfile.x\n"
+    override = "services:\n  llm:\n    command: [--model, m, --swap-space, '4']\n"
+    files = {
+        "docker-compose.yml": base,
+        "docker-compose.override.yml": override,
+        "Dockerfile.x": f'FROM {IMAGE}\nCOPY entrypoint.sh /entrypoint.sh\nENTRYPOINT ["/entrypoint.sh"]\n',
+        "entrypoint.sh": '#!/bin/sh\nexec vllm serve "$@"\n',
+    }
+    _write(tmp_path, files)
+    assert _removed(tmp_path) == [("--swap-space", "docker-compose.override.yml", *_at(override, "--swap-space"))]
+
+
+def test_an_override_command_interpolates_the_project_dotenv(tmp_path: Path) -> None:
+    base = "services:\n  engine:\n    image: vllm/vllm-openai:${TAG:-v0.31.0}\n"
+    override = "services:\n  engine:\n    command: --model m ${EXTRA}\n"
+    dotenv = "TAG=v0.20.0\nEXTRA=--swap-space 4\n"
+    _write(tmp_path, {"app/compose.yaml": base, "app/compose.override.yaml": override, "app/.env": dotenv})
+    report = _report(tmp_path)
+    assert report.from_version == "0.20.0"
+    assert _removed(tmp_path) == [("--swap-space", "app/.env", 2, 7)]
