@@ -87,7 +87,7 @@ def unresolved_launch(part: Part, who: str, why: str, scanner: str) -> Fact:
 def _with_unresolved(found: list[Fact], service: Service, who: str, scanner: str, notes: bool) -> list[Fact]:
     """``found`` with what ``service``'s ``extends`` could not read: its launch unresolved,
     or (no launch seen) an unresolved launch at the ``extends`` when ``notes``."""
-    if not service.unresolved:
+    if not service.unresolved or not notes:
         return found
     why = "; ".join(f"{reason} ({part.layer.path}:{part.line})" for part, reason in service.unresolved)
     if _launched(found):
@@ -95,8 +95,6 @@ def _with_unresolved(found: list[Fact], service: Service, who: str, scanner: str
             replace(f, resolved=False, value="; ".join(v for v in (f.value, why) if v)) if f.kind == FactKind.LAUNCH else f
             for f in found
         ]
-    if not notes:
-        return found
     part, _reason = service.unresolved[0]
     return [*found, unresolved_launch(part, who, why, scanner)]
 
@@ -209,6 +207,8 @@ def compose_file_facts(
             problems.append((Part(layer, layer.doc), f"its override {override}: {found}"))
     project = merge(loader, layers)
     project.unresolved.extend(problems)
+    texts = {p.layer.path: p.layer.text for s in project.services.values() for p in s.entries}
+    mentions = mentions or any("vllm" in t.lower() for t in texts.values())
     facts = project_facts(project, layer.text, layer.path, dotenv, read, mentions)
     if len(layers) > 1:
         merged = {_place(f) for f in facts}
