@@ -66,11 +66,6 @@ OVERLAY_NOTE = "kustomize overlay "
 it deploys (:mod:`~vllm_upgrade_check.sources.scanners.kustomize_removal`); reports show it
 under the finding."""
 
-COMPOSE_OVERRIDE_NOTE = "compose override "
-"""Start of the ``Spans.note`` of a flag of a compose default file whose ``command`` the
-override beside it replaces in ``docker compose up``
-(:mod:`~vllm_upgrade_check.sources.scanners.compose_project`); reports show it under the finding."""
-
 UNSURE_MODEL_NOTE = "the word it takes looks like the model this launch names nowhere else"
 """``Spans.note`` of a flag whose one value word looks like a model id in a launch that names
 no model (``vllm serve --num-scheduler-steps org/m``): removing both would serve vLLM's

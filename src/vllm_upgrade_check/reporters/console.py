@@ -8,7 +8,7 @@ from itertools import groupby
 from rich.console import Console
 from rich.markup import escape
 
-from vllm_upgrade_check.model.facts import COMPOSE_OVERRIDE_NOTE, OVERLAY_NOTE
+from vllm_upgrade_check.model.facts import OVERLAY_NOTE
 from vllm_upgrade_check.model.findings import Finding, Report
 from vllm_upgrade_check.model.pack import Severity
 from vllm_upgrade_check.reporters._common import from_source
@@ -29,7 +29,7 @@ def _finding_lines(finding: Finding, report: Report) -> list[str]:
     if finding.shared_context:
         lines.append(f"    [dim]{escape(finding.shared_context)}[/dim]")
     spans = finding.fact.spans
-    if spans is not None and spans.note.startswith((OVERLAY_NOTE, COMPOSE_OVERRIDE_NOTE)):
+    if spans is not None and spans.note.startswith(OVERLAY_NOTE):
         lines.append(f"    [dim]note: {escape(spans.note)}[/dim]")
     fix = f"    fix: {escape(finding.rule.fix.summary)}"
     if finding.fix_before_upgrade:

@@ -35,7 +35,6 @@ import yaml
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, items, mapping_items, scalar
 from vllm_upgrade_check.sources.scanners.base import SourceFile
 from vllm_upgrade_check.sources.scanners.compose_build import build_files
-from vllm_upgrade_check.sources.scanners.compose_env import project_dotenv_path
 
 DEFAULT_NAMES = ("compose.yaml", "compose.yml", "docker-compose.yml", "docker-compose.yaml")
 """The files ``docker compose`` reads a folder's project from, the first found."""
@@ -58,6 +57,10 @@ MAX_DEPTH = 16
 """``extends`` and ``include`` levels followed at most."""
 
 Reader = Callable[[str], "SourceFile | None"]
+
+NOT_READ = "not read yet"
+"""What :meth:`Loader.layer` gives without a reader: the file is known on the next reading
+(no note of it now)."""
 
 
 @dataclass(frozen=True)
@@ -159,13 +162,15 @@ class Loader:
     """Reads compose files of a project once each (:func:`compose_document`), at most
     :data:`MAX_FILES`."""
 
-    def __init__(self, read: Reader, first: Sequence[Layer] = ()) -> None:
+    def __init__(self, read: Reader | None, first: Sequence[Layer] = ()) -> None:
         self._read = read
         self._layers: dict[str, Layer | str] = {layer.path: layer for layer in first}
 
     def layer(self, path: str) -> Layer | str:
         """The layer of compose file ``path``, or why it cannot be read."""
-        if path not in self._layers:
+        if path not in self._layers and self._read is None:
+            return NOT_READ
+        if path not in self._layers and self._read is not None:
             if len(self._layers) >= MAX_FILES:
                 return f"more than {MAX_FILES} compose files in one project; not read"
             source = self._read(path)
@@ -213,7 +218,8 @@ def resolve(loader: Loader, layer: Layer, name: str, chain: tuple[tuple[str, str
         rel = joined(layer.path, written)
         base_layer = loader.layer(rel) if rel is not None else f"{written} is not a path in the repository"
         if isinstance(base_layer, str):
-            own.unresolved.append((where, f"extends {written}: {base_layer}"))
+            if base_layer is not NOT_READ:
+                own.unresolved.append((where, f"extends {written}: {base_layer}"))
             return own
     assert isinstance(base_layer, Layer)
     here = (layer.path, name)
@@ -251,6 +257,8 @@ def layer_project(loader: Loader, layer: Layer, depth: int = 0) -> Project:
         for written, node in _include_paths(entry):
             rel = joined(layer.path, written)
             found = loader.layer(rel) if rel is not None else f"{written} is not a path in the repository"
+            if found is NOT_READ:
+                continue
             if isinstance(found, str):
                 project.unresolved.append((Part(layer, node), f"includes {written}: {found}"))
             elif depth >= MAX_DEPTH or found.path == layer.path:
@@ -318,13 +326,11 @@ def environment_names(node: yaml.Node | None) -> set[str]:
 
 def compose_links(doc: yaml.Node, path: str) -> list[str]:
     """The report paths of the files compose file ``path`` (document ``doc``) is read
-    again with: its services' Dockerfiles, its project's ``.env``, the default file or
-    override beside it, the files its ``extends`` and ``include`` name."""
+    again with: its services' Dockerfiles, the default file beside it when it is an
+    override, the files its ``extends`` and ``include`` name (its project's ``.env`` is
+    named where the file interpolates a variable)."""
     folder, name = posixpath.split(path)
     out = [rel for _s, rel, _t in build_files(doc, path)]
-    out.append(project_dotenv_path(path))
-    if name in DEFAULT_NAMES:
-        out.extend(posixpath.join(folder, n) for n in OVERRIDE_NAMES)
     if name in OVERRIDE_NAMES:
         out.extend(posixpath.join(folder, n) for n in DEFAULT_NAMES)
     for service in _services_of(doc):

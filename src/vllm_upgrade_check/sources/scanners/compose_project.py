@@ -2,13 +2,14 @@
 service read as compose runs it, each word placed in the file that writes it.
 
 What a default file with an override beside it gives (``docker-compose.yml`` and
-``docker-compose.override.yml``): the project ``docker compose up`` runs, both merged; a
-flag the override writes is reported in the override, where a fix removes it. The default
-file is also a project by itself (``docker compose -f docker-compose.yml up`` runs it without
-the override, as CI jobs and other hosts may): its services stay launches of their own, so a
-flag of its ``command`` that the override's ``command`` replaces is still reported at its
-line, with a note that says the override replaces it in ``docker compose up``; it is not part
-of the merged launch (a rule on a flag's absence sees the override's words there).
+``docker-compose.override.yml``): the override's reading is the project ``docker compose
+up`` runs, both merged; a flag the override writes is reported in the override, where a
+fix removes it. The default file is also a project by itself (``docker compose -f
+docker-compose.yml up`` runs it without the override, as CI jobs and other hosts may): its
+reading is the file alone, so a flag of its ``command`` that the override's ``command``
+replaces is still reported at its line (the repository holds it, and a fix there is
+harmless), while the merged launch holds the override's words only (a rule on a flag's
+absence sees those).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from vllm_upgrade_check.model.facts import COMPOSE_OVERRIDE_NOTE, Fact, FactKind, Location, Span
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Span
 from vllm_upgrade_check.parsing.yamlwords import node_span
 from vllm_upgrade_check.sources.scanners.base import SourceFile, shared_words
 from vllm_upgrade_check.sources.scanners.compose_build import built_base
@@ -31,7 +32,6 @@ from vllm_upgrade_check.sources.scanners.compose_merge import (
     Project,
     Service,
     default_base,
-    default_override,
     environment_names,
     merge,
 )
@@ -160,61 +160,36 @@ def project_facts(
     return shared_words(launchers_only(facts), others, path, elsewhere)
 
 
-def _place(fact: Fact) -> tuple[object, ...]:
-    loc = fact.location
-    return (loc.path, loc.line, loc.column, fact.kind, fact.name)
-
-
-def _replaced(fact: Fact, override: str, base: str) -> Fact:
-    """A flag of the default file alone that the override replaces, with a note saying so."""
-    if fact.kind != FactKind.ARG or fact.spans is None or fact.spans.note:
-        return fact
-    name = posixpath.basename(base)
-    note = (
-        f"{COMPOSE_OVERRIDE_NOTE}{override} replaces this in `docker compose up`; "
-        f"it runs where {name} is used without it (`docker compose -f {name}`)"
-    )
-    return replace(fact, spans=replace(fact.spans, note=note))
-
-
 def compose_file_facts(
-    layer: Layer, read: Reader | None, dotenv: Dotenv | None = None, mentions: bool = True
+    layer: Layer,
+    read: Reader | None,
+    dotenv: Dotenv | None = None,
+    mentions: bool = True,
+    exists: Callable[[str], bool] | None = None,
 ) -> list[Fact]:
-    """The facts of compose file ``layer`` read as the project it names: with ``read`` (the
-    repository's files), merged with its default override (:func:`~.compose_merge.default_override`),
-    its ``extends`` and ``include`` files followed; an override that a default file beside it
-    merges in gives nothing of its own (that file's project reports its words). Without
-    ``read``, the file alone, same-file ``extends`` followed, and no unresolved notes (the
-    files it names are not known yet). ``mentions``: whether the project names vLLM, so
-    that what it cannot read is worth a note."""
+    """The facts of compose file ``layer`` read as the project it names, its ``extends``
+    and ``include`` files followed (with ``read``, the repository's files). The override of
+    a folder's default file (:func:`~.compose_merge.default_base`; ``exists`` says which
+    files the repository holds) reads as the project ``docker compose up`` runs there: that
+    default file with the override merged over it, each word placed in the file that
+    writes it. The default file is also read alone, as ``docker compose -f FILE`` runs it.
+    Without ``read``, the file alone, same-file ``extends`` followed (the files it names
+    are read, and noted when missing, on the next reading). ``mentions``: whether the file names
+    vLLM, so that what the project cannot read is worth a note (as it is when any file of
+    the project names vLLM)."""
     if read is None:
-        return project_facts(merge(Loader(lambda _p: None, [layer]), [layer]), layer.text, layer.path, dotenv, notes=False)
-
-    def exists(rel: str) -> bool:
-        return read(rel) is not None
-
-    if default_base(layer.path, exists) is not None:
-        return []
+        return project_facts(merge(Loader(None, [layer]), [layer]), layer.text, layer.path, dotenv, notes=mentions)
     loader = Loader(read, [layer])
-    override = default_override(layer.path, exists)
-    layers = [layer]
-    problems: list[tuple[Part, str]] = []
-    if override is not None:
-        found = loader.layer(override)
-        if isinstance(found, Layer):
-            layers.append(found)
-        else:
-            problems.append((Part(layer, layer.doc), f"its override {override}: {found}"))
+    base = default_base(layer.path, exists or (lambda rel: read(rel) is not None))
+    found = loader.layer(base) if base is not None else None
+    layers = [found, layer] if isinstance(found, Layer) else [layer]
     project = merge(loader, layers)
-    project.unresolved.extend(problems)
+    if isinstance(found, str):
+        project.unresolved.append((Part(layer, layer.doc), f"the default file beside it, {base}: {found}"))
     texts = {p.layer.path: p.layer.text for s in project.services.values() for p in s.entries}
     mentions = mentions or any("vllm" in t.lower() for t in texts.values())
-    facts = project_facts(project, layer.text, layer.path, dotenv, read, mentions)
-    if len(layers) > 1:
-        merged = {_place(f) for f in facts}
-        alone = project_facts(merge(loader, [layer]), layer.text, layer.path, dotenv, read, notes=False)
-        facts.extend(_replaced(f, layers[1].path, layer.path) for f in alone if _place(f) not in merged)
-    return facts
+    first = layers[0]
+    return project_facts(project, first.text, first.path, dotenv, read, mentions)
 
 
 def chain_facts(

@@ -24,10 +24,9 @@ from vllm_upgrade_check.sources.scanners.base import (
     SourceFile,
     shared_words,
 )
-from vllm_upgrade_check.sources.scanners.compose_env import read_dotenv
+from vllm_upgrade_check.sources.scanners.compose_env import project_dotenv_path, read_dotenv
 from vllm_upgrade_check.sources.scanners.compose_merge import (
-    DEFAULT_NAMES,
-    OVERRIDE_NAMES,
+        OVERRIDE_NAMES,
     Layer,
     compose_links,
 )
@@ -232,11 +231,18 @@ class ManifestScanner(Scanner):
     def with_referenced(
         self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
     ) -> list[Fact | Conditional] | None:
-        """A compose file read again with the base images of its services' Dockerfiles and
-        its project's ``.env``; a kustomization with the patch files it names."""
-        return [item for item in self._read(source, read) if isinstance(item, (Fact, Conditional))]
+        """A compose file read again with the base images of its services' Dockerfiles, its
+        project's ``.env`` and the files it is merged with (:mod:`.compose_project`); a
+        kustomization with the patch files it names."""
+        names = set(files)
+        return [item for item in self._read(source, read, names.__contains__) if isinstance(item, (Fact, Conditional))]
 
-    def _read(self, source: SourceFile, read: Callable[[str], SourceFile | None] | None) -> Iterator[ScanItem]:
+    def _read(
+        self,
+        source: SourceFile,
+        read: Callable[[str], SourceFile | None] | None,
+        exists: Callable[[str], bool] | None = None,
+    ) -> Iterator[ScanItem]:
         if source.name in KUSTOMIZATION_NAMES and "patch" in source.text:
             yield from kustomization_items(source, read)
         lower = source.text.lower()
@@ -246,7 +252,7 @@ class ManifestScanner(Scanner):
         kserve = "inferenceservice" in lower
         patch = json6902_like(lower)  # words a kustomization applies: no YAML is no silence
         composed = ("services" in lower or "include" in lower) and (
-            source.name in DEFAULT_NAMES + OVERRIDE_NAMES or "extends" in lower or "include" in lower
+            source.name in OVERRIDE_NAMES or "extends" in lower or "include" in lower
         )
         if (
             "configmap" not in lower
@@ -276,8 +282,10 @@ class ManifestScanner(Scanner):
             if is_compose(doc) or get(doc, "include") is not None:
                 dotenv = read_dotenv(source.relpath, read) if read is not None and "$" in text else None
                 layer = Layer(source.relpath, text, doc)
-                facts.extend(compose_file_facts(layer, read, dotenv, source.mentions_vllm()))
+                facts.extend(compose_file_facts(layer, read, dotenv, source.mentions_vllm(), exists))
                 links.extend(FileReference(rel, self.name) for rel in compose_links(doc, source.relpath))
+                if "$" in text:  # read again with the project's .env (compose interpolates it)
+                    links.append(FileReference(project_dotenv_path(source.relpath), self.name))
             elif is_kubernetes(doc):
                 chart_image: list[Fact] | None = [] if values and templated else None
                 pod_facts = list(kubernetes_facts(text, doc, source.relpath, "kubernetes", chart_image))
