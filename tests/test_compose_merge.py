@@ -275,3 +275,30 @@ def test_an_override_command_interpolates_the_project_dotenv(tmp_path: Path) -> 
     report = _report(tmp_path)
     assert report.from_version == "0.20.0"
     assert _removed(tmp_path) == [("--swap-space", "app/.env", 2, 7)]
+
+
+def test_a_cycle_across_files_is_an_unresolved_note(tmp_path: Path) -> None:
+    one = f"services:\n  a:\n    image: {IMAGE}\n    extends: {{file: two.yml, service: b}}\n"
+    two = "services:\n  b:\n    extends: {file: docker-compose.yml, service: a}\n"
+    _write(tmp_path, {"docker-compose.yml": one, "two.yml": two})
+    notes = [n for n in _report(tmp_path).notes if "cycle" in n]
+    assert notes and "two.yml" in notes[0], notes
+
+
+def test_an_environment_override_tag_replaces_the_base_environment(tmp_path: Path) -> None:
+    base = f"services:\n  engine:\n    image: {IMAGE}\n    environment:\n      VLLM_USE_V1: '0'\n"
+    override = "services:\n  engine:\n    environment: !override\n      OTHER: '1'\n"
+    _write(tmp_path, {"docker-compose.yml": base, "docker-compose.override.yml": override})
+    facts = _scan(tmp_path)[1]
+    merged = [f for f in facts if f.kind == FactKind.ENV_VAR and f.location.path == "docker-compose.override.yml"]
+    assert [f.name for f in merged] == ["OTHER"]
+    launch = next(f for f in facts if f.kind == FactKind.LAUNCH)
+    assert launch.location.path == "docker-compose.yml"  # the image's own launch, as the base alone has it too
+
+
+def test_an_include_of_several_files_merges_them_in_order(tmp_path: Path) -> None:
+    engine = f"services:\n  engine:\n    image: {IMAGE}\n    command: [--model, m]\n"
+    prod = "services:\n  engine:\n    command: [--model, m, --swap-space, '4']\n"
+    top = "include:\n  - path: [engine/base.yml, engine/prod.yml]\n"
+    _write(tmp_path, {"engine/base.yml": engine, "engine/prod.yml": prod, "compose.yaml": top})
+    assert _removed(tmp_path) == [("--swap-space", "engine/prod.yml", *_at(prod, "--swap-space"))]

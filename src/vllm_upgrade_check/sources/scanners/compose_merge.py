@@ -225,7 +225,9 @@ def resolve(loader: Loader, layer: Layer, name: str, chain: tuple[tuple[str, str
     here = (layer.path, name)
     key = (base_layer.path, target)
     if key in chain or key == here:
-        loop = " -> ".join(f"{n} ({p})" for p, n in [*chain, here, key])
+        steps = [*chain, here, key]
+        one_file = len({p for p, _n in steps}) == 1
+        loop = " -> ".join(n if one_file else f"{p} {n}" for p, n in steps)
         own.unresolved.append((where, f"extends a cycle: {loop}"))
         return own
     if len(chain) >= MAX_DEPTH:
