@@ -16,6 +16,8 @@ from vllm_upgrade_check.engine import run_scan
 from vllm_upgrade_check.model.facts import Fact, FactKind
 from vllm_upgrade_check.model.findings import Report
 from vllm_upgrade_check.model.options import ScanOptions
+from vllm_upgrade_check.parsing.shell import parse_shell
+from vllm_upgrade_check.sources.scanners.compose_cli import compose_chains
 
 REMOVED = {"VUC0180-001": "--swap-space", "VUC0101-001": "--num-scheduler-steps"}
 IMAGE = "vllm/vllm-openai:v0.20.0"
@@ -302,3 +304,29 @@ def test_an_include_of_several_files_merges_them_in_order(tmp_path: Path) -> Non
     top = "include:\n  - path: [engine/base.yml, engine/prod.yml]\n"
     _write(tmp_path, {"engine/base.yml": engine, "engine/prod.yml": prod, "compose.yaml": top})
     assert _removed(tmp_path) == [("--swap-space", "engine/prod.yml", *_at(prod, "--swap-space"))]
+
+
+@pytest.mark.parametrize(
+    ("line", "files"),
+    [
+        ("docker compose -f a.yml -f b.yml up", ["a.yml", "b.yml"]),
+        ("docker -H tcp://h compose --env-file e -f 'a.yml' --file=b.yml up", ["a.yml", "b.yml"]),
+        ("docker-compose -p proj -fa.yml up", ["a.yml"]),
+        ("sudo -E env COMPOSE_FILE=a.yml:b.yml docker compose up", ["a.yml", "b.yml"]),
+        ("timeout 60 docker compose --profile gpu --file a.yml up", ["a.yml"]),
+        ("F=x.yml\ndocker compose -f $F -f b.yml up", ["x.yml", "b.yml"]),
+        ("docker compose up -d", []),  # the folder's default files: each file's own reading
+        ("docker compose -f $UNSET up", ["$UNSET"]),  # kept, marked unresolved: never guessed
+        ("helm upgrade r chart -f a.yml", []),
+    ],
+)
+def test_compose_chains_of_a_command_line(line: str, files: list[str]) -> None:
+    chains = compose_chains(parse_shell(line))
+    assert [n.written for chain in chains for n in chain] == files
+
+
+def test_an_unresolved_chain_file_is_an_unresolved_note(tmp_path: Path) -> None:
+    script = "#!/bin/sh\ndocker compose -f deploy/base.yml -f \"$EXTRA\" up -d\n"
+    _write(tmp_path, {"deploy/base.yml": CHAIN_BASE, "deploy.sh": script})
+    notes = [n for n in _report(tmp_path).notes if "EXTRA" in n]
+    assert len(notes) == 1 and "deploy.sh:2:" in notes[0] and "not resolved" in notes[0], notes

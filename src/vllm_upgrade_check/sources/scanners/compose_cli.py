@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from vllm_upgrade_check.parsing.shell import ShellScript, Token
+from vllm_upgrade_check.sources.scanners.vllm_argv import strip_wrappers
 
 COMPOSE_FILE = "COMPOSE_FILE"
 """The variable compose reads its files from when no ``-f`` is given (``:``-separated)."""
@@ -33,6 +34,9 @@ class Named:
     line: int
     column: int
     length: int
+    resolved: bool = True
+    """``False``: a word the script does not resolve (``-f $EXTRA``): compose reads a file
+    there, which one is not known here."""
 
 
 def may_run_compose(text: str) -> bool:
@@ -56,40 +60,44 @@ def _compose_start(words: list[str]) -> int | None:
 
 
 def _token_named(token: Token, start: int = 0) -> Named:
-    return Named(token.text[start:], token.line, token.column + start, len(token.text) - start)
+    return Named(token.text[start:], token.line, token.column + start, len(token.text) - start, token.resolved)
 
 
 def compose_chains(script: ShellScript, move: Callable[[Token], Token] | None = None) -> list[list[Named]]:
     """The files of each ``docker compose`` command of ``script`` that names its own (``-f``,
-    ``--file``, or ``COMPOSE_FILE`` in its prefix or assigned before it), in order. A word
-    the script does not resolve is left out. ``move``: places a word where the file read
+    ``--file``, or ``COMPOSE_FILE`` in its prefix or assigned before it), in order; a word
+    the script does not resolve is kept, marked so (:attr:`Named.resolved`). ``move``: places a word where the file read
     writes it (a CI step's script in a YAML scalar)."""
     place = move or (lambda token: token)
     out: list[list[Named]] = []
     assigned = sorted((a for a in script.assignments if a.name == COMPOSE_FILE and not a.prefix), key=lambda a: (a.line, a.column))
     for command in script.commands:
-        words = [t.text for t in command.argv]
+        argv, wrapped_env = strip_wrappers(command.argv)  # sudo, env A=1, timeout 60, ...
+        words = [t.text for t in argv]
         start = _compose_start(words)
         if start is None:
             continue
         named: list[Named] = []
         index = start
         while index < len(words) and words[index].startswith("-"):
-            word, token = words[index], command.argv[index]
+            word, token = words[index], argv[index]
             name, eq, _value = word.partition("=")
             if name in ("-f", "--file"):
                 if eq:
-                    if token.resolved:
-                        named.append(_token_named(place(token), len(name) + 1))
+                    named.append(_token_named(place(token), len(name) + 1))
                 elif index + 1 < len(words):
-                    if command.argv[index + 1].resolved:
-                        named.append(_token_named(place(command.argv[index + 1])))
+                    named.append(_token_named(place(argv[index + 1])))
                     index += 1
             elif word.startswith("-f") and not word.startswith("--") and len(word) > 2:
                 named.append(_token_named(place(token), 2))
             elif name in _TAKES_VALUE and not eq:
                 index += 1
             index += 1
+        by_env = next((t for t in wrapped_env if t.text.startswith(COMPOSE_FILE + "=") and t.resolved), None)
+        if not named and by_env is not None:
+            token = place(by_env)
+            value = by_env.text[len(COMPOSE_FILE) + 1 :]
+            named = [Named(p, token.line, token.column, len(by_env.text)) for p in value.split(":") if p]
         if not named:
             given = next((a for a in command.prefix if a.name == COMPOSE_FILE), None)
             if given is None:

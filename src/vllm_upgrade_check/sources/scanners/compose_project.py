@@ -205,7 +205,10 @@ def chain_facts(
     layers: list[Layer] = []
     missing: list[Fact] = []
     for rel, named, where in chain:
-        found = loader.layer(rel) if rel is not None else "not a path in the repository"
+        if not named.resolved:
+            found: Layer | str = "not resolved from the repository (compose reads a file there)"
+        else:
+            found = loader.layer(rel) if rel is not None else "not a path in the repository"
         if isinstance(found, Layer):
             layers.append(found)
             mentions = mentions or "vllm" in found.text.lower()
