@@ -330,3 +330,9 @@ def test_an_unresolved_chain_file_is_an_unresolved_note(tmp_path: Path) -> None:
     _write(tmp_path, {"deploy/base.yml": CHAIN_BASE, "deploy.sh": script})
     notes = [n for n in _report(tmp_path).notes if "EXTRA" in n]
     assert len(notes) == 1 and "deploy.sh:2:" in notes[0] and "not resolved" in notes[0], notes
+
+
+def test_a_gitlab_ci_include_is_no_compose_include(tmp_path: Path) -> None:
+    ci = "include:\n  - templates/deploy.yml\n  - local: other.yml\ndeploy:\n  script:\n    - vllm serve m --max-num-seqs 8\n"
+    _write(tmp_path, {".gitlab-ci.yml": ci, "templates/deploy.yml": "stages: [x]\n"})
+    assert not [n for n in _report(tmp_path).notes if n.startswith("unresolved")]

@@ -136,17 +136,31 @@ class Project:
     unresolved: list[tuple[Part, str]] = field(default_factory=list)
 
 
+TOP_LEVEL_KEYS = frozenset({"name", "version", "services", "include", "networks", "volumes", "configs", "secrets", "models"})
+"""The top-level keys of a compose file (``x-*`` extension keys aside)."""
+
+
+def is_compose_project(doc: yaml.Node) -> bool:
+    """Whether ``doc`` is a compose file: a ``services`` mapping, or an ``include`` list with
+    nothing but compose's top-level keys beside it (a GitLab CI ``include:`` is not one)."""
+    if not isinstance(doc, yaml.MappingNode):
+        return False
+    if isinstance(get(doc, "services"), yaml.MappingNode):
+        return True
+    keys = [str(k) for k, _key, _v in mapping_items(doc)]
+    return isinstance(get(doc, "include"), yaml.SequenceNode) and all(
+        k in TOP_LEVEL_KEYS or k.startswith("x-") for k in keys
+    )
+
+
 def compose_document(text: str) -> yaml.Node | None:
-    """The first document of ``text`` that is a compose file (a ``services`` or ``include``
-    mapping key), or ``None`` (no such document, or no YAML)."""
+    """The first document of ``text`` that is a compose file (:func:`is_compose_project`),
+    or ``None`` (no such document, or no YAML)."""
     try:
         docs = documents(text)
     except YamlProblem:
         return None
-    for doc in docs:
-        if isinstance(doc, yaml.MappingNode) and (get(doc, "services") is not None or get(doc, "include") is not None):
-            return doc
-    return None
+    return next((doc for doc in docs if is_compose_project(doc)), None)
 
 
 def joined(by: str, written: str) -> str | None:

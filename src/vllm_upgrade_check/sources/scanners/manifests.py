@@ -26,9 +26,10 @@ from vllm_upgrade_check.sources.scanners.base import (
 )
 from vllm_upgrade_check.sources.scanners.compose_env import project_dotenv_path, read_dotenv
 from vllm_upgrade_check.sources.scanners.compose_merge import (
-        OVERRIDE_NAMES,
+    OVERRIDE_NAMES,
     Layer,
     compose_links,
+    is_compose_project,
 )
 from vllm_upgrade_check.sources.scanners.compose_project import compose_file_facts
 from vllm_upgrade_check.sources.scanners.containers import container_env, container_facts
@@ -279,7 +280,7 @@ class ManifestScanner(Scanner):
         facts: list[Fact] = []
         links: list[Conditional | Reference | FileReference] = []
         for doc in docs:
-            if is_compose(doc) or get(doc, "include") is not None:
+            if is_compose_project(doc):
                 dotenv = read_dotenv(source.relpath, read) if read is not None and "$" in text else None
                 layer = Layer(source.relpath, text, doc)
                 facts.extend(compose_file_facts(layer, read, dotenv, source.mentions_vllm(), exists))
