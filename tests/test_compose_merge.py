@@ -211,6 +211,8 @@ CHAIN_PROD = "services:\n  engine:\n    command: [--model, m, --swap-space, '16'
         ("scripts/deploy.sh", "#!/bin/sh\nset -e\ndocker --log-level warn compose --file=../deploy/base.yml --file ../deploy/prod.yml -p x up\n"),
         ("deploy.sh", "export COMPOSE_FILE=deploy/base.yml:deploy/prod.yml\ndocker compose up -d\n"),
         ("deploy.sh", "COMPOSE_FILE=deploy/base.yml:deploy/prod.yml docker-compose pull\n"),
+        ("deploy.sh", "#!/bin/bash\ncd deploy && docker compose -f base.yml -f prod.yml up -d\n"),
+        ("scripts/up.sh", "#!/bin/bash\ncd ../deploy\ndocker compose -f base.yml -f prod.yml up -d\n"),
         ("Makefile", "FILES = -f deploy/base.yml -f deploy/prod.yml\nup:\n\tdocker compose $(FILES) up -d\n"),
         (".github/workflows/deploy.yml", "on: push\njobs:\n  d:\n    runs-on: x\n    steps:\n      - run: docker compose -f base.yml -f prod.yml up\n        working-directory: deploy\n"),
         (".gitlab-ci.yml", "deploy:\n  script:\n    - docker compose -f deploy/base.yml -f deploy/prod.yml up -d\n"),

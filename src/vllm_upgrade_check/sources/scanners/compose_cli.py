@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from vllm_upgrade_check.parsing.shell import ShellScript, Token
 from vllm_upgrade_check.sources.scanners.vllm_argv import strip_wrappers
@@ -37,6 +37,9 @@ class Named:
     resolved: bool = True
     """``False``: a word the script does not resolve (``-f $EXTRA``): compose reads a file
     there, which one is not known here."""
+    cd: str = ""
+    """The folder the last ``cd`` before the command changed to (relative, as written), in
+    which compose looks for the file."""
 
 
 def may_run_compose(text: str) -> bool:
@@ -71,9 +74,14 @@ def compose_chains(script: ShellScript, move: Callable[[Token], Token] | None = 
     place = move or (lambda token: token)
     out: list[list[Named]] = []
     assigned = sorted((a for a in script.assignments if a.name == COMPOSE_FILE and not a.prefix), key=lambda a: (a.line, a.column))
+    cd = ""
     for command in script.commands:
         argv, wrapped_env = strip_wrappers(command.argv)  # sudo, env A=1, timeout 60, ...
         words = [t.text for t in argv]
+        if words and words[0] in ("cd", "pushd"):
+            target = words[1] if len(words) > 1 and argv[1].resolved else None
+            cd = posixpath.normpath(posixpath.join(cd, target)) if target and not target.startswith(("/", "~", "-")) else ""
+            continue
         start = _compose_start(words)
         if start is None:
             continue
@@ -106,5 +114,5 @@ def compose_chains(script: ShellScript, move: Callable[[Token], Token] | None = 
             if given is not None and "$" not in given.value:
                 named = [Named(p, given.line, given.column, len(COMPOSE_FILE)) for p in given.value.split(":") if p]
         if named:
-            out.append(named)
+            out.append([replace(n, cd="" if cd == "." else cd) for n in named])
     return out

@@ -225,13 +225,13 @@ def chain_facts(
     return facts
 
 
-def _chain_path(written: str, directory: str, files: set[str]) -> str | None:
-    """The report path of a compose file a command in ``directory`` names: relative to it,
-    else to the repository root; the first that exists, else the first (a missing file);
-    ``None`` for a path outside the repository or not written literally."""
+def _chain_path(written: str, directory: str, files: set[str], cd: str = "") -> str | None:
+    """The report path of a compose file a command in ``directory`` names (after a ``cd``
+    to ``cd``): relative to it, else to the repository root; the first that exists, else the
+    first (a missing file); ``None`` for a path outside the repository or not written literally."""
     if written.startswith("/") or "$" in written or written == "-":
         return None
-    candidates = [posixpath.normpath(posixpath.join(directory, written)), posixpath.normpath(written)]
+    candidates = [posixpath.normpath(posixpath.join(directory, cd, written)), posixpath.normpath(posixpath.join(cd, written))]
     candidates = [c for c in candidates if not c.startswith("../") and c != ".."]
     return next((c for c in candidates if c in files), candidates[0] if candidates else None)
 
@@ -253,7 +253,7 @@ def linked_chain_facts(
     out: list[Fact] = []
     for chain in chains:
         resolved = [
-            (_chain_path(n.written, folder, names), n, Location(by, n.line, n.column, n.line, n.column + n.length))
+            (_chain_path(n.written, folder, names, n.cd), n, Location(by, n.line, n.column, n.line, n.column + n.length))
             for n in chain
         ]
         out.extend(chain_facts(resolved, read, mentions))
