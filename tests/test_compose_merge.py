@@ -13,11 +13,13 @@ import pytest
 import yaml
 
 from vllm_upgrade_check.engine import run_scan
-from vllm_upgrade_check.model.facts import Fact, FactKind
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location
 from vllm_upgrade_check.model.findings import Report
 from vllm_upgrade_check.model.options import ScanOptions
 from vllm_upgrade_check.parsing.shell import parse_shell
-from vllm_upgrade_check.sources.scanners.compose_cli import compose_chains
+from vllm_upgrade_check.sources.scanners.base import SourceFile
+from vllm_upgrade_check.sources.scanners.compose_cli import Named, compose_chains
+from vllm_upgrade_check.sources.scanners.compose_project import chain_facts
 
 REMOVED = {"VUC0180-001": "--swap-space", "VUC0101-001": "--num-scheduler-steps"}
 IMAGE = "vllm/vllm-openai:v0.20.0"
@@ -338,3 +340,37 @@ def test_a_gitlab_ci_include_is_no_compose_include(tmp_path: Path) -> None:
     ci = "include:\n  - templates/deploy.yml\n  - local: other.yml\ndeploy:\n  script:\n    - vllm serve m --max-num-seqs 8\n"
     _write(tmp_path, {".gitlab-ci.yml": ci, "templates/deploy.yml": "stages: [x]\n"})
     assert not [n for n in _report(tmp_path).notes if n.startswith("unresolved")]
+
+
+def _chain(root: Path, paths: list[str]) -> list[Fact]:
+    """The facts of ``docker compose -f P1 -f P2 ...`` over the files under ``root``."""
+
+    def read(rel: str) -> SourceFile | None:
+        path = root / rel
+        return SourceFile(rel, path.read_text()) if path.is_file() else None
+
+    where = Location("deploy.sh", 1, 1, 1, 2)
+    return chain_facts([(p, Named(p, 1, 1, len(p)), where) for p in paths], read)
+
+
+@pytest.mark.parametrize(
+    ("third", "checked"),
+    [
+        ("    build:\n      target: prod\n", True),  # key by key: the context and dockerfile stay
+        ("    build: !reset null\n", False),  # no build: the image is acme's own
+        ("    build: !override\n      context: ./other\n", False),  # replaced whole: other/Dockerfile
+        ("    environment: {A: b}\n", True),
+    ],
+)
+def test_a_build_merges_key_by_key(tmp_path: Path, third: str, checked: bool) -> None:
+    files = {
+        "base.yml": "services:\n  engine:\n    image: acme/engine:dev\n    command: [--swap-space, '4']\n",
+        "build.yml": "services:\n  engine:\n    build:\n      context: ./img\n      dockerfile: Containerfile.vllm\n",
+        "third.yml": "services:\n  engine:\n" + third,
+        "img/Containerfile.vllm": f"FROM {IMAGE} AS base\nFROM base AS prod\nRUN true\n",
+        "other/Dockerfile": "FROM python:3.12\n",
+    }
+    _write(tmp_path, files)
+    facts = _chain(tmp_path, ["base.yml", "build.yml", "third.yml"])
+    assert any(f.kind == FactKind.LAUNCH for f in facts) is checked
+    assert any(f.kind == FactKind.ARG and f.name == "swap_space" for f in facts) is checked

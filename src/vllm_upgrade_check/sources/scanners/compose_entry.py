@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import io
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import yaml
@@ -27,7 +27,7 @@ from vllm_upgrade_check.model.facts import Fact
 from vllm_upgrade_check.parsing.shell import Token
 from vllm_upgrade_check.parsing.yamlnodes import get, items, mapping_items, pos, scalar
 from vllm_upgrade_check.sources.scanners.base import SourceFile
-from vllm_upgrade_check.sources.scanners.compose_build import service_build
+from vllm_upgrade_check.sources.scanners.compose_build import merged_build, service_build
 from vllm_upgrade_check.sources.scanners.compose_env import Dotenv
 from vllm_upgrade_check.sources.scanners.containers import command_syntax, command_words
 from vllm_upgrade_check.sources.scanners.dockerfile import DockerfileScanner
@@ -87,11 +87,16 @@ def built_scripts(doc: yaml.Node, compose_rel: str, read: Callable[[str], Source
 
 
 def built_script(
-    build: yaml.Node | None, compose_rel: str, read: Callable[[str], SourceFile | None]
+    build: yaml.Node | None,
+    compose_rel: str,
+    read: Callable[[str], SourceFile | None],
+    merged: Sequence[tuple[yaml.Node, str]] = (),
 ) -> BuiltScript | None:
-    """The :class:`BuiltScript` one service's ``build`` (written in ``compose_rel``) runs as
-    its ``ENTRYPOINT``, when that is a script of the build context that mentions vLLM."""
-    given = service_build(build, compose_rel)
+    """The :class:`BuiltScript` one service's ``build`` (written in ``compose_rel``;
+    ``merged``: the builds of every file that writes it, see
+    :func:`~.compose_build.merged_build`) runs as its ``ENTRYPOINT``, when that is a script of
+    the build context that mentions vLLM."""
+    given = merged_build(merged) if merged else service_build(build, compose_rel)
     if given is None:
         return None
     rel, target, context = given

@@ -9,10 +9,10 @@ Compose file", "Include"):
   override beside it (``compose.override.yml``, ``compose.override.yaml``,
   ``docker-compose.override.yml``, ``docker-compose.override.yaml``);
   ``-f a.yml -f b.yml`` (or ``COMPOSE_FILE=a.yml:b.yml``) reads those files, in that order.
-* Each later file's service keys override the earlier's: ``image``, ``command``,
-  ``entrypoint``, ``build`` and ``env_file`` replace, ``environment`` merges by name
-  (the later value wins). A ``!reset`` value removes the key; ``!override`` replaces a
-  mapping whole.
+* Each later file's service keys override the earlier's: ``image``, ``command`` and
+  ``entrypoint`` replace, ``build`` merges key by key and ``environment`` by name (the
+  later value wins). A ``!reset`` value removes the key; ``!override`` replaces a mapping
+  whole. Extends apply within each file first, then the files merge (compose-go's order).
 * ``extends: {service: X}`` (``file: other.yml`` for another file, relative to the file
   that writes it) starts the service from ``X`` as ``X`` is resolved, its own keys merged over.
 * ``include:`` loads other compose files (each its own project, relative to the including
@@ -47,8 +47,9 @@ OVERRIDE_NAMES = (
 )
 """The override ``docker compose`` merges into a folder's default file, the first found."""
 
-REPLACED_KEYS = ("image", "command", "entrypoint", "build", "env_file")
-"""Service keys a later file (or an extending service) replaces whole."""
+REPLACED_KEYS = ("image", "command", "entrypoint")
+"""Service keys a later file (or an extending service) replaces whole (``build`` merges key
+by key, see :func:`~.compose_build.merged_build`)."""
 
 MAX_FILES = 64
 """Compose files one project loads at most (includes and extended files together)."""
@@ -99,6 +100,7 @@ class Service:
         declared: its entry in the last file that writes it.
         fields: the keys of :data:`REPLACED_KEYS` it has, each as written where it last is.
         environment: its ``environment`` nodes, base first (a later one's names win).
+        builds: its ``build`` nodes, base first (merged key by key).
         entries: its service entry in every file that writes it, base first.
         unresolved: ``(where, why)`` of what its ``extends`` could not read.
     """
@@ -107,6 +109,7 @@ class Service:
     declared: Part
     fields: dict[str, Part] = field(default_factory=dict)
     environment: list[Part] = field(default_factory=list)
+    builds: list[Part] = field(default_factory=list)
     entries: list[Part] = field(default_factory=list)
     unresolved: list[tuple[Part, str]] = field(default_factory=list)
 
@@ -125,7 +128,9 @@ class Service:
             if part.node.tag != "!reset":
                 environment.append(part)
         entries = [*base.entries, *(p for p in self.entries if p not in base.entries)]
-        return Service(self.name, self.declared, fields, environment, entries, [*base.unresolved, *self.unresolved])
+        builds = [*base.builds, *self.builds]
+        unresolved = [*base.unresolved, *self.unresolved]
+        return Service(self.name, self.declared, fields, environment, builds, entries, unresolved)
 
 
 @dataclass
@@ -204,6 +209,8 @@ def _own(name: str, layer: Layer, node: yaml.Node) -> Service:
             service.fields[key] = Part(layer, value)
         elif key == "environment" and value is not None:
             service.environment.append(Part(layer, value))
+        elif key == "build" and value is not None:
+            service.builds.append(Part(layer, value))
     return service
 
 

@@ -120,8 +120,9 @@ def project_facts(
     for name, service in project.services.items():
         who = f"service {name}"
         fields = service.fields
-        image, entry, command, build = (fields.get(k) for k in ("image", "entrypoint", "command", "build"))
-        base = built_base(build.node, build.layer.path, read) if build is not None and read is not None else None
+        image, entry, command = (fields.get(k) for k in ("image", "entrypoint", "command"))
+        builds = [(p.node, p.layer.path) for p in service.builds]
+        base = built_base(None, path, read, builds) if builds and read is not None else None
         found = list(
             container_facts(
                 text,
@@ -135,7 +136,7 @@ def project_facts(
                 layers=(_elsewhere(image, path), _elsewhere(entry, path), _elsewhere(command, path)),
             )
         )
-        script = built_script(build.node, build.layer.path, read) if build is not None and read is not None else None
+        script = built_script(None, path, read, builds) if builds and read is not None else None
         if script is not None and not _launched(found):
             at = _elsewhere(command, path)
             words = MergedWords(
