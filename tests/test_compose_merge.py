@@ -374,3 +374,15 @@ def test_a_build_merges_key_by_key(tmp_path: Path, third: str, checked: bool) ->
     facts = _chain(tmp_path, ["base.yml", "build.yml", "third.yml"])
     assert any(f.kind == FactKind.LAUNCH for f in facts) is checked
     assert any(f.kind == FactKind.ARG and f.name == "swap_space" for f in facts) is checked
+
+
+def test_a_later_file_build_paths_start_from_the_first_file(tmp_path: Path) -> None:
+    files = {
+        "deploy/base.yml": "services:\n  engine:\n    image: acme/engine:dev\n    command: [--swap-space, '4']\n",
+        "overrides/gpu.yml": "services:\n  engine:\n    build: {context: ./img}\n",
+        "deploy/img/Dockerfile": f"FROM {IMAGE}\n",
+        "overrides/img/Dockerfile": "FROM python:3.12\n",  # not what compose builds
+    }
+    _write(tmp_path, files)
+    facts = _chain(tmp_path, ["deploy/base.yml", "overrides/gpu.yml"])
+    assert [f.location.path for f in facts if f.kind == FactKind.ARG] == ["deploy/base.yml"]

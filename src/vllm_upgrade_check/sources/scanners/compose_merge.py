@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import yaml
 
@@ -75,10 +75,18 @@ class Layer:
 
 @dataclass(frozen=True)
 class Part:
-    """A node of a service as written: in ``layer``'s file."""
+    """A node of a service as written: in ``layer``'s file. ``relative_to``: the compose
+    file its relative paths are resolved from when another than ``layer``'s (a later ``-f``
+    file's paths are the first file's, Docker's "Merge Compose files")."""
 
     layer: Layer
     node: yaml.Node
+    relative_to: str | None = None
+
+    @property
+    def paths_from(self) -> str:
+        """The compose file the node's relative paths start from."""
+        return self.relative_to or self.layer.path
 
     @property
     def line(self) -> int:
@@ -301,12 +309,15 @@ def layer_project(loader: Loader, layer: Layer, depth: int = 0) -> Project:
 
 def merge(loader: Loader, layers: Sequence[Layer], depth: int = 0) -> Project:
     """The project of compose files ``layers`` (in ``-f`` order): each file's services
-    merged over the earlier files' of the same name."""
+    merged over the earlier files' of the same name, a later file's ``build`` paths read
+    from the first file's folder."""
     project = Project()
-    for layer in layers:
+    for index, layer in enumerate(layers):
         found = layer_project(loader, layer, depth)
         project.unresolved.extend(found.unresolved)
         for name, service in found.services.items():
+            if index:  # relative to the first file, as compose resolves a later -f file's paths
+                service.builds = [replace(p, relative_to=layers[0].path) if p.layer is layer else p for p in service.builds]
             earlier = project.services.get(name)
             project.services[name] = service.merged_over(earlier) if earlier is not None else service
     return project

@@ -121,7 +121,7 @@ def project_facts(
         who = f"service {name}"
         fields = service.fields
         image, entry, command = (fields.get(k) for k in ("image", "entrypoint", "command"))
-        builds = [(p.node, p.layer.path) for p in service.builds]
+        builds = [(p.node, p.paths_from) for p in service.builds]
         base = built_base(None, path, read, builds) if builds and read is not None else None
         found = list(
             container_facts(
