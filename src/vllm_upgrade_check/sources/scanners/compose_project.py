@@ -96,7 +96,8 @@ def _with_unresolved(found: list[Fact], service: Service, who: str, scanner: str
             for f in found
         ]
     part, _reason = service.unresolved[0]
-    return [*found, unresolved_launch(part, who, why, scanner)]
+    placed = "; ".join(reason for _part, reason in service.unresolved)  # the first is where it is placed
+    return [*found, unresolved_launch(part, who, placed if len(service.unresolved) == 1 else why, scanner)]
 
 
 def project_facts(
@@ -157,7 +158,7 @@ def project_facts(
         found = _with_unresolved(found, service, who, scanner, notes)
         facts.extend(replace(f, owner=who) for f in found)
     if notes:
-        facts.extend(unresolved_launch(part, "project", f"{why} ({part.layer.path}:{part.line})", scanner) for part, why in project.unresolved)
+        facts.extend(unresolved_launch(part, "project", why, scanner) for part, why in project.unresolved)
     return shared_words(launchers_only(facts), others, path, elsewhere)
 
 
