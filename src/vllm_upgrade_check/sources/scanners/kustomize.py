@@ -36,30 +36,21 @@ would be null, ``"value": }`` no JSON). Any other operation's scalar value (a ``
 ``add`` at an index, any in a patch that addresses args by index) has no cut (:data:`.kustomize_ops.OP_NOTE`):
 removing its operation would change what the patch writes or points at.
 
-An inline ``patch:`` written as a literal block scalar (``patch: |-``) is read as the patch
-file it stands for, each word at its line and column in the kustomization (a fix edits it
-there). One written as a quoted, folded or plain string is read from the string's value
-(:class:`Mover`): each word placed where the string writes it when
-:func:`~vllm_upgrade_check.parsing.yamlwords.scalar_offsets` aligns the value with the text,
-else at the ``patch:`` key; a fix never edits inside such a string (:data:`INLINE_NOTE`:
-changing it is left to a person). An inline patch that is no YAML, holds operations but no
-target, reads as neither operations nor an object, or is no string is a
-:class:`~vllm_upgrade_check.model.facts.Skipped` naming its line, ``unresolved: ...``.
+An inline ``patch:`` (a literal block read where it stands, a string read from its value)
+is read by :mod:`.kustomize_inline`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import yaml
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
-from vllm_upgrade_check.parsing.textpos import line_index
+from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span, Spans
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, items, scalar
 from vllm_upgrade_check.parsing.yamlwords import (
-    scalar_offsets,
     scalar_word,
     sequence_items,
     sequence_words,
@@ -82,10 +73,19 @@ from vllm_upgrade_check.sources.scanners.kustomize_images import (
     container_image,
     image_op_facts,
 )
+from vllm_upgrade_check.sources.scanners.kustomize_inline import (
+    InlinePatch,
+    Mover,
+    entries,
+    inline_patches,
+    kind_or_name_only,
+)
 from vllm_upgrade_check.sources.scanners.kustomize_ops import (
     CONTAINER_ARGS,
     PREDICTOR_ARGS,
+    split_ops,
     uncut,
+    unsplit,
     valueless_ops,
 )
 from vllm_upgrade_check.sources.scanners.kustomize_removal import (
@@ -111,14 +111,8 @@ def patch_entries(doc: yaml.Node, relpath: str) -> Iterator[tuple[str, str, str]
         for entry in items(get(doc, key)):
             target = get(entry, "target")
             kind, name, path = scalar(get(target, "kind")), scalar(get(target, "name")), scalar(get(entry, "path"))
-            if kind and path and _kind_or_name_only(target):
+            if kind and path and kind_or_name_only(target):
                 yield kind, name or "", joined(folder, path)
-
-
-def _kind_or_name_only(target: yaml.Node | None) -> bool:
-    """Whether a patch ``target`` selects by kind and name alone (no label or annotation
-    selector, which the tool does not evaluate)."""
-    return get(target, "labelSelector") is None and get(target, "annotationSelector") is None
 
 
 def strategic_merge_entries(doc: yaml.Node, relpath: str) -> Iterator[str]:
@@ -168,7 +162,7 @@ def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[Fil
             if patch is not None:
                 yield from strategic_merge_facts(patch)
         if read is None:  # inline patches: read once, with the kustomization's first reading
-            if any(get(entry, "patch") is not None for entry in _entries(doc)):
+            if any(get(entry, "patch") is not None for entry in entries(doc)):
                 yield FileReference(source.relpath, "manifest")  # read again: the markers need the base
             yield from inline_patch_items(source, doc)
         else:
@@ -180,143 +174,6 @@ def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[Fil
                         found = [*patch_facts(inline.source, inline.kind, name), *image_op_facts(inline.source, inline.kind, name)]
                         yield from _moved([c for c in by_image(found) if isinstance(c, Conditional)], inline.mover)
                     yield from patch_markers(read, source, doc, inline.source, inline.kind, name, inline.mover)
-
-
-INLINE_NOTE = (
-    "written in an inline kustomize patch given as a quoted, folded or plain YAML string: "
-    "the tool does not edit inside it; change it there by hand"
-)
-"""Note of the facts of an inline patch that is not a literal block: they are placed where
-their words are written when the string can be aligned with its value, else at the
-``patch:`` key, and a fix leaves them to a person."""
-
-
-class Mover:
-    """Places what is read in the value of an inline patch string (its ``node``, in ``text``)
-    where it is written in the kustomization: each character where
-    :func:`~vllm_upgrade_check.parsing.yamlwords.scalar_offsets` aligns it, or every one at
-    the ``patch:`` key (``key``; else the string's start) when the value cannot be aligned."""
-
-    def __init__(self, text: str, node: yaml.ScalarNode, key: yaml.Node | None = None) -> None:
-        self.offsets = scalar_offsets(text, node)
-        self.value_starts = line_index(str(node.value)).starts
-        self.index = line_index(text)
-        home = key if key is not None else node
-        self.home = (home.start_mark.line + 1, home.start_mark.column + 1)
-
-    def at(self, line: int, column: int) -> tuple[int, int]:
-        """Where the 1-based ``line``/``column`` of the value is written in the text."""
-        if self.offsets is None or not 0 < line <= len(self.value_starts):
-            return self.home
-        offset = min(self.value_starts[line - 1] + column - 1, len(self.offsets) - 1)
-        return self.index.line_col(self.offsets[offset])
-
-    def line(self, line: int) -> int:
-        """Where line ``line`` of the value starts in the text."""
-        return self.at(line, 1)[0]
-
-    def group(self, group: str | None) -> str | None:
-        """A launch's group (``line:column`` in the value) as the text places it."""
-        if group is None:
-            return None
-        line, _, column = group.partition(":")
-        return "{}:{}".format(*self.at(int(line), int(column)))
-
-    def fact(self, fact: Fact) -> Fact:
-        """``fact`` placed in the text; an arg or env var with :data:`INLINE_NOTE` and no
-        spans a fix could edit (a launch keeps its note)."""
-        loc = fact.location
-        line, column = self.at(loc.line or 1, loc.column or 1)
-        end = self.at(loc.end_line, loc.end_column or 1) if loc.end_line is not None and self.offsets else (None, None)
-        spans = fact.spans
-        if fact.kind != FactKind.LAUNCH:
-            spans = Spans(syntax=spans.syntax if spans is not None else "", note=INLINE_NOTE)
-        return replace(fact, location=Location(loc.path, line, column, *end), group=self.group(fact.group), spans=spans)
-
-
-@dataclass(frozen=True)
-class InlinePatch:
-    """One ``patches:`` entry that writes its patch inline.
-
-    Attributes:
-        source: the patch's text as a file of the kustomization's path (a literal block's
-            lines where they stand, the text before them blanked; else the string's value).
-        kind: the entry's target kind, or ``""``.
-        name: the entry's target name, or ``""``.
-        json6902: whether it is read as JSON 6902 operations (a list of them; else an object).
-        mover: places the value's positions in the kustomization (``None``: a literal
-            block, already in place).
-    """
-
-    source: SourceFile
-    kind: str
-    name: str
-    json6902: bool
-    mover: Mover | None
-
-
-def inline_patches(source: SourceFile, doc: yaml.Node) -> Iterator[InlinePatch | Skipped]:
-    """The inline patches of the ``patches:``/``patchesJson6902:`` entries of ``doc``: a literal
-    block scalar (``patch: |-``) read where it stands; a quoted, folded or plain string read
-    from its value (see :class:`Mover`). A string whose value is no YAML, or a ``patch:``
-    that is no string, is a :class:`~vllm_upgrade_check.model.facts.Skipped` naming its line
-    (never passed over in silence)."""
-    lines = source.text.split("\n")
-    for entry in _entries(doc):
-        node = get(entry, "patch")
-        if node is None:
-            continue
-        target = get(entry, "target")
-        kind, name = scalar(get(target, "kind")) or "", scalar(get(target, "name")) or ""
-        if not _kind_or_name_only(target):
-            kind = name = ""  # a selector the tool does not evaluate: read as no target
-        key = next((k for k, _v in entry.value if scalar(k) == "patch"), None) if isinstance(entry, yaml.MappingNode) else None
-        where = (key or node).start_mark.line + 1
-        if not isinstance(node, yaml.ScalarNode):
-            reason = f"the inline patch at line {where} is not a string (kustomize reads a string there): not read"
-            yield Skipped(source.relpath, reason, configures_vllm=source.mentions_vllm(), line=where)
-            continue
-        mover: Mover | None = None
-        if node.style == "|":
-            first = node.start_mark.line + 1  # 0-based: the block's text starts on the line after `|`
-            stop = node.end_mark.line + (1 if node.end_mark.column else 0)  # it ends at a line's start
-            text = "\n" * first + "\n".join(lines[first:stop]) + ("\n" if stop < len(lines) else "")
-            # (with its last line's break: a cut of the last item's lines takes it)
-        else:
-            text = str(node.value)
-            mover = Mover(source.text, node, key)
-        why = _unread(text, bool(kind))
-        if why:
-            mentions = any(w in text.lower() for w in ("vllm", "args", "command"))
-            reason = f"unresolved: the inline patch at line {where} {why}; its words were not checked"
-            yield Skipped(source.relpath, reason, configures_vllm=mentions, line=where)
-            continue
-        json6902 = any(isinstance(d, yaml.SequenceNode) for d in documents(text))
-        yield InlinePatch(SourceFile(source.relpath, text), kind, name, json6902, mover)
-
-
-def _entries(doc: yaml.Node) -> list[yaml.Node]:
-    """The ``patches:`` and ``patchesJson6902:`` entries of a kustomization (either may write
-    its patch inline)."""
-    return [*items(get(doc, "patches")), *items(get(doc, "patchesJson6902"))]
-
-
-def _unread(text: str, targeted: bool) -> str:
-    """Why an inline patch's text cannot be read as a patch (``""``: it can): no YAML, JSON
-    6902 operations without a target, or neither operations nor an object."""
-    if not text.strip():
-        return ""
-    try:
-        docs = documents(text)
-    except YamlProblem as exc:
-        return f"is no YAML ({exc})"
-    if not docs:
-        return ""  # comments only: no patch at all
-    if any(isinstance(d, yaml.SequenceNode) for d in docs):
-        return "" if targeted else "holds JSON 6902 operations but names no target"
-    if any(isinstance(d, yaml.MappingNode) for d in docs):
-        return ""
-    return "reads as neither JSON 6902 operations nor an object"
 
 
 def inline_patch_items(source: SourceFile, doc: yaml.Node) -> Iterator[Conditional | Skipped]:
@@ -460,6 +317,8 @@ def patch_facts(patch: SourceFile, kind: str, name: str) -> Iterator[Conditional
         start = patched.start
         facts = list(arg_facts(tokens, patch.relpath, "kustomize", positional_model=False, entry=APPENDED, start=start, syntax="yaml"))
         facts = [uncut(f, kept) for f in facts]
+        if split_ops(patched.ops):
+            facts = [unsplit(f) for f in facts]
         if indexed:  # the patched args' list keeps its positions: say so on the launch
             what = "removes some of them; " if removes else ""
             note = f"{INDEXED_NOTE} (kustomize patch {indexed}): {what}removing a word would shift what it patches"
