@@ -78,7 +78,6 @@ from vllm_upgrade_check.sources.scanners.kustomize_inline import (
     Mover,
     entries,
     inline_patches,
-    kind_or_name_only,
 )
 from vllm_upgrade_check.sources.scanners.kustomize_ops import (
     CONTAINER_ARGS,
@@ -93,7 +92,12 @@ from vllm_upgrade_check.sources.scanners.kustomize_removal import (
     PatchedArgs,
     joined,
     removal_markers,
-    target_names,
+)
+from vllm_upgrade_check.sources.scanners.kustomize_targets import (
+    Target,
+    target_objects,
+    target_of,
+    target_problem,
 )
 
 KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
@@ -103,16 +107,16 @@ _WRITES = ("add", "replace", "remove")
 """The operations that change a launch's words (a patch of only ``test`` ones changes none)."""
 
 
-def patch_entries(doc: yaml.Node, relpath: str) -> Iterator[tuple[str, str, str]]:
-    """``(target kind, target name, patch file path)`` of each JSON 6902 patch a kustomization
-    names by path (relative to the kustomization's folder, as kustomize reads it)."""
+def patch_entries(doc: yaml.Node, relpath: str) -> Iterator[tuple[Target, str, int]]:
+    """``(target, patch file path, line of the entry)`` of each JSON 6902 patch a
+    kustomization names by path (relative to the kustomization's folder, as kustomize reads
+    it) for a target that names a kind, a name or a selector."""
     folder = relpath.rpartition("/")[0]
     for key in ("patchesJson6902", "patches"):
         for entry in items(get(doc, key)):
-            target = get(entry, "target")
-            kind, name, path = scalar(get(target, "kind")), scalar(get(target, "name")), scalar(get(entry, "path"))
-            if kind and path and kind_or_name_only(target):
-                yield kind, name or "", joined(folder, path)
+            target, path = target_of(get(entry, "target")), scalar(get(entry, "path"))
+            if path and (target.given or target.name):
+                yield target, joined(folder, path), entry.start_mark.line + 1
 
 
 def strategic_merge_entries(doc: yaml.Node, relpath: str) -> Iterator[str]:
@@ -149,11 +153,15 @@ def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[Fil
     except YamlProblem:
         return
     for doc in docs:
-        for kind, target, path in patch_entries(doc, source.relpath):
+        for target, path, line in patch_entries(doc, source.relpath):
             yield FileReference(path, "manifest")
+            why = target_problem(target)
+            if why and read is None:
+                reason = f"unresolved: the patch entry at line {line} ({path}) {why}; its words were not checked"
+                yield Skipped(source.relpath, reason, configures_vllm=source.mentions_vllm(), line=line)
             patch = read(path) if read is not None else None
             if patch is not None and read is not None:
-                for name in target_names(read, source.relpath, doc, kind, target):
+                for kind, name in target_objects(read, source.relpath, doc, target):
                     yield from by_image([*patch_facts(patch, kind, name), *image_op_facts(patch, kind, name)])
                     yield from patch_markers(read, source, doc, patch, kind, name)
         for path in dict.fromkeys(strategic_merge_entries(doc, source.relpath)):
@@ -167,13 +175,29 @@ def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[Fil
             yield from inline_patch_items(source, doc)
         else:
             for inline in inline_patches(source, doc):
-                if not isinstance(inline, InlinePatch) or not inline.kind or not inline.json6902:
+                if not isinstance(inline, InlinePatch) or not inline.target.given or not inline.json6902:
                     continue
-                for name in target_names(read, source.relpath, doc, inline.kind, inline.name):
-                    if not inline.name:  # a kind's every object: known once the base is read
-                        found = [*patch_facts(inline.source, inline.kind, name), *image_op_facts(inline.source, inline.kind, name)]
+                for kind, name in target_objects(read, source.relpath, doc, inline.target):
+                    if _open(inline.target):  # objects known once the base is read
+                        found = [*patch_facts(inline.source, kind, name), *image_op_facts(inline.source, kind, name)]
                         yield from _moved([c for c in by_image(found) if isinstance(c, Conditional)], inline.mover)
-                    yield from patch_markers(read, source, doc, inline.source, inline.kind, name, inline.mover)
+                    yield from patch_markers(read, source, doc, inline.source, kind, name, inline.mover)
+
+
+def _open(target: Target) -> bool:
+    """Whether ``target`` selects objects the first reading cannot name (a kind only, a
+    selector): their words are keyed by each object once the base is read."""
+    return not (target.kind and target.name) or target.selects
+
+
+def _first_targets(target: Target) -> list[tuple[str, str]]:
+    """The ``(kind, name)`` the first reading keys an inline patch's words by: the target's
+    when it names both, else :data:`ANY_NAME` (and, with no kind, a predictor's and a pod's
+    kind, so that the words of either path are read)."""
+    if not _open(target):
+        return [(target.kind, target.name)]
+    kinds = [target.kind] if target.kind else ["InferenceService", "Deployment"]
+    return [(kind, ANY_NAME) for kind in kinds]
 
 
 def inline_patch_items(source: SourceFile, doc: yaml.Node) -> Iterator[Conditional | Skipped]:
@@ -193,9 +217,10 @@ def inline_patch_items(source: SourceFile, doc: yaml.Node) -> Iterator[Condition
             # (the second reading keys its words by each one's name); read here under a name
             # no object has, which no file refers to, so that a reading of this file alone (a
             # fix's check) still sees the words it writes.
-            target = inline.name or ANY_NAME
-            found: list[Conditional | Skipped] = list(patch_facts(inline.source, inline.kind, target))
-            found.extend(image_op_facts(inline.source, inline.kind, target))
+            found: list[Conditional | Skipped] = []
+            for kind, name in _first_targets(inline.target):
+                found.extend(patch_facts(inline.source, kind, name))
+                found.extend(image_op_facts(inline.source, kind, name))
         else:
             found = list(strategic_merge_facts(inline.source, inline=True))
         found = list(by_image(found))

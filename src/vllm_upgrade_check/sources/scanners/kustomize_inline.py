@@ -24,6 +24,13 @@ from vllm_upgrade_check.parsing.textpos import line_index
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, items, scalar
 from vllm_upgrade_check.parsing.yamlwords import scalar_offsets
 from vllm_upgrade_check.sources.scanners.base import SourceFile
+from vllm_upgrade_check.sources.scanners.kustomize_targets import Target, target_of, target_problem
+
+EMPTY_PATCH = "the inline kustomize patch at line"
+"""Start of the reason of the :class:`~vllm_upgrade_check.model.facts.Skipped` of an inline
+patch that writes nothing (``... N writes nothing: ...``): what a fix that would leave one so
+is refused for (:mod:`vllm_upgrade_check.fixing.verify`)."""
+
 
 EMPTY_PATCH = "the inline kustomize patch at line"
 """Start of the reason of the :class:`~vllm_upgrade_check.model.facts.Skipped` of an inline
@@ -96,16 +103,14 @@ class InlinePatch:
     Attributes:
         source: the patch's text as a file of the kustomization's path (a literal block's
             lines where they stand, the text before them blanked; else the string's value).
-        kind: the entry's target kind, or ``""``.
-        name: the entry's target name, or ``""``.
+        target: the entry's ``target`` (:class:`~.kustomize_targets.Target`).
         json6902: whether it is read as JSON 6902 operations (a list of them; else an object).
         mover: places the value's positions in the kustomization (``None``: a literal
             block, already in place).
     """
 
     source: SourceFile
-    kind: str
-    name: str
+    target: Target
     json6902: bool
     mover: Mover | None
 
@@ -121,10 +126,7 @@ def inline_patches(source: SourceFile, doc: yaml.Node) -> Iterator[InlinePatch |
         node = get(entry, "patch")
         if node is None:
             continue
-        target = get(entry, "target")
-        kind, name = scalar(get(target, "kind")) or "", scalar(get(target, "name")) or ""
-        if not kind_or_name_only(target):
-            kind = name = ""  # a selector the tool does not evaluate: read as no target
+        target = target_of(get(entry, "target"))
         key = next((k for k, _v in entry.value if scalar(k) == "patch"), None) if isinstance(entry, yaml.MappingNode) else None
         where = (key or node).start_mark.line + 1
         if not isinstance(node, yaml.ScalarNode):
@@ -144,14 +146,14 @@ def inline_patches(source: SourceFile, doc: yaml.Node) -> Iterator[InlinePatch |
             reason = f"{EMPTY_PATCH} {where} writes nothing (no operation, no object): the entry patches nothing"
             yield Skipped(source.relpath, reason, configures_vllm=False, line=where)
             continue
-        why = _unread(text, bool(kind))
+        why = target_problem(target) or _unread(text, target.given)
         if why:
             mentions = any(w in text.lower() for w in ("vllm", "args", "command"))
             reason = f"unresolved: the inline patch at line {where} {why}; its words were not checked"
             yield Skipped(source.relpath, reason, configures_vllm=mentions, line=where)
             continue
         json6902 = any(isinstance(d, yaml.SequenceNode) for d in documents(text))
-        yield InlinePatch(SourceFile(source.relpath, text), kind, name, json6902, mover)
+        yield InlinePatch(SourceFile(source.relpath, text), target, json6902, mover)
 
 
 def entries(doc: yaml.Node) -> list[yaml.Node]:
