@@ -65,6 +65,7 @@ from vllm_upgrade_check.sources.scanners.base import (
     SourceFile,
 )
 from vllm_upgrade_check.sources.scanners.kserve import SERVICE_KEY
+from vllm_upgrade_check.sources.scanners.kustomize_containers import container_op_facts
 from vllm_upgrade_check.sources.scanners.kustomize_images import (
     CONTAINER_KEY,
     CONTAINER_NAME_KEY,
@@ -141,7 +142,7 @@ ANY_NAME = "*"
 kind only (no Kubernetes object is named so: no :class:`~.base.Reference` ever matches it)."""
 
 
-def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[FileReference | Conditional | Skipped]:
+def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[Fact | FileReference | Conditional | Skipped]:
     """A kustomization's patch files as :class:`~.base.FileReference` items (so it is read
     again with them), and once ``read`` is given, the :class:`~.base.Conditional` facts of
     the launch words each patch writes (:func:`patch_facts`, :func:`strategic_merge_facts`)
@@ -200,7 +201,7 @@ def _first_targets(target: Target) -> list[tuple[str, str]]:
     return [(kind, ANY_NAME) for kind in kinds]
 
 
-def inline_patch_items(source: SourceFile, doc: yaml.Node) -> Iterator[Conditional | Skipped]:
+def inline_patch_items(source: SourceFile, doc: yaml.Node) -> Iterator[Fact | Conditional | Skipped]:
     """The :class:`~.base.Conditional` facts of the ``patches:`` entries of kustomization
     ``doc`` that write their patch inline (:func:`inline_patches`): a JSON 6902 patch when
     the entry names a ``target``, else (or when its text is a pod object) a strategic-merge
@@ -221,6 +222,8 @@ def inline_patch_items(source: SourceFile, doc: yaml.Node) -> Iterator[Condition
             for kind, name in _first_targets(inline.target):
                 found.extend(patch_facts(inline.source, kind, name))
                 found.extend(image_op_facts(inline.source, kind, name))
+            whole = container_op_facts(inline.source)
+            yield from (f if inline.mover is None else inline.mover.fact(f) for f in whole)
         else:
             found = list(strategic_merge_facts(inline.source, inline=True))
         found = list(by_image(found))
