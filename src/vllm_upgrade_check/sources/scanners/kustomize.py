@@ -88,6 +88,7 @@ from vllm_upgrade_check.sources.scanners.kustomize_ops import (
     unsplit,
     valueless_ops,
 )
+from vllm_upgrade_check.sources.scanners.kustomize_overlay import overlay_base_words
 from vllm_upgrade_check.sources.scanners.kustomize_removal import (
     Op,
     PatchedArgs,
@@ -165,6 +166,8 @@ def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[Fac
                 for kind, name in target_objects(read, source.relpath, doc, target):
                     yield from by_image([*patch_facts(patch, kind, name), *image_op_facts(patch, kind, name)])
                     yield from patch_markers(read, source, doc, patch, kind, name)
+                    keep = _rewritten(patch, kind, name)
+                    yield from overlay_base_words(read, source.relpath, doc, image_op_facts(patch, kind, name), keep)
         for path in dict.fromkeys(strategic_merge_entries(doc, source.relpath)):
             yield FileReference(path, "manifest")
             patch = read(path) if read is not None else None
@@ -176,6 +179,8 @@ def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[Fac
             yield from inline_patch_items(source, doc)
         else:
             for inline in inline_patches(source, doc):
+                if isinstance(inline, InlinePatch) and not inline.json6902:
+                    yield from _smp_base_words(read, source.relpath, doc, inline.source)
                 if not isinstance(inline, InlinePatch) or not inline.target.given or not inline.json6902:
                     continue
                 for kind, name in target_objects(read, source.relpath, doc, inline.target):
@@ -183,6 +188,29 @@ def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[Fac
                         found = [*patch_facts(inline.source, kind, name), *image_op_facts(inline.source, kind, name)]
                         yield from _moved([c for c in by_image(found) if isinstance(c, Conditional)], inline.mover)
                     yield from patch_markers(read, source, doc, inline.source, kind, name, inline.mover)
+                    keep = _rewritten(inline.source, kind, name)
+                    images = image_op_facts(inline.source, kind, name)
+                    yield from overlay_base_words(read, source.relpath, doc, images, keep)
+
+
+def _rewritten(patch: SourceFile, kind: str, name: str) -> frozenset[str]:
+    """The keys of the launches whose base args a JSON 6902 patch takes out or rewrites (a
+    ``remove``, a ``replace``, an op on the whole list): the overlay does not deploy them as
+    the base writes them."""
+    return frozenset(
+        key
+        for key, patched in patch_ops(patch, kind, name).items()
+        if any(op.verb in ("remove", "replace") or op.index is None for op in patched.ops)
+    )
+
+
+def _smp_base_words(read: Reader, relpath: str, doc: yaml.Node, patch: SourceFile) -> Iterator[Conditional]:
+    """The base words an inline strategic-merge patch that sets a container's vLLM image
+    deploys with it (:func:`~.kustomize_overlay.overlay_base_words`), but for a container
+    whose ``args`` or ``command`` the patch sets (they replace the base's)."""
+    found = [c for c in strategic_merge_facts(patch, inline=True) if isinstance(c, Conditional)]
+    keep = frozenset(c.key for c in found if any(f.kind == FactKind.LAUNCH for f in c.facts))
+    yield from overlay_base_words(read, relpath, doc, found, keep)
 
 
 def _open(target: Target) -> bool:
