@@ -114,3 +114,21 @@ def test_label_selector_requirements(text: str, labels: dict[str, str], ok: bool
 @pytest.mark.parametrize("text", ["app=(x)", "a,,b", "app=llm,", "env in (a", "=x", "a b"])
 def test_what_is_no_label_selector(text: str) -> None:
     assert parse_selector(text) is None
+
+
+@pytest.mark.parametrize("style", ["inline", "file"])
+@pytest.mark.parametrize(
+    ("target", "hit"),
+    [
+        ("{kind: Deployment, name: 'ol.*'}", True),  # kustomize anchors the name as a regex
+        ("{kind: Deployment, name: 'o.'}", False),  # anchored: "o." is not "old"
+        ("{kind: 'Deploy.*', name: old}", True),
+        ("{kind: Deployment, name: 'n.*'}", False),  # the object that runs no vLLM
+    ],
+)
+def test_a_target_name_or_kind_is_an_anchored_pattern(tmp_path: Path, target: str, hit: bool, style: str) -> None:
+    root = _repo(tmp_path, target, style)
+    where = "prod/kustomization.yaml" if style == "inline" else "prod/ops.yaml"
+    lines = (root / where).read_text().split("\n")
+    line = next(i for i, t in enumerate(lines, 1) if FLAG in t)
+    assert _flagged(root) == ([(where, line)] if hit else []), target

@@ -215,17 +215,18 @@ def _smp_base_words(read: Reader, relpath: str, doc: yaml.Node, patch: SourceFil
 
 def _open(target: Target) -> bool:
     """Whether ``target`` selects objects the first reading cannot name (a kind only, a
-    selector): their words are keyed by each object once the base is read."""
-    return not (target.kind and target.name) or target.selects
+    selector, a pattern): their words are keyed by each object once the base is read."""
+    return not (target.kind and target.name) or target.selects or target.patterned
 
 
 def _first_targets(target: Target) -> list[tuple[str, str]]:
     """The ``(kind, name)`` the first reading keys an inline patch's words by: the target's
-    when it names both, else :data:`ANY_NAME` (and, with no kind, a predictor's and a pod's
-    kind, so that the words of either path are read)."""
+    when it names both, else :data:`ANY_NAME` (and, with no kind or a pattern of kinds, a
+    predictor's and a pod's kind, so that the words of either path are read)."""
     if not _open(target):
         return [(target.kind, target.name)]
-    kinds = [target.kind] if target.kind else ["InferenceService", "Deployment"]
+    known = target.kind in POD_KINDS or target.kind == "InferenceService"  # not a pattern
+    kinds = [target.kind] if known else ["InferenceService", "Deployment"]
     return [(kind, ANY_NAME) for kind in kinds]
 
 

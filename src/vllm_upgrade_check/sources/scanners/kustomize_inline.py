@@ -32,18 +32,6 @@ patch that writes nothing (``... N writes nothing: ...``): what a fix that would
 is refused for (:mod:`vllm_upgrade_check.fixing.verify`)."""
 
 
-EMPTY_PATCH = "the inline kustomize patch at line"
-"""Start of the reason of the :class:`~vllm_upgrade_check.model.facts.Skipped` of an inline
-patch that writes nothing (``... N writes nothing: ...``): what a fix that would leave one so
-is refused for (:mod:`vllm_upgrade_check.fixing.verify`)."""
-
-
-def kind_or_name_only(target: yaml.Node | None) -> bool:
-    """Whether a patch ``target`` selects by kind and name alone (no label or annotation
-    selector, which the tool does not evaluate)."""
-    return get(target, "labelSelector") is None and get(target, "annotationSelector") is None
-
-
 INLINE_NOTE = (
     "written in an inline kustomize patch given as a quoted, folded or plain YAML string: "
     "the tool does not edit inside it; change it there by hand"

@@ -5,7 +5,8 @@ A target's fields are all optional, and an object is patched when it matches eve
 kustomization/patches/): ``kind``, ``name``, and a ``labelSelector`` / ``annotationSelector``
 written in the Kubernetes label-selector syntax (``app=vllm,tier!=canary``, ``env in
 (prod,staging)``, ``!legacy``, ``gpu``), matched against each base object's
-``metadata.labels`` / ``metadata.annotations``. A selector that does not read as that syntax
+``metadata.labels`` / ``metadata.annotations``. The kind and name are anchored regular
+expressions to kustomize (``name: chat-.*`` patches ``chat-a`` and ``chat-b``). A selector that does not read as that syntax
 selects nothing the tool can name: :func:`target_problem` says why, for an
 ``unresolved: ...`` note at the patch's line.
 """
@@ -41,9 +42,33 @@ class Target:
         return self.labels is not None or self.annotations is not None
 
     @property
+    def patterned(self) -> bool:
+        """Whether its kind or name is a pattern (kustomize reads each as an anchored regular
+        expression: ``name: chat-.*``), not one object's."""
+        return _patterned(self.kind) or _patterned(self.name)
+
+    @property
     def given(self) -> bool:
         """Whether it says anything at all (a kind or a selector)."""
         return bool(self.kind) or self.selects
+
+
+_PATTERN_CHARS = re.compile(r"[\\^$.|?*+()\[\]{}]")
+
+
+def _patterned(text: str) -> bool:
+    return bool(_PATTERN_CHARS.search(text))
+
+
+def _fits(pattern: str, value: str) -> bool:
+    """Whether ``value`` is what a target field ``pattern`` names: kustomize anchors it as a
+    regular expression; one that does not compile names only itself."""
+    if not _patterned(pattern):
+        return pattern == value
+    try:
+        return re.fullmatch(pattern, value) is not None
+    except re.error:
+        return pattern == value
 
 
 def target_of(node: yaml.Node | None) -> Target:
@@ -126,9 +151,9 @@ def target_problem(target: Target) -> str:
 def selected(target: Target, doc: yaml.Node) -> bool:
     """Whether base object ``doc`` is one ``target`` patches."""
     meta = get(doc, "metadata")
-    if target.kind and scalar(get(doc, "kind")) != target.kind:
+    if target.kind and not _fits(target.kind, scalar(get(doc, "kind")) or ""):
         return False
-    if target.name and scalar(get(meta, "name")) != target.name:
+    if target.name and not _fits(target.name, scalar(get(meta, "name")) or ""):
         return False
     for text, field in ((target.labels, "labels"), (target.annotations, "annotations")):
         if text is None:
@@ -144,11 +169,12 @@ def target_objects(read: Reader, relpath: str, doc: yaml.Node, target: Target) -
     ``doc`` (file ``relpath``) takes in, in file order, each once: ``[(kind, name)]`` when it
     names both and selects by nothing else; none found (or a selector that cannot be read):
     ``[]``."""
-    if target.kind and target.name and not target.selects:
+    if target.kind and target.name and not target.selects and not target.patterned:
         return [(target.kind, target.name)]
     if target_problem(target):
         return []
-    found = base_objects(read, relpath, doc, target.kind, "", patched=True) or []
+    kind = "" if _patterned(target.kind) else target.kind
+    found = base_objects(read, relpath, doc, kind, "", patched=True) or []
     out = (
         (scalar(get(d, "kind")) or "", scalar(get(get(d, "metadata"), "name")) or "")
         for _s, d in found
