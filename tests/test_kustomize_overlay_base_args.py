@@ -114,3 +114,18 @@ def test_two_overlays_give_one_finding_at_the_base(tmp_path: Path) -> None:
 def test_no_overlay_release_before_the_rule_gives_nothing(tmp_path: Path, overlay: str) -> None:
     report = _scan(_repo(tmp_path, {"prod": overlay} if overlay else {}))
     assert _found(report) == [], _found(report)
+
+
+@pytest.mark.parametrize(
+    ("entry", "found"),
+    [
+        ("  - name: vllm/vllm-openai\n    newTag: v0.10.0\n", True),
+        ("  - name: docker.io/vllm/vllm-openai\n    newTag: v0.10.0\n", True),
+        ("  - name: vllm/vllm-openai\n    newTag: v0.18.0\n", False),  # after the rule
+        ("  - name: nginx\n    newTag: '1.27'\n", False),  # the sidecar's
+        ("  - name: vllm/vllm-openai\n    newName: acme/server\n    newTag: '1.0'\n", False),  # no vLLM image
+    ],
+)
+def test_the_images_transformer_deploys_the_base_args_with_its_tag(tmp_path: Path, entry: str, found: bool) -> None:
+    report = _scan(_repo(tmp_path, {"prod": "images:\n" + entry}))
+    assert _found(report) == ([(*AT_BASE, "0.10.0")] if found else []), _found(report)

@@ -88,7 +88,7 @@ from vllm_upgrade_check.sources.scanners.kustomize_ops import (
     unsplit,
     valueless_ops,
 )
-from vllm_upgrade_check.sources.scanners.kustomize_overlay import overlay_base_words
+from vllm_upgrade_check.sources.scanners.kustomize_overlay import images_base_words, overlay_base_words
 from vllm_upgrade_check.sources.scanners.kustomize_removal import (
     Op,
     PatchedArgs,
@@ -173,8 +173,10 @@ def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[Fac
             patch = read(path) if read is not None else None
             if patch is not None:
                 yield from strategic_merge_facts(patch)
+        if read is not None:
+            yield from images_base_words(read, source.relpath, doc)
         if read is None:  # inline patches: read once, with the kustomization's first reading
-            if any(get(entry, "patch") is not None for entry in entries(doc)):
+            if any(get(entry, "patch") is not None for entry in entries(doc)) or items(get(doc, "images")):
                 yield FileReference(source.relpath, "manifest")  # read again: the markers need the base
             yield from inline_patch_items(source, doc)
         else:

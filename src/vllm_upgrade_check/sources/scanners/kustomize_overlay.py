@@ -2,7 +2,8 @@
 
 An overlay that changes a container's vLLM image (a JSON 6902 ``add``/``replace`` of
 ``.../containers/N/image``, an inline strategic-merge patch's ``image:`` for the container of
-that name, :mod:`.kustomize_images`) and leaves its args as the base writes them deploys the
+that name, :mod:`.kustomize_images`; an ``images:`` entry's ``newTag`` for the containers
+whose image is the entry's ``name``) and leaves its args as the base writes them deploys the
 base's args and env with its own release. Those words are checked from the base's image's
 release where the base is scanned, and here from the overlay's too: each is given again at
 the base's line and column, with the version hint of the overlay's image (whose place names
@@ -27,6 +28,7 @@ from vllm_upgrade_check.model.facts import Fact, FactKind
 from vllm_upgrade_check.parsing.yamlnodes import get, items, scalar
 from vllm_upgrade_check.sources.scanners.base import Conditional, SourceFile
 from vllm_upgrade_check.sources.scanners.containers import container_env, container_facts
+from vllm_upgrade_check.sources.scanners.images import image_hint, split_image
 from vllm_upgrade_check.sources.scanners.kustomize_images import CONTAINER_KEY, CONTAINER_NAME_KEY
 from vllm_upgrade_check.sources.scanners.kustomize_removal import Reader, base_objects
 from vllm_upgrade_check.sources.scanners.yamlenv import env_facts
@@ -89,3 +91,35 @@ def overlay_base_words(
         words = [replace(f, version_hint=image.version_hint, hint_source=image.hint_source) for f in _base_words(source, container)]
         if words:
             yield Conditional(c.key, tuple(words))
+
+
+def images_base_words(read: Reader, relpath: str, doc: yaml.Node) -> Iterator[Conditional]:
+    """For each ``images:`` entry of kustomization ``doc`` (file ``relpath``) that gives the
+    vLLM image a tag (``{name: vllm/vllm-openai, newTag: v0.10.0}``, ``newName`` naming a
+    vLLM image or absent), the arg and env facts of each base container whose image is the
+    entry's ``name`` (whatever its registry or tag), with the version hint of the tag the
+    entry sets, keyed ``CONTAINER_KEY kind/name/index``. The facts of the entry itself (the
+    image to move, its bump) are read with the kustomization (:func:`~.helm.kustomize_image_facts`)."""
+    entries = [e for e in items(get(doc, "images")) if isinstance(e, yaml.MappingNode)]
+    wanted: list[tuple[str, tuple[str, str]]] = []
+    for entry in entries:
+        tag_node = get(entry, "newTag")
+        name, tag = scalar(get(entry, "name")) or "", (scalar(tag_node) or "").strip()
+        new = scalar(get(entry, "newName")) or name
+        hint = image_hint(f"{new}:{tag}", relpath, tag_node.start_mark.line + 1) if tag and tag_node is not None else None
+        if name and hint is not None and get(entry, "digest") is None:
+            wanted.append((split_image(name)[0], hint))
+    if not wanted:
+        return
+    for source, obj in base_objects(read, relpath, doc, "", "") or []:
+        kind, name = scalar(get(obj, "kind")) or "", scalar(get(get(obj, "metadata"), "name")) or ""
+        spec = get(obj, "spec")
+        pod = spec if kind == "Pod" else get(get(spec, "template"), "spec")
+        for index, container in enumerate(items(get(pod, "containers"))):
+            repo = split_image(scalar(get(container, "image")) or "")[0]
+            hint = next((h for r, h in wanted if r == repo), None)
+            if hint is None or not name:
+                continue
+            words = [replace(f, version_hint=hint[0], hint_source=hint[1]) for f in _base_words(source, container)]
+            if words:
+                yield Conditional(f"{CONTAINER_KEY}{kind}/{name}/{index}", tuple(words))

@@ -300,7 +300,7 @@ class ManifestScanner(Scanner):
         return [item for item in self._read(source, read) if isinstance(item, (Fact, Conditional))]
 
     def _read(self, source: SourceFile, read: Callable[[str], SourceFile | None] | None) -> Iterator[ScanItem]:
-        if source.name in KUSTOMIZATION_NAMES and "patch" in source.text:
+        if source.name in KUSTOMIZATION_NAMES and ("patch" in source.text or "images" in source.text):
             yield from kustomization_items(source, read)
         lower = source.text.lower()
         builds = "services" in lower and "build" in lower
