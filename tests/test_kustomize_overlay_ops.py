@@ -107,8 +107,8 @@ def test_a_patch_left_with_no_operation_is_refused_with_that_reason(tmp_path: Pa
     refused = _fix(tmp_path)
     assert path.read_text() == before
     assert len(refused) == 1, refused
-    assert "every operation of the inline patch at line 4 would go" in refused[0][1]
-    assert "every word" not in refused[0][1]
+    assert "the inline kustomize patch at line 4 writes nothing" in refused[0][1]
+    assert "every word the patch writes would go, leaving it empty" not in refused[0][1]  # the old wording
 
 
 @pytest.mark.parametrize("body", ["", "      # nothing yet\n", "      []\n"])
@@ -121,3 +121,16 @@ def test_an_inline_patch_that_writes_nothing_is_named_with_its_line(tmp_path: Pa
     found = [(s.path, s.line) for s in report.skipped if "writes nothing" in s.reason]
     assert found == [("prod/kustomization.yaml", 4)], [(s.path, s.line, s.reason) for s in report.skipped]
     assert not any(s.configures_vllm for s in report.skipped)
+
+
+def test_an_inline_strategic_merge_left_with_no_args_is_refused_with_that_reason(tmp_path: Path) -> None:
+    path = _repo(tmp_path, [], "block")
+    smp = (
+        "resources: [../base]\npatches:\n  - patch: |-\n      apiVersion: apps/v1\n      kind: Deployment\n"
+        "      metadata:\n        name: eng\n      spec:\n        template:\n          spec:\n            containers:\n"
+        '              - name: vllm\n                args: [--swap-space, "4"]\n'
+    )
+    path.write_text(smp)
+    refused = _fix(tmp_path)
+    assert path.read_text() == smp  # `args: []` would clear the base's args in the overlay
+    assert len(refused) == 1 and "sets args: [] for container vllm, which clears the base's args" in refused[0][1], refused

@@ -37,14 +37,14 @@ class FileReading:
             does not count as a new problem).
         syntax: why the text does not parse as the kind of file it is
             (:func:`~.syntax.syntax_problems`), whether or not it configures vLLM.
-        emptied: the lines of the inline kustomize patches that write nothing
-            (:data:`~vllm_upgrade_check.sources.scanners.kustomize_inline.EMPTY_PATCH`).
+        emptied: why inline kustomize patches write nothing, or take every word of a
+            launch (:data:`~vllm_upgrade_check.sources.scanners.kustomize_inline.EMPTY_PATCH`).
     """
 
     facts: tuple[Fact, ...]
     problems: frozenset[str]
     syntax: tuple[str, ...] = ()
-    emptied: tuple[int, ...] = ()
+    emptied: tuple[str, ...] = ()
 
 
 LINKED_VALUES = "helm-values"
@@ -73,7 +73,7 @@ def read_file(rel: str, text: str, scanners: Sequence[Scanner], referenced: bool
     problems = frozenset(
         re.sub(r"\d+", "N", i.reason) for i in items if isinstance(i, Skipped) and i.configures_vllm
     )
-    emptied = tuple(i.line or 0 for i in items if isinstance(i, Skipped) and i.reason.startswith(EMPTY_PATCH))
+    emptied = tuple(i.reason for i in items if isinstance(i, Skipped) and i.reason.startswith(EMPTY_PATCH))
     return FileReading(facts, problems, syntax_problems(rel, source.text, [s.name for s in accepting]), emptied)
 
 
@@ -178,9 +178,9 @@ def check(
     new_problems = after.problems - before.problems
     if new_problems:
         return f"the fixed text would not parse: {sorted(new_problems)[0]}"
-    if len(after.emptied) > len(before.emptied):  # an inline patch left with no operation patches nothing
-        line = next((n for n in after.emptied if n not in before.emptied), after.emptied[0])
-        return f"every operation of the inline patch at line {line} would go, leaving it empty: remove the patch entry by hand"
+    if len(after.emptied) > len(before.emptied):  # an inline patch left writing nothing, or clearing args
+        why = next((r for r in after.emptied if r not in before.emptied), after.emptied[0])
+        return f"every word the patch writes there would go, and then {why}: change or remove the patch entry by hand"
     want = expected(before, fixes)
     got = Counter(signature(f) for f in after.facts)
     if got == want:

@@ -75,6 +75,7 @@ from vllm_upgrade_check.sources.scanners.kustomize_images import (
     image_op_facts,
 )
 from vllm_upgrade_check.sources.scanners.kustomize_inline import (
+    EMPTY_PATCH,
     InlinePatch,
     Mover,
     entries,
@@ -259,7 +260,8 @@ def inline_patch_items(source: SourceFile, doc: yaml.Node) -> Iterator[Fact | Co
             found = list(strategic_merge_facts(inline.source, inline=True))
         found = list(by_image(found))
         yield from _moved([c for c in found if isinstance(c, Conditional)], inline.mover)
-        yield from (c for c in found if isinstance(c, Skipped))
+        mover = inline.mover
+        yield from (c if mover is None else replace(c, line=mover.line(c.line or 1)) for c in found if isinstance(c, Skipped))
 
 
 def _moved(found: Iterable[Conditional], mover: Mover | None) -> Iterator[Conditional]:
@@ -299,6 +301,10 @@ def strategic_merge_facts(patch: SourceFile, inline: bool = False) -> Iterator[C
             facts: list[Fact] = []
             args, command = get(container, "args"), get(container, "command")
             tokens = sequence_words(patch.text, args) if isinstance(args, yaml.SequenceNode) else []
+            if inline and isinstance(args, yaml.SequenceNode) and not args.value:
+                line = args.start_mark.line + 1
+                reason = f"{EMPTY_PATCH} {line} sets args: [] for container {cname}, which clears the base's args"
+                yield Skipped(patch.relpath, reason, configures_vllm=False, line=line)
             launch = find_launch(sequence_words(patch.text, command)) if isinstance(command, yaml.SequenceNode) else None
             if launch is not None:  # the patch's command runs vLLM: its words, then the args
                 start, positional = Token(APPENDED, launch.start.line, launch.start.column), launch.positional_model

@@ -28,8 +28,9 @@ from vllm_upgrade_check.sources.scanners.kustomize_targets import Target, target
 
 EMPTY_PATCH = "the inline kustomize patch at line"
 """Start of the reason of the :class:`~vllm_upgrade_check.model.facts.Skipped` of an inline
-patch that writes nothing (``... N writes nothing: ...``): what a fix that would leave one so
-is refused for (:mod:`vllm_upgrade_check.fixing.verify`)."""
+patch that writes nothing (``... N writes nothing ...``), or whose strategic merge clears a
+container's args (``... N sets args: [] ...``): what a fix that would leave one so is
+refused for (:mod:`vllm_upgrade_check.fixing.verify`)."""
 
 
 INLINE_NOTE = (
@@ -131,7 +132,7 @@ def inline_patches(source: SourceFile, doc: yaml.Node) -> Iterator[InlinePatch |
             text = str(node.value)
             mover = Mover(source.text, node, key)
         if _blank(text):
-            reason = f"{EMPTY_PATCH} {where} writes nothing (no operation, no object): the entry patches nothing"
+            reason = f"{EMPTY_PATCH} {where} writes nothing (no operation, no object), so the entry patches nothing"
             yield Skipped(source.relpath, reason, configures_vllm=False, line=where)
             continue
         why = target_problem(target) or _unread(text, target.given)
