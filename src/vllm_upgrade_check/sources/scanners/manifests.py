@@ -35,6 +35,7 @@ from vllm_upgrade_check.sources.scanners.compose_project import compose_file_fac
 from vllm_upgrade_check.sources.scanners.containers import container_env, container_facts
 from vllm_upgrade_check.sources.scanners.kserve import predictor_items, runtime_references
 from vllm_upgrade_check.sources.scanners.kustomize import KUSTOMIZATION_NAMES, kustomization_items
+from vllm_upgrade_check.sources.scanners.kustomize_containers import container_op_facts
 from vllm_upgrade_check.sources.scanners.kustomize_images import container_references
 from vllm_upgrade_check.sources.scanners.kustomize_ops import valueless_ops
 from vllm_upgrade_check.sources.scanners.owners import launchers_only, read_by
@@ -177,14 +178,18 @@ def config_map_env_facts(text: str, config_map: yaml.Node, path: str, scanner: s
         yield key_env_fact(text, key, key_node, scalar(value_node), path, scanner, origin="configmap")
 
 
-_JSON6902 = re.compile(r"""["']?\bop["']?\s*:.*?["']?/(?:spec/)?\S*?(?:args|command|image)\b""", re.S)
+_JSON6902 = re.compile(
+    r"""["']?\bop["']?\s*:.*?["']?/(?:spec/)?\S*?(?:(?:args|command|image)\b|containers(?:/(?:-|\d+))?(?![\w/-]))""", re.S
+)
 
 
 def json6902_like(text: str) -> bool:
     """Whether ``text`` reads like JSON 6902 operations on a container's or predictor's
-    ``args``, ``command`` or ``image`` (an ``op:`` key, then a path ending in one of them), which a
+    ``args``, ``command`` or ``image``, or on a pod's containers (an ``op:`` key, then a path
+    ending in one of them), which a
     kustomization applies to a launch whether or not the file names vLLM."""
-    return "op" in text and ("args" in text or "command" in text or "image" in text) and _JSON6902.search(text) is not None
+    words = ("args", "command", "image", "containers")
+    return "op" in text and any(w in text for w in words) and _JSON6902.search(text) is not None
 
 
 class ManifestScanner(Scanner):
@@ -225,6 +230,7 @@ class ManifestScanner(Scanner):
                 yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line, column=exc.column)
                 return
             yield from valueless_ops(source)
+            yield from container_op_facts(source)
 
     def with_referenced(
         self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
@@ -241,7 +247,7 @@ class ManifestScanner(Scanner):
         read: Callable[[str], SourceFile | None] | None,
         exists: Callable[[str], bool] | None = None,
     ) -> Iterator[ScanItem]:
-        if source.name in KUSTOMIZATION_NAMES and "patch" in source.text:
+        if source.name in KUSTOMIZATION_NAMES and ("patch" in source.text or "images" in source.text):
             yield from kustomization_items(source, read)
         lower = source.text.lower()
         builds = "services" in lower and "build" in lower
@@ -274,6 +280,8 @@ class ManifestScanner(Scanner):
             return
         if patch and read is None and not templated:
             yield from valueless_ops(source)
+        if patch and not templated:
+            yield from container_op_facts(source)
         facts: list[Fact] = []
         links: list[Conditional | Reference | FileReference] = []
         for doc in docs:
