@@ -164,10 +164,12 @@ def _newer(text: str, target: Version) -> bool:
 
 
 def _url_of(raw: str) -> str | None:
-    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.requirements import InvalidRequirement
+
+    from vllm_upgrade_check.parsing.reqtext import parse_requirement
 
     try:
-        return Requirement(raw).url
+        return parse_requirement(raw).url
     except InvalidRequirement:
         return None
 

@@ -20,7 +20,7 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -215,7 +215,7 @@ def file_hint(facts: Sequence[Fact], rel: str) -> tuple[str, str] | None:
 def hinted(facts: list[Fact], hint: tuple[str, str]) -> list[Fact]:
     """``facts`` with ``hint`` as the version hint of those that have none."""
     version, source = hint
-    return [f if f.version_hint else replace(f, version_hint=version, hint_source=source) for f in facts]
+    return [f if f.version_hint else f.evolve(version_hint=version, hint_source=source) for f in facts]
 
 
 def read_and_scan(

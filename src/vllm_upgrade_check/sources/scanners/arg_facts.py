@@ -276,7 +276,7 @@ def arg_facts(
         facts = [_unsure_if_model(f) for f in facts]
     if start is not None:
         group = f"{start.line}:{start.column}"
-        facts = [replace(f, group=group) for f in facts]
+        facts = [f.evolve(group=group) for f in facts]
     yield from with_model_settings(facts)
     if start is not None:
         yield Fact(
