@@ -24,19 +24,20 @@ _PLAIN = re.compile(r"[A-Za-z0-9_.,:/@=+\- \t\n]*")
 """Text whose words have nothing a shell reads specially: no quotes, backslashes, ``$``,
 operators, redirections, globs, braces, tildes, comments or non-ASCII characters."""
 
-_WORD = re.compile(rb"[^ \t\n]+")
+_WORD = re.compile(r"[^ \t\n]+")
 
-_ASSIGNMENT = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)=([^=]+)")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=[^=]+")
+_LEADING_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 """``NAME=value`` as tree-sitter-bash reads it before a command's name (a value of its own,
 without another ``=``, which the fast path leaves to the parser)."""
 
-_NAME_WORD = re.compile(rb"[A-Za-z0-9_./][A-Za-z0-9_./-]*")
+_NAME_WORD = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./-]*")
 """A command's name the fast path reads (tree-sitter-bash splits some other characters off
 a word where a command's name stands)."""
 
 _SPECIAL = frozenset(
-    b"if then else elif fi case esac for select while until do done in function time coproc "
-    b"export declare typeset local readonly unset unsetenv eval source . shift".split()
+    "if then else elif fi case esac for select while until do done in function time coproc "
+    "export declare typeset local readonly unset unsetenv eval source . shift".split()
 )
 """Words the parser or the walker reads as more than a word: reserved words, declaration
 commands, and the commands :mod:`.shell` interprets."""
@@ -48,30 +49,35 @@ def plain_script(
     """The :class:`ShellScript` of ``src`` (the text as given to the parser) when it is lines
     of plain words, with ``variables`` updated by its assignments as the tree walk updates
     them; ``None`` for any other text."""
-    if not src.isascii() or _PLAIN.fullmatch(src.decode("ascii")) is None:
+    if not src.isascii():
         return None
-    lines = [
-        (row, [(m.start(), m.group()) for m in _WORD.finditer(line)])
-        for row, line in enumerate(src.split(b"\n"))
-    ]
-    filled = [row for row, words in lines if words]
-    for row, words in lines:
-        if words and len(_prefix(words)) == len(words) and row != filled[-1]:
-            return None  # assignments alone, then more lines: tree-sitter-bash reads on
-        if any(word in _SPECIAL or word.startswith(b"=") or b"+=" in word for _col, word in words):
-            return None
-        assigned = _prefix(words)
-        if any(_ASSIGNMENT.fullmatch(word) is None for _col, word in assigned):
-            return None  # `A=` or `A==1`: the parser says what they are
-        if len(words) > len(assigned) and _NAME_WORD.fullmatch(words[len(assigned)][1]) is None:
-            return None  # `1A=2`, `a@b`, `a:b` where a command's name stands: the parser's to read
-    script = ShellScript()
-    for row, words in lines:
+    text = src.decode("ascii")
+    if _PLAIN.fullmatch(text) is None:
+        return None
+    lines = []  # (row, the words with their columns, how many lead as assignments)
+    for row, written in enumerate(text.split("\n")):
+        words = [(m.start(), m.group()) for m in _WORD.finditer(written)]
         if not words:
             continue
-        assigned = _prefix(words)
-        rest = words[len(assigned) :]
-        prefix = tuple(_assign(row, col, word, locate, variables, script, bool(rest)) for col, word in assigned)
+        assigned, leading = 0, True
+        for _col, word in words:
+            if word in _SPECIAL or word[0] == "=" or "+=" in word:
+                return None
+            if leading and _LEADING_NAME.match(word):
+                if _ASSIGNMENT.fullmatch(word) is None:
+                    return None  # `A=` or `A==1`: the parser says what they are
+                assigned += 1
+            else:
+                leading = False
+        if assigned < len(words) and _NAME_WORD.fullmatch(words[assigned][1]) is None:
+            return None  # `1A=2`, `a@b`, `a:b` where a command's name stands: the parser's to read
+        lines.append((row, words, assigned))
+    if any(assigned == len(words) for _row, words, assigned in lines[:-1]):
+        return None  # assignments alone, then more lines: tree-sitter-bash reads on
+    script = ShellScript()
+    for row, words, assigned in lines:
+        rest = words[assigned:]
+        prefix = tuple(_assign(row, col, word, locate, variables, script, bool(rest)) for col, word in words[:assigned])
         if not rest:
             continue
         line, column = locate(row, words[0][0])
@@ -80,47 +86,32 @@ def plain_script(
         last = len(rest) - 1
         argv = tuple(
             Token(
-                text,
+                word,
                 starts[i][0],
                 starts[i][1],
                 True,
-                text,
+                word,
                 span=Span(starts[i][0], starts[i][1], ends[i][0], ends[i][1]),
                 prev_end=ends[i - 1] if i else None,
                 next_start=starts[i + 1] if i < last else None,
             )
-            for i, text in enumerate(word.decode("ascii") for _col, word in rest)
+            for i, (_col, word) in enumerate(rest)
         )
         script.commands.append(Command(argv, prefix, line, column))
     return script
 
 
-def _prefix(words: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
-    """The leading words that are assignments (``NAME=...``) of one line."""
-    out = []
-    for col, word in words:
-        name, eq, _value = word.partition(b"=")
-        if not eq or not _is_name(name):
-            break
-        out.append((col, word))
-    return out
-
-
-def _is_name(name: bytes) -> bool:
-    return bool(name) and not name[:1].isdigit() and name.replace(b"_", b"a").isalnum()
-
-
 def _assign(
     row: int,
     col: int,
-    word: bytes,
+    word: str,
     locate: Locator,
     variables: MutableMapping[str, list[Token]],
     script: ShellScript,
     prefix: bool,
 ) -> Assignment:
     """Record ``NAME=value`` written at ``row``/``col`` as the walker records it."""
-    name, _, raw = word.decode("ascii").partition("=")
+    name, _, raw = word.partition("=")
     at = col + len(name) + 1
     line, column = locate(row, at)
     span = Span(line, column, line, column + len(raw))  # as the walker splits a value
