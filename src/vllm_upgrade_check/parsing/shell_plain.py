@@ -18,7 +18,7 @@ from collections.abc import MutableMapping
 from vllm_upgrade_check.model.facts import Span
 from vllm_upgrade_check.parsing.shell_script import Assignment, Command, ShellScript
 from vllm_upgrade_check.parsing.shell_text import Locator
-from vllm_upgrade_check.parsing.words import Token
+from vllm_upgrade_check.parsing.words import Token, written_word
 
 _PLAIN = re.compile(r"[A-Za-z0-9_.,:/@=+\- \t\n]*")
 """Text whose words have nothing a shell reads specially: no quotes, backslashes, ``$``,
@@ -85,15 +85,11 @@ def plain_script(
         ends = [locate(row, col + len(word)) for col, word in rest]
         last = len(rest) - 1
         argv = tuple(
-            Token(
+            written_word(
                 word,
-                starts[i][0],
-                starts[i][1],
-                True,
-                word,
-                span=Span(starts[i][0], starts[i][1], ends[i][0], ends[i][1]),
-                prev_end=ends[i - 1] if i else None,
-                next_start=starts[i + 1] if i < last else None,
+                Span(starts[i][0], starts[i][1], ends[i][0], ends[i][1]),
+                ends[i - 1] if i else None,
+                starts[i + 1] if i < last else None,
             )
             for i, (_col, word) in enumerate(rest)
         )
@@ -115,7 +111,7 @@ def _assign(
     at = col + len(name) + 1
     line, column = locate(row, at)
     span = Span(line, column, line, column + len(raw))  # as the walker splits a value
-    variables[name] = [Token(raw, line, column, True, raw, span=span)]
+    variables[name] = [written_word(raw, span)]
     start = locate(row, col)
     assignment = Assignment(name, raw, start[0], start[1], False, prefix)
     script.assignments.append(assignment)
