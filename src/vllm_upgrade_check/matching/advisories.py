@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
+from functools import lru_cache
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -111,8 +112,14 @@ def _rule(
     )
 
 
+@lru_cache(maxsize=16)
+def _shown(target: Version) -> str:
+    """``str(target)``, formatted once per target (each advisory says it several times)."""
+    return str(target)
+
+
 def _release_evidence(target: Version, finding: str) -> WheelEvidence:
-    return WheelEvidence(kind="wheel", release=str(target), path="vllm/", finding=finding)
+    return WheelEvidence(kind="wheel", release=_shown(target), path="vllm/", finding=finding)
 
 
 def _written_elsewhere(fact: Fact) -> str:
@@ -133,7 +140,7 @@ def _image_advisory(fact: Fact, target: Version) -> Rule | None:
             Severity.INFO,
             ImageMatch(kind=MatchKind.IMAGE, name=fact.name),
             f"{fact.name}{shown} is a floating tag: the vLLM version it runs cannot be read from the repository",
-            f"Pin the image to the release you test, e.g. {fact.name}:v{target}.",
+            f"Pin the image to the release you test, e.g. {fact.name}:v{_shown(target)}.",
             _release_evidence(target, "vLLM publishes an image tag per release (v<VERSION>)"),
         )
     version = version_from_tag(tag)
@@ -143,9 +150,9 @@ def _image_advisory(fact: Fact, target: Version) -> Rule | None:
         MOVE_ID,
         Severity.INFO,
         ImageMatch(kind=MatchKind.IMAGE, name=fact.name),
-        f"{fact.name}:{tag} runs vLLM {version}; move it to v{target}{_written_elsewhere(fact)}",
-        f"Set the tag to v{target} once the blockers are fixed (fix does it then).",
-        _release_evidence(target, f"the release upgraded to, {target}"),
+        f"{fact.name}:{tag} runs vLLM {version}; move it to v{_shown(target)}{_written_elsewhere(fact)}",
+        f"Set the tag to v{_shown(target)} once the blockers are fixed (fix does it then).",
+        _release_evidence(target, f"the release upgraded to, {_shown(target)}"),
     )
 
 
@@ -164,10 +171,12 @@ def _newer(text: str, target: Version) -> bool:
 
 
 def _url_of(raw: str) -> str | None:
-    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.requirements import InvalidRequirement
+
+    from vllm_upgrade_check.parsing.reqtext import parse_requirement
 
     try:
-        return Requirement(raw).url
+        return parse_requirement(raw).url
     except InvalidRequirement:
         return None
 
@@ -186,7 +195,7 @@ def _unknown_url_advisory(fact: Fact, target: Version) -> Rule | None:
         Severity.INFO,
         DependencyMatch(kind=MatchKind.DEPENDENCY, name="vllm"),
         f"{fact.raw} installs {shown}: the vLLM version it runs cannot be read from the repository",
-        f"Point the URL at a release tag (v{target}) or pin vllm=={target}, so that the version is known.",
+        f"Point the URL at a release tag (v{_shown(target)}) or pin vllm=={_shown(target)}, so that the version is known.",
         _release_evidence(target, "vLLM tags each release v<VERSION> in its repository and publishes its wheels"),
     )
 
@@ -209,26 +218,26 @@ def _requirement_advisory(fact: Fact, target: Version) -> Rule | None:
                 Severity.INFO,
                 match,
                 f"{fact.raw} installs vLLM {str(spec).lstrip('=')}, older than the target; "
-                f"point it at the {target} wheel or tag",
-                f"Point the URL at vLLM {target} once the blockers are fixed (fix does it where the URL "
+                f"point it at the {_shown(target)} wheel or tag",
+                f"Point the URL at vLLM {_shown(target)} once the blockers are fixed (fix does it where the URL "
                 "writes the version once; check that the new file exists there).",
-                _release_evidence(target, f"the release upgraded to, {target}"),
+                _release_evidence(target, f"the release upgraded to, {_shown(target)}"),
             )
         return _rule(
             MOVE_ID,
             Severity.INFO,
             match,
-            f"vllm{spec} pins a release older than the target; move it to =={target}",
-            f"Pin vllm=={target} once the blockers are fixed (fix does it then).",
-            _release_evidence(target, f"the release upgraded to, {target}"),
+            f"vllm{spec} pins a release older than the target; move it to =={_shown(target)}",
+            f"Pin vllm=={_shown(target)} once the blockers are fixed (fix does it then).",
+            _release_evidence(target, f"the release upgraded to, {_shown(target)}"),
         )
     return _rule(
         EXCLUDES_ID,
         Severity.BLOCKER,
         match,
-        f"vllm{spec} leaves out vLLM {target}: the target cannot be installed from this requirement",
-        f"Widen the range to admit {target}, or pin vllm=={target}.",
-        _release_evidence(target, f"the release upgraded to, {target}"),
+        f"vllm{spec} leaves out vLLM {_shown(target)}: the target cannot be installed from this requirement",
+        f"Widen the range to admit {_shown(target)}, or pin vllm=={_shown(target)}.",
+        _release_evidence(target, f"the release upgraded to, {_shown(target)}"),
     )
 
 

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from packaging.markers import InvalidMarker, Marker, UndefinedEnvironmentName
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import InvalidRequirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
@@ -38,6 +38,7 @@ from vllm_upgrade_check.model.pack import (
     Severity,
     WheelEvidence,
 )
+from vllm_upgrade_check.parsing.reqtext import parse_requirement
 
 _PYTHON_DEPENDENT = re.compile(r"\b(python_version|python_full_version|implementation_name|platform_python_implementation)\b")
 _LINUX_X86_64 = {"platform_machine": "x86_64", "sys_platform": "linux", "platform_system": "Linux", "os_name": "posix"}
@@ -84,7 +85,7 @@ def _vllm_extras(facts: list[Fact]) -> dict[str | None, frozenset[str]]:
     for fact in facts:
         if fact.kind == FactKind.REQUIREMENT and fact.name == "vllm" and fact.origin == "file":
             try:
-                asked = Requirement(fact.raw).extras
+                asked = parse_requirement(fact.raw).extras
             except InvalidRequirement:
                 continue
             out.setdefault(fact.location.path, set()).update(canonicalize_name(e) for e in asked)

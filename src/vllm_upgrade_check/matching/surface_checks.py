@@ -338,6 +338,12 @@ def _judge(fact: Fact, target: Version, call: str | None, transformers: str = ""
     return None
 
 
+_JUDGED_KINDS = frozenset(
+    {FactKind.ARG, FactKind.IMPORT, FactKind.METRIC, FactKind.ENV_VAR, FactKind.ARCHITECTURE, FactKind.RESPONSE_FIELD}
+)
+"""The kinds of fact :func:`_judge` judges (it has nothing to say of any other)."""
+
+
 RESPONSE_KINDS = {"chat": "response_fields", "completion": "completion_fields", "embedding": "embedding_fields"}
 """API (a ``response_field`` fact's ``value``) -> the kind of its response's fields."""
 _RESPONSE_WHAT = {
@@ -414,7 +420,7 @@ def surface_findings(
     out: list[Finding] = []
     rules: dict[tuple[str, str, str, str, Severity], Rule] = {}
     for fact in facts:
-        if id(fact) in explained:
+        if fact.kind not in _JUDGED_KINDS or id(fact) in explained:
             continue
         rejected = rejection(fact, versions.target, launches, backends)
         if rejected is None:

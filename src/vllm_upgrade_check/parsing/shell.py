@@ -28,6 +28,7 @@ from vllm_upgrade_check.parsing.shell_flow import (
     merged,
     positional,
 )
+from vllm_upgrade_check.parsing.shell_plain import plain_script
 from vllm_upgrade_check.parsing.shell_script import Assignment, Command, Cut, ShellScript
 from vllm_upgrade_check.parsing.shell_text import (
     Locator,
@@ -393,8 +394,13 @@ def parse_shell(
         A :class:`ShellScript`; a syntax error marks ``has_error`` but never raises.
     """
     src = without_final_continuation(parser_safe(text)).encode("utf-8", "replace")
+    locate = locate or identity_locator(src)
+    variables = variables if variables is not None else {}
+    plain = plain_script(src, locate, variables)  # lines of plain words: no parse needed
+    if plain is not None:
+        return plain
     tree = _parser().parse(src)
-    walker = _Walker(src, locate or identity_locator(src), variables if variables is not None else {}, sourced)
+    walker = _Walker(src, locate, variables, sourced)
     walker.walk(tree.root_node)
     for name, body in list(walker.functions.items()):
         if name not in walker.called:

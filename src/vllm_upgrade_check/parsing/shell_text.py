@@ -122,7 +122,7 @@ def parser_safe(text: str) -> str:
     Positions are unaffected: each replaced character is still one character, and columns
     are counted in characters of the text that was parsed.
     """
-    return _ASTRAL.sub("\ufffd", text)
+    return text if text.isascii() else _ASTRAL.sub("\ufffd", text)
 
 
 _FINAL_CONTINUATION = re.compile(r"(?<!\\)((?:\\\\)*)\\((?:\n[ \t\r\n]*)?)\Z")
@@ -132,4 +132,6 @@ def without_final_continuation(text: str) -> str:
     """``text`` with a line continuation that ends the text (``--port 8000 \\`` on the last
     line, which bash reads as the end of the command: ``bash -n`` passes) replaced by a
     blank, so that tree-sitter does not see a command cut short. Positions are unchanged."""
+    if "\\" not in text:
+        return text  # no continuation at all
     return _FINAL_CONTINUATION.sub(lambda m: m.group(1) + " " + m.group(2), text)

@@ -16,7 +16,7 @@ import json
 import re
 import shlex
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 from vllm_upgrade_check.model.facts import Location, Span
 
@@ -135,6 +135,22 @@ def relinked(token: Token, **links: Point | None) -> Token:
 
 
 _LINKS = frozenset({"prev_end", "next_start", "line_start", "line_end"})
+
+
+def written_word(text: str, span: Span, prev_end: Point | None = None, next_start: Point | None = None) -> Token:
+    """``Token(text, span.line, span.column, True, text, span=span, prev_end=...,
+    next_start=...)``: a resolved word written as its text, made without the frozen
+    ``__init__`` (a megabyte of plain shell words is that many tokens)."""
+    new = object.__new__(Token)
+    values = new.__dict__
+    values.update(_TOKEN_DEFAULTS)
+    values["text"] = values["written"] = text
+    values["line"], values["column"], values["span"] = span.line, span.column, span
+    values["prev_end"], values["next_start"] = prev_end, next_start
+    return new
+
+
+_TOKEN_DEFAULTS = {f.name: f.default for f in fields(Token)}
 
 
 def token_location(path: str | None, token: Token) -> Location:

@@ -20,7 +20,8 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import lru_cache
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -196,11 +197,18 @@ def pinned_version(fact: Fact) -> Version | None:
         except ValueError:
             return None
     if fact.kind == FactKind.REQUIREMENT and fact.name == "vllm" and fact.value and fact.value.startswith("=="):
-        try:
-            return Version(fact.value[2:].split(",")[0].strip().removesuffix(".*"))
-        except ValueError:
-            return None
+        return _pin_version(fact.value)
     return None
+
+
+@lru_cache(maxsize=1024)
+def _pin_version(specifier: str) -> Version | None:
+    """The version of an ``==`` specifier (``==0.8.0``, ``==0.8.*``), read once per text (a
+    scan asks each pin's version several times)."""
+    try:
+        return Version(specifier[2:].split(",")[0].strip().removesuffix(".*"))
+    except ValueError:
+        return None
 
 
 def file_hint(facts: Sequence[Fact], rel: str) -> tuple[str, str] | None:
@@ -215,7 +223,7 @@ def file_hint(facts: Sequence[Fact], rel: str) -> tuple[str, str] | None:
 def hinted(facts: list[Fact], hint: tuple[str, str]) -> list[Fact]:
     """``facts`` with ``hint`` as the version hint of those that have none."""
     version, source = hint
-    return [f if f.version_hint else replace(f, version_hint=version, hint_source=source) for f in facts]
+    return [f if f.version_hint else f.evolve(version_hint=version, hint_source=source) for f in facts]
 
 
 def read_and_scan(

@@ -23,7 +23,9 @@ import json
 import re
 from functools import lru_cache
 
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import InvalidRequirement
+
+from vllm_upgrade_check.parsing.reqtext import parse_requirement
 
 LAUNCH_LINES = "<launch-lines>"
 """Stand-in name of a text that no structured parser reads but whose launch lines count."""
@@ -178,7 +180,7 @@ def looks_like_requirements(text: str) -> bool:
             found = found or body.startswith(("-r", "-c", "--requirement", "--constraint"))
             continue
         try:
-            Requirement(body.split(" --hash", 1)[0])
+            parse_requirement(body.split(" --hash", 1)[0])
         except InvalidRequirement:
             return False
         found = True

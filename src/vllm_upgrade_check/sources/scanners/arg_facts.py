@@ -180,6 +180,7 @@ def arg_facts(
             ``python``), for quoting what a fix writes.
     """
     version_hint, hint_source = hint if hint else (None, None)
+    group = f"{start.line}:{start.column}" if start is not None else None  # of the launch's facts
     known = known_args()
     version = _hinted_version(hint)
     names: set[str] = set()
@@ -225,6 +226,7 @@ def arg_facts(
                     hint_source=hint_source,
                     resolved=token.resolved,
                     spans=arg_spans(token, flag, bool(has_eq), owned, syntax, sure),
+                    group=group,
                 )
             )
             names.add(name)
@@ -260,6 +262,7 @@ def arg_facts(
                     version_hint=version_hint,
                     hint_source=hint_source,
                     spans=arg_spans(token, text, False, owned, syntax, sure),
+                    group=group,
                 )
             )
             names.add(name)
@@ -274,9 +277,8 @@ def arg_facts(
     if start is not None and entry != "appended args" and served is None and not unresolved:
         # a launch of its own that names no model (not words appended to another file's)
         facts = [_unsure_if_model(f) for f in facts]
-    if start is not None:
-        group = f"{start.line}:{start.column}"
-        facts = [replace(f, group=group) for f in facts]
+    if group is not None:
+        facts = [f if f.group == group else f.evolve(group=group) for f in facts]
     yield from with_model_settings(facts)
     if start is not None:
         yield Fact(

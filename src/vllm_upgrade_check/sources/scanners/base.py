@@ -252,8 +252,8 @@ def shared_words(
     that shares a character), so a script of many launches and many other commands costs
     its words, not launches x other words."""
     places = {k: v for k, v in (elsewhere or {}).items() if v}
-    if not others and not places:
-        return facts
+    if (not others and not places) or all(fact.group is None for fact in facts):
+        return facts  # nothing another program reads, or no launch's fact to compare with it
     indexes: dict[str | None, SpanIndex[str]] = {None: SpanIndex(others)}
     out = []
     for fact in facts:

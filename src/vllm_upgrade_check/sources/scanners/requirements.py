@@ -11,11 +11,11 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import InvalidRequirement
 from packaging.utils import canonicalize_name
 
 from vllm_upgrade_check.model.facts import HASHED, LOCKED, Fact, FactKind, Location, Skipped, Span, Spans
-from vllm_upgrade_check.parsing.reqtext import specifier_offsets
+from vllm_upgrade_check.parsing.reqtext import parse_requirement, specifier_offsets
 from vllm_upgrade_check.parsing.toml import TomlProblem, load_toml
 from vllm_upgrade_check.parsing.words import Token, content_columns, sub_span
 from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Scanner, SourceFile
@@ -51,7 +51,7 @@ def requirement_fact(
     """
     stripped = text.strip()
     try:
-        req = Requirement(stripped)
+        req = parse_requirement(stripped)
     except InvalidRequirement:
         return None
     found = specifier_offsets(stripped)

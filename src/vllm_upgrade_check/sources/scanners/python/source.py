@@ -40,6 +40,7 @@ class PythonSource:
         self.lines = source.text.split("\n")
         self._ff_lines: list[str] | None = None
         self._columns: dict[int, ByteColumns] = {}  # by line: a long line is indexed once
+        self._ascii = source.text.isascii()
         self.path = source.relpath
         self.tree = tree
         self.aliases: dict[str, str] = {}
@@ -48,8 +49,8 @@ class PythonSource:
     def char_col(self, lineno: int, byte_col: int) -> int:
         """The 0-based character column of 0-based UTF-8 byte column ``byte_col`` (what
         :mod:`ast` gives) on 1-based line ``lineno``."""
-        if not 1 <= lineno <= len(self.lines):
-            return byte_col
+        if self._ascii or not 1 <= lineno <= len(self.lines):
+            return byte_col  # one byte per character
         columns = self._columns.get(lineno)
         if columns is None:
             columns = self._columns[lineno] = ByteColumns(self.lines[lineno - 1])

@@ -7,7 +7,6 @@ their dicts), :mod:`.argv` (a subprocess argv), :mod:`.responses`, :mod:`.stars`
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Span, Spans
 from vllm_upgrade_check.parsing.words import Token
@@ -165,7 +164,7 @@ class _Module:
                     )
                 )
         group = f"{call.lineno}:{call.col_offset + 1}"
-        self.facts[first_fact:] = [replace(f, group=group) for f in self.facts[first_fact:]]
+        self.facts[first_fact:] = [f.evolve(group=group) for f in self.facts[first_fact:]]
         if origin == "python":
             self.facts[first_fact:] = with_model_settings(self.facts[first_fact:])
             self.facts.append(
@@ -342,7 +341,7 @@ class _Module:
         if isinstance(command, ast.Call) and isinstance(command.func, ast.Name) and command.func.id in self.functions:
             # an argv a function of the file returns: one launch per call, told at the call
             group, at = f"call {command.lineno}:{command.col_offset + 1}", self.source.loc(command)
-            found = [replace(f, group=group, location=at if f.kind == FactKind.LAUNCH else f.location) for f in found]
+            found = [f.evolve(group=group, location=at if f.kind == FactKind.LAUNCH else f.location) for f in found]
         self.facts.extend(found)
         if tokens and not tokens[0].resolved and not any(f.kind == FactKind.LAUNCH for f in found):
             # a command the file does not say (`" ".join(cmd)` of an unknown list, a
@@ -491,6 +490,6 @@ class _Module:
         group = f"call {call.lineno}:{call.col_offset + 1}"
         at = self.source.loc(call.func)
         self.facts[first:] = [
-            replace(f, group=group, location=at if f.kind == FactKind.LAUNCH else f.location)
+            f.evolve(group=group, location=at if f.kind == FactKind.LAUNCH else f.location)
             for f in self.facts[first:]
         ]
