@@ -29,7 +29,9 @@ from vllm_upgrade_check.matching.baseline import load_baseline
 from vllm_upgrade_check.model.environment import Environment
 from vllm_upgrade_check.model.facts import Fact, Skipped
 from vllm_upgrade_check.model.pack import Pack
-from vllm_upgrade_check.parsing.shell import Token, parse_shell
+from vllm_upgrade_check.parsing import shell as shell_module
+from vllm_upgrade_check.parsing.shell import Token, offset_locator, parse_shell
+from vllm_upgrade_check.parsing.shell_plain import plain_script
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, compose_documents, to_python
 from vllm_upgrade_check.sources.discovery import _decode as _scan_decode
 from vllm_upgrade_check.sources.discovery import walk
@@ -58,9 +60,19 @@ def _check(items: Iterable[object]) -> None:
 
 
 def shell(data: bytes) -> None:
-    """Shell scripts: tree-sitter-bash parse, launch recognition, pip install, env vars."""
+    """Shell scripts: tree-sitter-bash parse, launch recognition, pip install, env vars; text
+    the plain-words fast path reads must read as the tree walk reads it."""
     text = _decode(data)
-    parse_shell(text)
+    mine: dict[str, list[Token]] = {}
+    got = parse_shell(text, None, mine)
+    if plain_script(text.encode(), offset_locator(text, 1, 1), {}) is not None:
+        saved = shell_module.plain_script
+        shell_module.plain_script = lambda *_args: None
+        try:
+            theirs: dict[str, list[Token]] = {}
+            assert parse_shell(text, None, theirs) == got and theirs == mine, f"fast path differs on {text!r}"
+        finally:
+            shell_module.plain_script = saved
     _check(ShellScanner().scan(SourceFile("launch.sh", text + "\nvllm serve m\n")))
     _check(ShellScanner().scan(SourceFile("run.sh", text)))
 
