@@ -208,6 +208,14 @@ def items(node: yaml.Node | None) -> list[yaml.Node]:
 
 _CONSTRUCTOR = yaml.SafeLoader.construct_scalar
 
+_PLAIN_SCALARS: dict[str, Any] = {
+    tag: yaml.SafeLoader.yaml_constructors[tag]
+    for tag in (f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null"))
+}
+"""The constructors of the scalar tags that stand for plain values: called directly, as
+``construct_object`` would call them (it keeps a memo of every node, for aliases of
+collections), once per scalar of a large mapping."""
+
 
 def to_python(
     node: yaml.Node,
@@ -232,6 +240,9 @@ def to_python(
 
     def construct(n: yaml.Node) -> Any:
         try:
+            plain = _PLAIN_SCALARS.get(n.tag)
+            if plain is not None:  # a str, int, float, bool or null: its constructor, no memo
+                return plain(loader, n)
             return loader.construct_object(n, deep=True)
         except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
             # unknown tag (``!x``), bad ``!!binary``/``!!timestamp``/``!!int`` text, ...

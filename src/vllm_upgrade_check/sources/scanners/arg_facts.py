@@ -20,6 +20,7 @@ from dataclasses import replace
 from packaging.version import InvalidVersion, Version
 
 from vllm_upgrade_check.knowledge.known_args import known_args
+from vllm_upgrade_check.model.evolve import evolve
 from vllm_upgrade_check.model.facts import (
     MODEL_SETTINGS,
     UNSURE_MODEL_NOTE,
@@ -276,7 +277,7 @@ def arg_facts(
         facts = [_unsure_if_model(f) for f in facts]
     if start is not None:
         group = f"{start.line}:{start.column}"
-        facts = [replace(f, group=group) for f in facts]
+        facts = [evolve(f, group=group) for f in facts]
     yield from with_model_settings(facts)
     if start is not None:
         yield Fact(

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import yaml
 
 from vllm_upgrade_check.knowledge.versions import tag_version_span
+from vllm_upgrade_check.model.evolve import evolve
 from vllm_upgrade_check.model.facts import VENDOR_ENTRY, Fact, FactKind, Span
 from vllm_upgrade_check.parsing.shell import Token, parse_shell
 from vllm_upgrade_check.parsing.textpos import line_index
@@ -69,10 +70,10 @@ def scalar_relocator(text: str, node: yaml.Node) -> Relocate:
         needle = token.written or token.text
         index = region.find(needle, cursor[0]) if needle else -1
         if index < 0:
-            return replace(token.unplaced(), line=origin.line, column=origin.column)
+            return evolve(token.unplaced(), line=origin.line, column=origin.column)
         cursor[0] = index + len(needle)
         line, column = line_index(text).line_col(start + index)
-        return replace(token.unplaced(), line=line, column=column)
+        return evolve(token.unplaced(), line=line, column=column)
 
     return move
 
@@ -103,7 +104,7 @@ def _argv(text: str, node: yaml.Node | None) -> list[_Item]:
         first, last = spans[0], spans[-1]
         assert first is not None and last is not None
         whole = Span.between(first.start, last.end)
-        out = [_Item(replace(i.token, whole=whole, empty="[]"), i.node) for i in out]
+        out = [_Item(evolve(i.token, whole=whole, empty="[]"), i.node) for i in out]
     return out
 
 
@@ -181,7 +182,7 @@ def _expanded(item: _Item, env: Mapping[str, str | None]) -> _Item:
     if text == token.text and known:
         return item
     # Still the word written there (a fix may cut it out), now reading as its expansion.
-    return _Item(replace(token, text=text, resolved=token.resolved and known, written=token.written or token.text), item.node)
+    return _Item(evolve(token, text=text, resolved=token.resolved and known, written=token.written or token.text), item.node)
 
 
 _COMPOSE_DEFAULT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:?-)([^}]*)\}")
@@ -250,7 +251,7 @@ def container_facts(
             token = Token(image, used.line, used.column, True, used.value, path=used.path)
         elif scanner == "compose" and "$" in image:
             image, version = compose_interpolated(token)
-            token = replace(token, text=image)
+            token = evolve(token, text=image)
         if is_vllm_image(image):
             image_token = token
             hint = image_hint(image, token.path or path, token.line)
