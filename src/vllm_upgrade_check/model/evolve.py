@@ -10,29 +10,43 @@ time. :func:`evolve` gives the same object: every field copied, the changed ones
 from __future__ import annotations
 
 import dataclasses
-from operator import attrgetter
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-_set = object.__setattr__
+_UNSET = object()
 
-_PLANS: dict[type, tuple[frozenset[str], tuple[str, ...], Any] | None] = {}
-"""Class -> (field names, field names in order, getter of them all), or ``None`` where
-``dataclasses.replace`` must be used (a ``__post_init__``, a field not set by ``__init__``)."""
+_COPIERS: dict[type, Callable[..., Any] | None] = {}
+"""Class -> its copier (``copier(obj, **changes)``), or ``None`` where ``dataclasses.replace``
+must be used (a ``__post_init__``, a field ``__init__`` does not set)."""
 
 
-def _plan(cls: type) -> tuple[frozenset[str], tuple[str, ...], Any] | None:
-    if cls not in _PLANS:
-        fields = dataclasses.fields(cls)
-        simple = (
-            getattr(cls, "__post_init__", None) is None
-            and all(f.init for f in fields)
-            and all(not isinstance(f.type, dataclasses.InitVar) for f in fields)
+def _copier(cls: type) -> Callable[..., Any] | None:
+    """A function made for ``cls`` that copies one instance field by field, each changed
+    field given as a keyword (an unknown keyword is a ``TypeError``, as for ``replace``)."""
+    if cls in _COPIERS:
+        return _COPIERS[cls]
+    fields = dataclasses.fields(cls)
+    copier: Callable[..., Any] | None = None
+    simple = getattr(cls, "__post_init__", None) is None and all(f.init for f in fields)
+    if simple and fields and all(f.name.isidentifier() for f in fields):
+        names = [f.name for f in fields]
+        if "__slots__" in cls.__dict__ and "__dict__" not in cls.__dict__:
+            body = "".join(f"    setter(new, {n!r}, obj.{n} if {n} is unset else {n})\n" for n in names)
+        else:
+            body = "    new.__dict__.update(obj.__dict__)\n" + "".join(
+                f"    if {n} is not unset:\n        new.__dict__[{n!r}] = {n}\n" for n in names
+            )
+        source = (
+            f"def copy(obj, *, {', '.join(f'{n}=unset' for n in names)}):\n"
+            f"    new = make(cls)\n{body}    return new\n"
         )
-        names = tuple(f.name for f in fields)
-        _PLANS[cls] = (frozenset(names), names, attrgetter(*names)) if simple and names else None
-    return _PLANS[cls]
+        scope: dict[str, Any] = {"unset": _UNSET, "make": object.__new__, "cls": cls, "setter": object.__setattr__}
+        exec(source, scope)  # noqa: S102 - our own text, made of the class's field names
+        copier = scope["copy"]
+    _COPIERS[cls] = copier
+    return copier
 
 
 def evolve(obj: T, **changes: Any) -> T:
@@ -43,18 +57,9 @@ def evolve(obj: T, **changes: Any) -> T:
     Raises:
         TypeError: ``obj`` is no dataclass instance, or a name in ``changes`` is no field.
     """
-    cls = type(obj)
-    plan = _plan(cls) if dataclasses.is_dataclass(cls) else None
-    if plan is None:
+    copier = _COPIERS.get(type(obj), _UNSET)
+    if copier is _UNSET:
+        copier = _copier(type(obj)) if dataclasses.is_dataclass(type(obj)) else None
+    if copier is None:
         return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
-    known, names, values = plan
-    if not changes.keys() <= known:
-        raise TypeError(f"{cls.__name__} has no field {sorted(changes.keys() - known)[0]!r}")
-    new = object.__new__(cls)
-    if hasattr(obj, "__dict__"):
-        new.__dict__.update(obj.__dict__, **changes)
-        return new
-    got = values(obj)
-    for name, value in zip(names, got if len(names) > 1 else (got,), strict=True):
-        _set(new, name, changes.get(name, value) if changes else value)
-    return new
+    return copier(obj, **changes)  # type: ignore[operator]

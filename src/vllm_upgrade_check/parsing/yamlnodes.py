@@ -194,11 +194,27 @@ def _spend(budget: list[int], node: yaml.Node) -> None:
 
 
 def get(node: yaml.Node | None, key: str) -> yaml.Node | None:
-    """The value node of ``key`` in a mapping node, or ``None``."""
+    """The value node of ``key`` in a mapping node, or ``None``: the first entry written with
+    that key, else the first a merge key (``<<``) brings, as :func:`mapping_items` orders them."""
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    merges = False
+    for key_node, value in node.value:  # the entries written here come first: no walk needed
+        if not isinstance(key_node, yaml.ScalarNode):
+            continue
+        if key_node.tag == _MERGE_TAG and key_node.value == "<<":
+            merges = True
+        elif key_node.value == key:
+            return value
+    if not merges:
+        return None
     for name, _k, value in mapping_items(node):
         if name == key:
             return value
     return None
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 def items(node: yaml.Node | None) -> list[yaml.Node]:

@@ -20,13 +20,14 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from packaging.version import Version
 
 from vllm_upgrade_check.knowledge.versions import version_from_tag
+from vllm_upgrade_check.model.evolve import evolve
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
 from vllm_upgrade_check.model.options import ScanRequest
 from vllm_upgrade_check.sources.cache import FileResult, ScanCache, content_digest
@@ -215,7 +216,7 @@ def file_hint(facts: Sequence[Fact], rel: str) -> tuple[str, str] | None:
 def hinted(facts: list[Fact], hint: tuple[str, str]) -> list[Fact]:
     """``facts`` with ``hint`` as the version hint of those that have none."""
     version, source = hint
-    return [f if f.version_hint else replace(f, version_hint=version, hint_source=source) for f in facts]
+    return [f if f.version_hint else evolve(f, version_hint=version, hint_source=source) for f in facts]
 
 
 def read_and_scan(

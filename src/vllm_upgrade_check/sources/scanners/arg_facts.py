@@ -183,6 +183,7 @@ def arg_facts(
     version_hint, hint_source = hint if hint else (None, None)
     known = known_args()
     version = _hinted_version(hint)
+    group = f"{start.line}:{start.column}" if start is not None else None  # set as each fact is made
     names: set[str] = set()
     facts: list[Fact] = []
     seen_positional = False
@@ -226,6 +227,7 @@ def arg_facts(
                     hint_source=hint_source,
                     resolved=token.resolved,
                     spans=arg_spans(token, flag, bool(has_eq), owned, syntax, sure),
+                    group=group,
                 )
             )
             names.add(name)
@@ -261,6 +263,7 @@ def arg_facts(
                     version_hint=version_hint,
                     hint_source=hint_source,
                     spans=arg_spans(token, text, False, owned, syntax, sure),
+                    group=group,
                 )
             )
             names.add(name)
@@ -275,9 +278,8 @@ def arg_facts(
     if start is not None and entry != "appended args" and served is None and not unresolved:
         # a launch of its own that names no model (not words appended to another file's)
         facts = [_unsure_if_model(f) for f in facts]
-    if start is not None:
-        group = f"{start.line}:{start.column}"
-        facts = [evolve(f, group=group) for f in facts]
+    if start is not None:  # the model and --*-config key facts, made elsewhere
+        facts = [f if f.group == group else evolve(f, group=group) for f in facts]
     yield from with_model_settings(facts)
     if start is not None:
         yield Fact(
