@@ -11,7 +11,7 @@ from vllm_upgrade_check.knowledge.known_args import known_args
 from vllm_upgrade_check.model.evolve import evolve
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Span, Spans
 from vllm_upgrade_check.parsing.words import Token, sub_span
-from vllm_upgrade_check.parsing.yamlnodes import to_python
+from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, to_python
 from vllm_upgrade_check.parsing.yamlwords import scalar_text_span, scalar_word
 
 TEXT = """\
@@ -84,3 +84,20 @@ def test_to_python_plain_scalars_and_tags() -> None:
     data = to_python(doc)
     assert data["a"] == 1 and data["b"] == 1.5 and data["c"] is True and data["d"] is None and data["e"] == "x"
     assert str(data["f"]) == "2001-12-14" and data["g"] == b"hi"
+
+
+def test_to_python_with_and_without_merge_keys_is_what_pyyaml_loads() -> None:
+    text = "base: &b {x: 1, y: [a, {z: 2}]}\nm:\n  <<: *b\n  x: 3\nplain: {k: v, 1: one, ? [l] : w}\n"
+    positions: dict[tuple[object, ...], int] = {}
+    data = to_python(yaml.compose(text, Loader=yaml.SafeLoader), positions)
+    assert data["base"] == {"x": 1, "y": ["a", {"z": 2}]} and data["m"] == {"x": 3, "y": ["a", {"z": 2}]}
+    assert data["plain"] == {"k": "v", "1": "one"}  # keys as written; a non-scalar key is left out
+    assert positions[("m", "x")] == 4 and positions[("plain", "k")] == 5
+
+
+def test_to_python_budget_counts_every_entry_without_merge_keys() -> None:
+    text = "a:\n" + "".join(f"  k{i}: {i}\n" for i in range(50))
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    assert len(to_python(node, max_nodes=200)["a"]) == 50
+    with pytest.raises(YamlProblem):
+        to_python(node, max_nodes=60)  # 1 + 1 + 50 keys + 50 values

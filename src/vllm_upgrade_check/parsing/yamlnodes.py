@@ -285,12 +285,24 @@ def to_python(
         if isinstance(n, yaml.MappingNode):
             out: dict[Any, Any] = {}
             explicit: set[Any] = set()
+            merges = False
             for key_node, _value in n.value:
-                if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
-                    key = construct(key_node)
-                    if key in explicit:
-                        raise YamlProblem(f"duplicate key {key!r}", pos(key_node).line)
-                    explicit.add(key)
+                if not isinstance(key_node, yaml.ScalarNode):
+                    continue
+                if key_node.tag == _MERGE_TAG:
+                    merges = True
+                    continue
+                key = construct(key_node)
+                if key in explicit:
+                    raise YamlProblem(f"duplicate key {key!r}", pos(key_node).line)
+                explicit.add(key)
+            if not merges:  # what mapping_items yields, entry by entry, without its walk
+                for key_node, value_node in n.value:
+                    _spend(budget, key_node)
+                    if isinstance(key_node, yaml.ScalarNode):
+                        name = str(key_node.value)
+                        out[name] = walk(value_node, (*path, name))
+                return out
             for key, _key_node, value_node in mapping_items(n, budget):
                 out[key] = walk(value_node, (*path, key))
             return out

@@ -335,7 +335,8 @@ def entry_cuts(text: str, node: yaml.Node | None) -> dict[int, Span | None]:
     out: dict[int, Span | None] = {}
     if not node.flow_style:
         for key_node, value_node in node.value:
-            out[id(key_node)] = own_lines(lines, node_span(key_node).start, node_span(value_node).end, INDENT)
+            start, end = key_node.start_mark, value_node.end_mark  # node_span's points, unmade
+            out[id(key_node)] = own_lines(lines, (start.line + 1, start.column + 1), (end.line + 1, end.column + 1), INDENT)
         return out
     entries = [
         Token("", 0, 0, span=Span.between(node_span(k).start, node_span(v).end)) for k, v in node.value
