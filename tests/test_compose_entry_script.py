@@ -160,6 +160,8 @@ def test_dotenv_words_and_entry_point_arguments(tmp_path: Path) -> None:
     assert _removed(tmp_path) == [
         ("--max-num-partial-prefills", "deploy/docker-compose.yml", *_at(compose, "--max-num-partial-prefills")),
         ("--swap-space", "deploy/.env", 1, 7),
+        # the image's own CMD (what `docker run` of it launches), found through the context above
+        ("--swap-space", "docker/Dockerfile", 5, 7),
     ]
 
 

@@ -77,3 +77,29 @@ def test_fix_removes_the_flag_from_the_cmd_and_moves_the_image(tmp_path: Path) -
     fixed = (root / "docker" / "Dockerfile").read_text()
     assert fixed == dockerfile.replace("v0.20.0", "v0.33.0").replace(', "--swap-space", "4"', ""), run.stdout + run.stderr
     assert (root / "docker" / "start.sh").read_text() == SCRIPT
+
+
+@pytest.mark.parametrize(
+    ("dockerfile_at", "script_at", "copy_from", "found"),
+    [
+        # built from the root (docker build -f docker/vllm/Dockerfile .): the script is found there
+        ("docker/vllm/Dockerfile", "scripts/start.sh", "scripts/start.sh", True),
+        # one folder up from the Dockerfile's
+        ("deploy/image/Dockerfile", "deploy/bin/start.sh", "bin/start.sh", True),
+        # the Dockerfile's own folder wins over a folder above that also holds such a file
+        ("svc/Dockerfile", "svc/start.sh", "start.sh", True),
+        # no folder holds it: nothing is guessed
+        ("svc/Dockerfile", "other/start.sh", "start.sh", False),
+    ],
+)
+def test_the_script_is_looked_for_in_the_folders_above_the_dockerfile(
+    tmp_path: Path, dockerfile_at: str, script_at: str, copy_from: str, found: bool
+) -> None:
+    dockerfile = f"FROM vllm/vllm-openai:v0.20.0\nCOPY {copy_from} /opt/start.sh\nENTRYPOINT [\"/opt/start.sh\"]\n{CMD}"
+    for rel, text in ((dockerfile_at, dockerfile), (script_at, SCRIPT)):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    if dockerfile_at == "svc/Dockerfile":  # a decoy above: a script that launches nothing
+        (tmp_path / "start.sh").write_text("#!/bin/sh\nexec sleep infinity\n")
+    expected = [(dockerfile_at, 4, CMD.index('"--swap-space"') + 2)] if found else []
+    assert _swap(tmp_path) == expected

@@ -13,7 +13,7 @@ import pytest
 
 from vllm_upgrade_check.engine import run_scan
 from vllm_upgrade_check.model.options import ScanOptions
-from vllm_upgrade_check.sources.scanners.kustomize import INLINE_NOTE
+from vllm_upgrade_check.sources.scanners.kustomize_inline import INLINE_NOTE
 
 BASE = (
     "apiVersion: apps/v1\nkind: {kind}\nmetadata:\n  name: chat\nspec:\n  template:\n    spec:\n"

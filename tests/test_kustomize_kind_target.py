@@ -56,7 +56,7 @@ def test_a_kind_only_target_patches_the_vllm_deployment(tmp_path: Path, style: s
 def test_every_object_of_the_kind_gets_the_patch(tmp_path: Path) -> None:
     from vllm_upgrade_check.parsing.yamlnodes import documents
     from vllm_upgrade_check.sources.scanners.base import SourceFile
-    from vllm_upgrade_check.sources.scanners.kustomize_removal import target_names
+    from vllm_upgrade_check.sources.scanners.kustomize_targets import Target, target_objects
 
     root = _repo(tmp_path, INLINE["flow-json"], names=("a", "b"), plain="web")
     files = {p.relative_to(root).as_posix(): p for p in root.rglob("*") if p.is_file()}
@@ -65,20 +65,23 @@ def test_every_object_of_the_kind_gets_the_patch(tmp_path: Path) -> None:
         return SourceFile(rel, files[rel].read_text()) if rel in files else None
 
     (doc,) = documents((root / "prod" / "kustomization.yaml").read_text())
-    assert target_names(read, "prod/kustomization.yaml", doc, "Deployment", "") == ["a", "b", "web"]
-    assert target_names(read, "prod/kustomization.yaml", doc, "Deployment", "b") == ["b"]
-    assert target_names(read, "prod/kustomization.yaml", doc, "StatefulSet", "") == []
+    def names(target: Target) -> list[str]:
+        return [name for _kind, name in target_objects(read, "prod/kustomization.yaml", doc, target)]
+
+    assert names(Target("Deployment")) == ["a", "b", "web"]
+    assert names(Target("Deployment", "b")) == ["b"]
+    assert names(Target("StatefulSet")) == []
     found, skipped = _scan(root)
     assert skipped == [] and found  # the patch's flag is reported (once: one place wrote it)
 
 
-def test_a_target_by_label_is_still_named_as_not_read(tmp_path: Path) -> None:
+def test_a_target_by_a_label_no_base_object_has_patches_nothing(tmp_path: Path) -> None:
     patch = (
         "  - target: {kind: Deployment, labelSelector: app=llm}\n"
         f"""    patch: '[{{"op": "add", "path": "{ADD}", "value": "--calculate-kv-scales"}}]'\n"""
     )
     found, skipped = _scan(_repo(tmp_path, patch))
-    assert found == [] and len(skipped) == 1 and "no target" in skipped[0]
+    assert found == [] and skipped == []
 
 
 def test_fix_edits_a_literal_patch_of_a_kind_only_target(tmp_path: Path) -> None:

@@ -49,4 +49,4 @@ def test_linking_references_to_their_launches_grows_linearly() -> None:
         results = [_result(n)]
         return lambda: _linked_facts(results)
 
-    assert time_ratio(at, 1_000, repeat=3) < LINEAR
+    assert time_ratio(at, 4_000) < LINEAR

@@ -24,7 +24,7 @@ def _repo(tmp_path: Path, config_name: str) -> Path:
     (outside / "config.toml").write_text(table + 'exclude = ["run.sh"]\nfail-on = "never"\n')
     root = tmp_path / "repo"
     (root / "sub").mkdir(parents=True)
-    (root / "run.sh").write_text("vllm serve m --disable-log-requests\n")
+    (root / "run.sh").write_text("vllm serve m --swap-space 4\n")
     (root / config_name).symlink_to(outside / "config.toml")
     (root / "sub" / ".gitignore").symlink_to("../../outside/ignore")
     (root / "sub" / "run.sh").write_text("vllm serve m --max-num-seqs 8\n")
@@ -64,7 +64,7 @@ def test_a_config_symlinked_inside_the_root_is_read(tmp_path: Path, monkeypatch:
     root.mkdir()
     (root / "settings.toml").write_text('fail-on = "never"\n')
     (root / ".vllm-upgrade-check.toml").symlink_to("settings.toml")
-    (root / "run.sh").write_text("vllm serve m --disable-log-requests\n")
+    (root / "run.sh").write_text("vllm serve m --swap-space 4\n")
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["scan", "repo", "--format", "json", "--to", "0.33.0"])
     assert result.exit_code == 0, result.output  # fail-on never: the configuration was read

@@ -19,7 +19,7 @@ import pytest
 from vllm_upgrade_check.parsing.locks import RunLock
 from vllm_upgrade_check.parsing.textfiles import write_atomic
 
-LAUNCH = "#!/bin/sh\nvllm serve m --disable-log-requests --max-num-seqs 8\n"
+LAUNCH = "#!/bin/sh\nvllm serve m --swap-space 4 --max-num-seqs 8\n"
 COMPOSE = (
     "services:\n  a:\n    image: vllm/vllm-openai:v0.26.0\n"
     '    command: ["--no-calculate-kv-scales", "--max-num-partial-prefills", "2", "--model", "m"]\n'
@@ -78,7 +78,7 @@ def test_a_fix_run_waits_for_one_holding_its_files_then_fixes_what_that_run_left
     assert proc.returncode == 0, out
     text = script.read_text()
     assert text.startswith("# written by the other run\n#!/bin/sh\nvllm serve m --max-num-seqs 8"), text
-    assert "--disable-log-requests" not in text, text
+    assert "--swap-space" not in text, text
     fixed = compose.read_text()
     assert fixed.startswith("# written by the other run\nservices:\n"), fixed
     assert "--no-calculate-kv-scales" not in fixed and '"--model", "m"]' in fixed, fixed

@@ -17,7 +17,7 @@ from vllm_upgrade_check.parsing.textfiles import ChangedOnDisk, write_atomic
 
 _register()
 runner = CliRunner()
-LAUNCH = "#!/bin/sh\nvllm serve m --disable-log-requests --max-num-seqs 8\n"
+LAUNCH = "#!/bin/sh\nvllm serve m --swap-space 4 --max-num-seqs 8\n"
 
 
 def test_content_changed_since_read_is_not_replaced(tmp_path: Path) -> None:

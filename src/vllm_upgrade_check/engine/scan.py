@@ -23,6 +23,7 @@ from vllm_upgrade_check.matching.advisories import ADVISORY_IDS, advisory_findin
 from vllm_upgrade_check.matching.checks import ABBREVIATED_FLAG_ID, UNKNOWN_FLAG_ID, unknown_flag_findings
 from vllm_upgrade_check.matching.cut_launch import CUT_LAUNCH_ID, cut_launch_findings
 from vllm_upgrade_check.matching.matcher import Assumption, VersionContext, match_rules, sort_key
+from vllm_upgrade_check.matching.readded import with_readded
 from vllm_upgrade_check.matching.repeats import distinct, one_per_change
 from vllm_upgrade_check.matching.requires_check import REQUIRES_DIST_ID, requires_dist_findings
 from vllm_upgrade_check.matching.suppress import apply_filters, check_ignores, check_prefixes
@@ -306,6 +307,8 @@ def _run_scan(
         else:  # nothing to match: the target's surface and parser data are not loaded
             context = VersionContext(target, option, default)
         findings = with_target_severity(match_rules(without_stale_pins(rules, target), facts, context), facts, target)
+        if facts:
+            findings = with_readded(findings, known, target)  # a removal the target takes back: info
         arg_kinds = (MatchKind.ENGINE_ARG, MatchKind.CLI_FLAG)
         # The flags a loaded pack speaks of, as matched or as its replacement (an organisation
         # pack's own flags are known to it).

@@ -23,6 +23,7 @@ from vllm_upgrade_check.sources.discovery import as_sniffed
 from vllm_upgrade_check.sources.dispatch import scan_source
 from vllm_upgrade_check.sources.scanners.base import APPENDED, FileReference, Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.helm import override_facts
+from vllm_upgrade_check.sources.scanners.kustomize_inline import EMPTY_PATCH
 from vllm_upgrade_check.sources.scanners.vllm_config import scan_config
 
 
@@ -36,11 +37,14 @@ class FileReading:
             does not count as a new problem).
         syntax: why the text does not parse as the kind of file it is
             (:func:`~.syntax.syntax_problems`), whether or not it configures vLLM.
+        emptied: why inline kustomize patches write nothing, or take every word of a
+            launch (:data:`~vllm_upgrade_check.sources.scanners.kustomize_inline.EMPTY_PATCH`).
     """
 
     facts: tuple[Fact, ...]
     problems: frozenset[str]
     syntax: tuple[str, ...] = ()
+    emptied: tuple[str, ...] = ()
 
 
 LINKED_VALUES = "helm-values"
@@ -69,7 +73,8 @@ def read_file(rel: str, text: str, scanners: Sequence[Scanner], referenced: bool
     problems = frozenset(
         re.sub(r"\d+", "N", i.reason) for i in items if isinstance(i, Skipped) and i.configures_vllm
     )
-    return FileReading(facts, problems, syntax_problems(rel, source.text, [s.name for s in accepting]))
+    emptied = tuple(i.reason for i in items if isinstance(i, Skipped) and i.reason.startswith(EMPTY_PATCH))
+    return FileReading(facts, problems, syntax_problems(rel, source.text, [s.name for s in accepting]), emptied)
 
 
 def _override_reading(source: SourceFile) -> Iterator[Fact | Skipped]:
@@ -173,6 +178,9 @@ def check(
     new_problems = after.problems - before.problems
     if new_problems:
         return f"the fixed text would not parse: {sorted(new_problems)[0]}"
+    if len(after.emptied) > len(before.emptied):  # an inline patch left writing nothing, or clearing args
+        why = next((r for r in after.emptied if r not in before.emptied), after.emptied[0])
+        return f"every word the patch writes there would go, and then {why}: change or remove the patch entry by hand"
     want = expected(before, fixes)
     got = Counter(signature(f) for f in after.facts)
     if got == want:
@@ -182,9 +190,10 @@ def check(
     lost, gained = +lost, +gained
     if not lost and not gained:
         return None
-    if not gained and lost and all(sig[0] == FactKind.LAUNCH.value and sig[1] == APPENDED for sig in lost):
-        # every word a patch appends would go: an empty patch is kustomize's error, not a fix
-        return "every word the patch writes would go, leaving it empty: remove the patch entry by hand"
+    if not gained and all(sig[0] == FactKind.LAUNCH.value and sig[1] == APPENDED for sig in lost):
+        # every word a patch appends would go, and the patch still writes its other operations
+        # (one left empty is refused above): its launch goes with its words
+        return None
     words = []
     if lost:
         words.append(f"lose {_shown(lost)}")

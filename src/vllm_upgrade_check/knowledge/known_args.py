@@ -87,6 +87,12 @@ class KnownArgs:
             self._memo[key] = answer
         return answer
 
+    def env_defines(self, name: str, version: Version) -> bool:
+        """Whether release ``version``'s ``vllm/envs.py`` reads env var ``name``: within its
+        first and last release and in none of its ``missing`` runs."""
+        entry = self.env_vars.get(name)
+        return entry is not None and _present(version, *entry)
+
     def arity(self, flag: str, version: Version | None = None) -> tuple[str | None, bool]:
         """How many words CLI ``flag`` (``--max-num-seqs``, ``--max_num_seqs``, ``-tp``)
         takes after it, as argparse reads it, and whether that is certain.

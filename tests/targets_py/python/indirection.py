@@ -51,3 +51,28 @@ subprocess.Popen([*SERVER, "--max-num-partial-prefills", "8"])
 subprocess.Popen(" ".join(["vllm", "serve", "m", "--max-model-len", "4096", "--calculate-kv-scales"]), shell=True)
 # ok: VUC0280-001
 subprocess.run(" ".join(["echo", "--calculate-kv-scales"]), shell=True)
+
+
+def unpacked():
+    model, opts = "acme/coder-7b", {
+        # ruleid: VUC0270-001
+        "max_num_partial_prefills": 2,
+    }
+    return LLM(model, **opts)
+
+
+def unpacked_from_a_call(load):
+    # the dict comes from a call: unresolved, nothing guessed
+    model, opts = load()
+    return LLM(model, **opts)
+
+
+def starred():
+    first, *rest = [
+        {
+            # ok: VUC0270-001
+            "max_num_partial_prefills": 2,
+        },
+        3,
+    ]
+    return LLM("acme/m", **first)

@@ -47,6 +47,8 @@ from vllm_upgrade_check.sources.scanners.ciexpr import (
     restoring,
     with_expressions,
 )
+from vllm_upgrade_check.sources.scanners.compose_cli import compose_chains, may_run_compose
+from vllm_upgrade_check.sources.scanners.compose_project import linked_chain_facts
 from vllm_upgrade_check.sources.scanners.containers import scalar_relocator
 from vllm_upgrade_check.sources.scanners.helm_cli import (
     helm_set_tags,
@@ -104,8 +106,8 @@ class CiYamlScanner(Scanner):
         if not source.name.endswith(YAML_SUFFIXES):
             return False
         ci = is_workflow(source.relpath) or is_gitlab_ci(source.relpath)
-        if ci and may_pass_helm_values(source.text):
-            return True  # a deploy job may pass values files to a vLLM chart
+        if ci and (may_pass_helm_values(source.text) or may_run_compose(source.text)):
+            return True  # a deploy job may pass values files to a vLLM chart, or compose files
         if "vllm" not in source.text.lower():
             return False
         return ci or _ansible_like(source.text)
@@ -130,13 +132,19 @@ class CiYamlScanner(Scanner):
                         yield FileReference(written, self.name)
                 if "--set" in source.text:
                     yield FileReference("values.yaml", self.name)  # a --set image.tag: read again
+                if may_run_compose(source.text):  # docker compose -f: read again with the project
+                    for node, _directory in self._scripts(source, document):
+                        for chain in compose_chains(parse_shell(str(node.value))):
+                            yield from (FileReference(named.written, self.name) for named in chain)
 
     def with_referenced(
         self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
     ) -> list[Fact] | None:
         """The file's facts with those of the values files its scripts' helm commands pass to
-        a vLLM chart (:func:`~.helm_links.linked_values_facts`); ``None`` when they pass none."""
-        if not may_pass_helm_values(source.text):
+        a vLLM chart (:func:`~.helm_links.linked_values_facts`) and of the compose projects
+        their ``docker compose -f`` commands run; ``None`` when they do neither."""
+        helm, compose = may_pass_helm_values(source.text), may_run_compose(source.text)
+        if not helm and not compose:
             return None
         try:
             documents = compose_documents(source.text)
@@ -144,6 +152,10 @@ class CiYamlScanner(Scanner):
             return None
         linked: list[Fact] = []
         for document in documents:
+            if compose:
+                linked.extend(self._compose_chains(source, document, files, read))
+            if not helm:
+                continue
             by_dir: dict[str, list[tuple[str, list[str]]]] = {}
             for chart, values, by in self._helm_releases(source, document):
                 by_dir.setdefault(by, []).append((chart, values))
@@ -155,6 +167,21 @@ class CiYamlScanner(Scanner):
         if not linked:
             return None
         return [*(f for f in self.scan(source) if isinstance(f, Fact)), *linked]
+
+    def _compose_chains(
+        self, source: SourceFile, document: yaml.Node, files: Sequence[str], read: Callable[[str], SourceFile | None]
+    ) -> list[Fact]:
+        """The facts of the compose projects the steps' ``docker compose -f`` commands run
+        (:func:`~.compose_project.linked_chain_facts`), files found from each step's directory."""
+        out: list[Fact] = []
+        for node, directory in self._scripts(source, document):
+            text = str(node.value)
+            if not may_run_compose(text):
+                continue
+            chains = compose_chains(parse_shell(text), scalar_relocator(source.text, node))
+            found = linked_chain_facts(chains, source.relpath, files, read, directory or "", source.mentions_vllm())
+            out.extend(found)
+        return out
 
     def _set_tags(
         self,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 import posixpath
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import yaml
 from dockerfile_parse import DockerfileParser
@@ -34,21 +34,51 @@ def build_files(doc: yaml.Node, compose_rel: str) -> Iterator[tuple[str, str, st
 def builds(doc: yaml.Node, compose_rel: str) -> Iterator[tuple[str, str, str | None, str]]:
     """:func:`build_files` with the build context's report path (``""``: the repository
     root) last: what a ``COPY`` of the Dockerfile copies is relative to it."""
-    here = posixpath.dirname(compose_rel)
     for name, _key, service in mapping_items(get(doc, "services")):
-        build = get(service, "build")
-        if build is None:
+        found = service_build(get(service, "build"), compose_rel)
+        if found is not None:
+            yield (str(name), *found)
+
+
+def service_build(build: yaml.Node | None, compose_rel: str) -> tuple[str, str | None, str] | None:
+    """``(Dockerfile report path, target stage, context report path)`` of one service's
+    ``build`` (written in compose file ``compose_rel``), or ``None`` (no build, a build from a
+    URL, outside the repository or from an interpolated path)."""
+    return merged_build([(build, compose_rel)]) if build is not None else None
+
+
+def merged_build(parts: Sequence[tuple[yaml.Node, str]]) -> tuple[str, str | None, str] | None:
+    """:func:`service_build` of a ``build`` merged from several compose files (``(node,
+    compose file)``, base first): compose merges the mapping key by key (``context``,
+    ``dockerfile``, ``target``: the last file's that sets each), ``!reset`` drops what came
+    before, ``!override`` replaces it whole; the context is relative to the file that sets it."""
+    values: dict[str, tuple[str, str]] = {}
+    for node, rel in parts:
+        if node.tag in ("!reset", "!override"):
+            values = {}
+            if node.tag == "!reset":
+                continue
+        if isinstance(node, yaml.ScalarNode):
+            if scalar(node):
+                values["context"] = (str(scalar(node)), rel)
             continue
-        context = scalar(build) if isinstance(build, yaml.ScalarNode) else scalar(get(build, "context"))
-        dockerfile = None if isinstance(build, yaml.ScalarNode) else scalar(get(build, "dockerfile"))
-        target = None if isinstance(build, yaml.ScalarNode) else scalar(get(build, "target"))
-        context = context or "."
-        if "://" in context or context.startswith(("git@", "/")) or "$" in context + (dockerfile or ""):
-            continue
-        rel = posixpath.normpath(posixpath.join(here, context, dockerfile or "Dockerfile"))
-        root = posixpath.normpath(posixpath.join(here, context))
-        if not rel.startswith("../") and not root.startswith("../"):
-            yield str(name), rel, target, "" if root == "." else root
+        for key in ("context", "dockerfile", "target"):
+            value = scalar(get(node, key))
+            if value is not None:
+                values[key] = (value, rel)
+    if not parts or not values and parts[-1][0].tag == "!reset":
+        return None
+    context, context_rel = values.get("context", (".", parts[-1][1]))
+    dockerfile = values["dockerfile"][0] if "dockerfile" in values else None
+    target = values["target"][0] if "target" in values else None
+    if "://" in context or context.startswith(("git@", "/")) or "$" in context + (dockerfile or ""):
+        return None
+    here = posixpath.dirname(context_rel)
+    rel = posixpath.normpath(posixpath.join(here, context, dockerfile or "Dockerfile"))
+    root = posixpath.normpath(posixpath.join(here, context))
+    if rel.startswith("../") or root.startswith("../"):
+        return None
+    return rel, target, "" if root == "." else root
 
 
 def dockerfile_base(text: str, target: str | None) -> tuple[str, int, bool] | None:
@@ -98,9 +128,29 @@ def built_bases(doc: yaml.Node, compose_rel: str, read: Callable[[str], SourceFi
     """The base image of each built service whose Dockerfile is in the repository and keeps
     its base image's entry point (one that sets its own runs something else: left out)."""
     out: Built = {}
-    for service, rel, target in build_files(doc, compose_rel):
-        source = read(rel)
-        found = dockerfile_base(source.text, target) if source is not None else None
-        if found is not None and not found[2]:
-            out[service] = (found[0], rel, found[1])
+    for name, _key, service in mapping_items(get(doc, "services")):
+        found = built_base(get(service, "build"), compose_rel, read)
+        if found is not None:
+            out[str(name)] = found
     return out
+
+
+def built_base(
+    build: yaml.Node | None,
+    compose_rel: str,
+    read: Callable[[str], SourceFile | None],
+    merged: Sequence[tuple[yaml.Node, str]] = (),
+) -> tuple[str, str, int] | None:
+    """``(base image, Dockerfile report path, its FROM line)`` of one service's ``build``
+    (written in ``compose_rel``; ``merged``: instead, the builds of every file that writes
+    the service, see :func:`merged_build`), when its Dockerfile is in the repository and
+    keeps its base image's entry point; else ``None``."""
+    given = merged_build(merged) if merged else service_build(build, compose_rel)
+    if given is None:
+        return None
+    rel, target, _context = given
+    source = read(rel)
+    found = dockerfile_base(source.text, target) if source is not None else None
+    if found is None or found[2]:
+        return None
+    return found[0], rel, found[1]

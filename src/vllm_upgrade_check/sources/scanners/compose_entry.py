@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import io
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import yaml
@@ -27,7 +27,7 @@ from vllm_upgrade_check.model.facts import Fact
 from vllm_upgrade_check.parsing.shell import Token
 from vllm_upgrade_check.parsing.yamlnodes import get, items, mapping_items, pos, scalar
 from vllm_upgrade_check.sources.scanners.base import SourceFile
-from vllm_upgrade_check.sources.scanners.compose_build import builds
+from vllm_upgrade_check.sources.scanners.compose_build import merged_build, service_build
 from vllm_upgrade_check.sources.scanners.compose_env import Dotenv
 from vllm_upgrade_check.sources.scanners.containers import command_syntax, command_words
 from vllm_upgrade_check.sources.scanners.dockerfile import DockerfileScanner
@@ -79,22 +79,42 @@ def built_scripts(doc: yaml.Node, compose_rel: str, read: Callable[[str], Source
     service of compose document ``doc`` built from a Dockerfile of the repository whose
     entry point is a script copied from the build context that mentions vLLM."""
     out: dict[str, BuiltScript] = {}
-    for service, rel, target, context in builds(doc, compose_rel):
-        source = read(rel)
-        index = entry_stage(source.text, target) if source is not None else None
-        if source is None or index is None:
-            continue
-        scripts: list[EntryScript] = []
-        for _item in DockerfileScanner().read(source, scripts):
-            pass
-        found = next((s for s in scripts if s.stage == index), None)
-        if found is None:
-            continue
-        path = posixpath.normpath(posixpath.join(context, found.source)) if found.source else found.path
-        script = read(path)
-        if script is not None and script.mentions_vllm():
-            out[service] = BuiltScript(replace(found, path=path), script)
+    for name, _key, service in mapping_items(get(doc, "services")):
+        found = built_script(get(service, "build"), compose_rel, read)
+        if found is not None:
+            out[str(name)] = found
     return out
+
+
+def built_script(
+    build: yaml.Node | None,
+    compose_rel: str,
+    read: Callable[[str], SourceFile | None],
+    merged: Sequence[tuple[yaml.Node, str]] = (),
+) -> BuiltScript | None:
+    """The :class:`BuiltScript` one service's ``build`` (written in ``compose_rel``;
+    ``merged``: the builds of every file that writes it, see
+    :func:`~.compose_build.merged_build`) runs as its ``ENTRYPOINT``, when that is a script of
+    the build context that mentions vLLM."""
+    given = merged_build(merged) if merged else service_build(build, compose_rel)
+    if given is None:
+        return None
+    rel, target, context = given
+    source = read(rel)
+    index = entry_stage(source.text, target) if source is not None else None
+    if source is None or index is None:
+        return None
+    scripts: list[EntryScript] = []
+    for _item in DockerfileScanner().read(source, scripts):
+        pass
+    found = next((s for s in scripts if s.stage == index), None)
+    if found is None:
+        return None
+    path = posixpath.normpath(posixpath.join(context, found.source)) if found.source else found.path
+    script = read(path)
+    if script is not None and script.mentions_vllm():
+        return BuiltScript(replace(found, path=path), script)
+    return None
 
 
 def service_env(node: yaml.Node | None) -> dict[str, list[Token]]:
@@ -118,22 +138,45 @@ def service_env(node: yaml.Node | None) -> dict[str, list[Token]]:
 
 
 def script_launch_facts(
-    text: str, service: yaml.Node, path: str, built: BuiltScript, dotenv: Dotenv | None = None
+    text: str,
+    service: yaml.Node | None,
+    path: str,
+    built: BuiltScript,
+    dotenv: Dotenv | None = None,
+    merged: MergedWords | None = None,
 ) -> list[Fact]:
     """The facts of the launch a built service's entry-point script makes with the
     service's ``command`` words (compose file ``text`` at ``path``): none when the service
     sets its own ``entrypoint`` (the script does not run) or no ``command`` (the
     Dockerfile's ``CMD`` stands, read with the Dockerfile). The launch is placed at the
     command's first word; only the command's words are reported (the Dockerfile's and the
-    script's own are reported in their files)."""
-    command = get(service, "command")
-    if get(service, "entrypoint") is not None or command is None:
+    script's own are reported in their files). ``merged``: a service merged from several
+    compose files (:mod:`.compose_merge`), read instead of ``service``."""
+    if merged is None:
+        merged = MergedWords((text, None, get(service, "command")), get(service, "entrypoint") is not None, [get(service, "environment")])
+    command_text, command_path, command = merged.command
+    if merged.entrypoint or command is None:
         return []
-    words = command_words(text, command, dotenv)
+    words = command_words(command_text, command, dotenv)
+    if command_path is not None:
+        words = [replace(w, path=w.path or command_path) for w in words]
     if not words:
         return []
     entry = built.entry
     fixed = entry.args[: entry.entry_args]
-    env = {**entry.env, **service_env(get(service, "environment"))}
+    env = dict(entry.env)
+    for node in merged.environment:
+        env.update(service_env(node))
     run = replace(entry, args=[*fixed, *words], env=env)
     return entry_launch_facts(run, built.script, path, "compose", reported=words, syntax=command_syntax(command), at=words[0])
+
+
+@dataclass(frozen=True)
+class MergedWords:
+    """What :func:`script_launch_facts` reads of a service: its ``command`` as ``(text of the
+    file it is written in, that file's report path when another than the one read, node)``,
+    whether it sets an ``entrypoint``, and its ``environment`` nodes, base first."""
+
+    command: tuple[str, str | None, yaml.Node | None]
+    entrypoint: bool
+    environment: list[yaml.Node | None]

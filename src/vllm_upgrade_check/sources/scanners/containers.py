@@ -82,6 +82,22 @@ def scalar_relocator(text: str, node: yaml.Node) -> Relocate:
 class _Item:
     token: Token
     node: yaml.Node
+    text: str = ""
+    """The text of the file ``node`` is written in, when it is another file than the one read."""
+
+
+Written = tuple[str, str]
+"""``(text, report path)`` of the file a node is written in (a compose service merged from
+several files, see :mod:`.compose_merge`, reads its image, entry point and command from
+different files)."""
+
+
+def _elsewhere(items_: list[_Item], written: Written | None) -> list[_Item]:
+    """``items_`` read from ``written``'s file: their tokens placed in that file."""
+    if written is None:
+        return items_
+    text, path = written
+    return [_Item(evolve(i.token, path=i.token.path or path), i.node, text) for i in items_]
 
 
 def _argv(text: str, node: yaml.Node | None) -> list[_Item]:
@@ -111,7 +127,7 @@ def _argv(text: str, node: yaml.Node | None) -> list[_Item]:
 def _interpolated(argv: list[_Item], dotenv: Dotenv, node: yaml.Node | None) -> list[_Item]:
     """Compose command words with what ``.env`` sets substituted (:func:`.compose_env.interpolated_words`)."""
     split = not isinstance(node, yaml.SequenceNode)
-    return [_Item(t, i.node) for i in argv for t in interpolated_words([i.token], dotenv, split)]
+    return [_Item(t, i.node, i.text) for i in argv for t in interpolated_words([i.token], dotenv, split)]
 
 
 def command_words(text: str, node: yaml.Node | None, dotenv: Dotenv | None = None) -> list[Token]:
@@ -182,7 +198,7 @@ def _expanded(item: _Item, env: Mapping[str, str | None]) -> _Item:
     if text == token.text and known:
         return item
     # Still the word written there (a fix may cut it out), now reading as its expansion.
-    return _Item(evolve(token, text=text, resolved=token.resolved and known, written=token.written or token.text), item.node)
+    return evolve(item, token=evolve(token, text=text, resolved=token.resolved and known, written=token.written or token.text))
 
 
 _COMPOSE_DEFAULT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:?-)([^}]*)\}")
@@ -229,6 +245,7 @@ def container_facts(
     assume_vllm: bool = False,
     built: tuple[str, str, int] | None = None,
     dotenv: Dotenv | None = None,
+    layers: tuple[Written | None, Written | None, Written | None] = (None, None, None),
 ) -> Iterator[Fact]:
     """Facts of one container (compose service or Kubernetes container). With ``env`` (a
     Kubernetes container's, :func:`container_env`), ``$(VAR)`` in its command and args is
@@ -238,13 +255,19 @@ def container_facts(
     is written (see :mod:`.compose_build`); when it is a vLLM image the container runs vLLM's
     server, checked from that image's release. ``dotenv``: a compose project's ``.env``
     variables, which compose interpolates into the image and the command words
-    (:mod:`.compose_env`); what they set is placed in ``.env``."""
+    (:mod:`.compose_env`); what they set is placed in ``.env``. ``layers``: the files the
+    image, the entry point and the command are written in, each when it is another file than
+    ``text`` (a compose service merged from several files); their words are placed there."""
+    image_at, entry_at, args_at = layers
+    image_text = image_at[0] if image_at is not None else text
     image = scalar(image_node)
     hint = None
     image_token: Token | None = None
     version: Span | None = None
     if image and isinstance(image_node, yaml.ScalarNode):
-        token = scalar_word(text, image_node)
+        token = scalar_word(image_text, image_node)
+        if image_at is not None:
+            token = evolve(token, path=image_at[1])
         from_env = dotenv_image(image, dotenv) if scanner == "compose" and dotenv else None
         if from_env is not None:
             image, used, version = from_env  # the tag .env sets: placed there, set there
@@ -258,8 +281,8 @@ def container_facts(
     vllm_image = image if image_token else None
     if vllm_image is None and built is not None and is_vllm_image(built[0]):
         vllm_image, hint = built[0], image_hint(built[0], built[1], built[2])
-    entry = _argv(text, entry_node)
-    args = _argv(text, args_node)
+    entry = _elsewhere(_argv(entry_at[0] if entry_at else text, entry_node), entry_at)
+    args = _elsewhere(_argv(args_at[0] if args_at else text, args_node), args_at)
     if dotenv:
         entry, args = _interpolated(entry, dotenv, entry_node), _interpolated(args, dotenv, args_node)
     if env is not None:
@@ -276,7 +299,8 @@ def container_facts(
         yield from arg_facts(tokens, path, scanner, entry=VENDOR_ENTRY + vendor, start=start, syntax=syntax)
         return
     run_image = vllm_image or (CHART_IMAGE if assume_vllm else None)
-    facts = list(_run_facts(text, path, scanner, run_image, image_node, entry, args, holder, hint, env))
+    image_place = (image_text, image_at[1] if image_at else None)
+    facts = list(_run_facts(text, path, scanner, run_image, image_node, entry, args, holder, hint, env, image_place))
     if image_token is not None:
         note = ""
         if entry and not any(f.kind == FactKind.LAUNCH for f in facts):
@@ -284,6 +308,11 @@ def container_facts(
             note = replaced_server_note(program, "its command is replaced")
         yield image_fact(image_token, path, scanner, version=version, note=note, syntax="yaml")
     yield from facts
+
+
+def _placed_in(relocate: Relocate, where: str) -> Relocate:
+    """``relocate``, its tokens placed in file ``where``."""
+    return lambda token: evolve(relocate(token), path=where)
 
 
 def _run_facts(
@@ -297,17 +326,22 @@ def _run_facts(
     holder: yaml.Node | None,
     hint: tuple[str, str] | None,
     env: Mapping[str, str | None] | None = None,
+    image_place: tuple[str, str | None] | None = None,
 ) -> Iterator[Fact]:
     """The facts of what a container runs: its entry point and args (``vllm_image``: its
     vLLM image reference, ``None`` when it runs no vLLM image; ``holder``: the node the
     words that start the launch are written in; ``env``: a Kubernetes container's, whose
-    ``$(VAR)`` an ``sh -c`` script is read with, see :mod:`.k8s_refs`)."""
+    ``$(VAR)`` an ``sh -c`` script is read with, see :mod:`.k8s_refs`; ``image_place``:
+    the text and, when another file, the path the image is written in)."""
     argv = entry + args
     if not argv:
         if vllm_image and image_node is not None:
             # The image's own entry point runs vLLM's server, with no flags at all.
             repo, _tag = split_image(vllm_image)
-            start = scalar_word(text, image_node) if isinstance(image_node, yaml.ScalarNode) else None
+            image_text, image_path = image_place or (text, None)
+            start = scalar_word(image_text, image_node) if isinstance(image_node, yaml.ScalarNode) else None
+            if start is not None and image_path is not None:
+                start = evolve(start, path=image_path)
             yield from arg_facts([], path, scanner, entry=f"image {repo}", start=start, hint=hint, syntax="yaml")
         return
     if (
@@ -317,11 +351,13 @@ def _run_facts(
         and "c" in argv[1].token.text
     ):
         script = argv[2]
-        relocate = scalar_relocator(text, script.node)
+        relocate = scalar_relocator(script.text or text, script.node)
         body = script.token.text
         if env is not None and isinstance(script.node, yaml.ScalarNode):
             # measured on the script as written, not on the variables' values
             body, relocate = expansion_relocator(str(script.node.value), env, relocate)
+        if script.token.path is not None and script.token.path != path:
+            relocate = _placed_in(relocate, script.token.path)
         facts, _ = shell_facts(body, path, scanner, hint=hint, relocate=relocate)
         yield from facts
         return

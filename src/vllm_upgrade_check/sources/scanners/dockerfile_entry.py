@@ -11,6 +11,7 @@ words are the script's: the shell scanner reports them there).
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -39,7 +40,9 @@ class LinkedDockerfileScanner(DockerfileScanner):
         facts = [f for f in self.read(source, scripts) if isinstance(f, Fact)]
         linked: list[Fact] = []
         serving: set[str] = set()  # the notes of images whose entry point does run vLLM's server
+        held = set(files)
         for entry in scripts:
+            entry = in_context(entry, source.relpath, held)
             script = read(entry.path)
             if script is None or not script.mentions_vllm():
                 continue
@@ -55,6 +58,23 @@ class LinkedDockerfileScanner(DockerfileScanner):
             for f in facts
         ]
         return [*facts, *linked]
+
+
+def in_context(entry: EntryScript, dockerfile: str, files: set[str]) -> EntryScript:
+    """``entry`` with the script found where the build context holds it. The context is taken
+    to be the Dockerfile's folder (``docker build .`` beside it); when that folder has no
+    such file, the nearest folder above it that does (``docker build -f docker/Dockerfile .``
+    from the root, as compose's ``build: {context: ., dockerfile: docker/Dockerfile}`` and
+    most CI steps run it). ``files``: every repository file's report path."""
+    if entry.path in files or not entry.source:
+        return entry
+    folder = posixpath.dirname(dockerfile)
+    while folder:
+        folder = posixpath.dirname(folder)
+        candidate = posixpath.normpath(posixpath.join(folder, entry.source))
+        if not candidate.startswith("../") and candidate in files:
+            return replace(entry, path=candidate)
+    return entry
 
 
 def launches_vllm(entry: EntryScript, script: SourceFile) -> bool:

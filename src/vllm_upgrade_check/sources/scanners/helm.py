@@ -292,8 +292,8 @@ def kustomize_image_facts(text: str, doc: yaml.Node, path: str) -> Iterator[Fact
     ``name``) is vLLM's: ``{name: vllm/vllm-openai, newTag: v0.16.0}`` is the version every
     manifest of that image runs, bumped in ``newTag``; a ``digest:`` pin cannot be bumped."""
     for entry in items(get(doc, "images")):
-        if not isinstance(entry, yaml.MappingNode):
-            continue
+        if not isinstance(entry, yaml.MappingNode) or (get(entry, "newTag") is None and get(entry, "digest") is None):
+            continue  # a newName alone keeps each resource's tag: the version is the resource's
         repo_key = "newName" if get(entry, "newName") is not None else "name"
         facts, _hint, vllm = _image(text, entry, path, repo_key=repo_key, tag_key="newTag")
         if not vllm:

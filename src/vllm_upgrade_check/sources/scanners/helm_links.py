@@ -14,6 +14,8 @@ from vllm_upgrade_check.parsing.shell import Sourced, Token, parse_shell
 from vllm_upgrade_check.parsing.words import sub_span
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, items, scalar
 from vllm_upgrade_check.sources.scanners.base import Conditional, FileReference, ScanItem, SourceFile
+from vllm_upgrade_check.sources.scanners.compose_cli import compose_chains, may_run_compose
+from vllm_upgrade_check.sources.scanners.compose_project import linked_chain_facts
 from vllm_upgrade_check.sources.scanners.helm import (
     HelmValuesScanner,
     chart_repository,
@@ -28,7 +30,7 @@ from vllm_upgrade_check.sources.scanners.helm_cli import (
 )
 from vllm_upgrade_check.sources.scanners.images import image_fact
 from vllm_upgrade_check.sources.scanners.makefile import MakefileScanner, make_shell_text
-from vllm_upgrade_check.sources.scanners.shell import ShellScanner, shell_facts
+from vllm_upgrade_check.sources.scanners.shell import ShellScanner, compose_references, shell_facts
 
 
 def _resolve(written: str, by: str, files: set[str]) -> str | None:
@@ -152,16 +154,20 @@ class LinkedShellScanner(ShellScanner):
         (:func:`sourced_reader`), and with those of the values files its helm commands pass to
         a vLLM chart (:func:`linked_values_facts`); ``None`` when it does neither."""
         helm = may_pass_helm_values(source.text)
+        compose = may_run_compose(source.text)
         if source.mentions_vllm():
             sourced = sourced_reader(source.relpath, files, read)
             facts, script = shell_facts(source.text, source.relpath, self.name, sourced=sourced)
-        elif helm:
+        elif helm or compose:
             facts, script = [], parse_shell(source.text)
         else:
             return None
         linked = linked_values_facts(helm_values_commands(script), source.relpath, files, read) if helm else []
         if helm:
             linked += set_tag_facts(helm_set_tags(script), source.relpath, files, read)
+        if compose:
+            chains = compose_chains(script)
+            linked += linked_chain_facts(chains, source.relpath, files, read, mentions=source.mentions_vllm())
         return [*facts, *linked] if linked or script.sourced else None
 
 
@@ -227,18 +233,28 @@ class LinkedMakefileScanner(MakefileScanner):
                     yield FileReference(written, self.name)
             for chart, _token, _start, _end in helm_set_tags(script):
                 yield FileReference(f"{chart.rstrip('/')}/values.yaml", self.name)
+        if may_run_compose(source.text):
+            shell, variables = make_shell_text(source.text)
+            yield from compose_references(parse_shell(shell, variables=variables), self.name)
 
     def with_referenced(
         self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
     ) -> list[Fact] | None:
-        """The Makefile's facts with those of the values files its helm commands pass."""
-        if not may_pass_helm_values(source.text):
+        """The Makefile's facts with those of the values files its helm commands pass and of
+        the compose projects its ``docker compose -f`` commands run."""
+        helm, compose = may_pass_helm_values(source.text), may_run_compose(source.text)
+        if not helm and not compose:
             return None
         shell, variables = make_shell_text(source.text)
         if source.mentions_vllm():
             facts, script = shell_facts(shell, source.relpath, self.name, variables=dict(variables))
         else:
             facts, script = [], parse_shell(shell, variables=dict(variables))
-        linked = linked_values_facts(helm_values_commands(script), source.relpath, files, read)
-        linked += set_tag_facts(helm_set_tags(script), source.relpath, files, read)
+        linked: list[Fact] = []
+        if helm:
+            linked += linked_values_facts(helm_values_commands(script), source.relpath, files, read)
+            linked += set_tag_facts(helm_set_tags(script), source.relpath, files, read)
+        if compose:
+            chains = compose_chains(script)
+            linked += linked_chain_facts(chains, source.relpath, files, read, mentions=source.mentions_vllm())
         return [*facts, *linked] if linked else None

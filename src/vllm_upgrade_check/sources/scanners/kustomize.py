@@ -36,30 +36,21 @@ would be null, ``"value": }`` no JSON). Any other operation's scalar value (a ``
 ``add`` at an index, any in a patch that addresses args by index) has no cut (:data:`.kustomize_ops.OP_NOTE`):
 removing its operation would change what the patch writes or points at.
 
-An inline ``patch:`` written as a literal block scalar (``patch: |-``) is read as the patch
-file it stands for, each word at its line and column in the kustomization (a fix edits it
-there). One written as a quoted, folded or plain string is read from the string's value
-(:class:`Mover`): each word placed where the string writes it when
-:func:`~vllm_upgrade_check.parsing.yamlwords.scalar_offsets` aligns the value with the text,
-else at the ``patch:`` key; a fix never edits inside such a string (:data:`INLINE_NOTE`:
-changing it is left to a person). An inline patch that is no YAML, holds operations but no
-target, reads as neither operations nor an object, or is no string is a
-:class:`~vllm_upgrade_check.model.facts.Skipped` naming its line, ``unresolved: ...``.
+An inline ``patch:`` (a literal block read where it stands, a string read from its value)
+is read by :mod:`.kustomize_inline`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import yaml
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
-from vllm_upgrade_check.parsing.textpos import line_index
+from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span, Spans
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, items, scalar
 from vllm_upgrade_check.parsing.yamlwords import (
-    scalar_offsets,
     scalar_word,
     sequence_items,
     sequence_words,
@@ -71,56 +62,64 @@ from vllm_upgrade_check.sources.scanners.base import (
     INDEXED_NOTE,
     Conditional,
     FileReference,
-    Reference,
     SourceFile,
 )
 from vllm_upgrade_check.sources.scanners.kserve import SERVICE_KEY
+from vllm_upgrade_check.sources.scanners.kustomize_containers import container_op_facts
+from vllm_upgrade_check.sources.scanners.kustomize_images import (
+    CONTAINER_KEY,
+    CONTAINER_NAME_KEY,
+    POD_KINDS,
+    by_image,
+    container_image,
+    image_op_facts,
+)
+from vllm_upgrade_check.sources.scanners.kustomize_inline import (
+    EMPTY_PATCH,
+    InlinePatch,
+    Mover,
+    entries,
+    inline_patches,
+)
 from vllm_upgrade_check.sources.scanners.kustomize_ops import (
     CONTAINER_ARGS,
     PREDICTOR_ARGS,
+    split_ops,
     uncut,
+    unsplit,
     valueless_ops,
 )
+from vllm_upgrade_check.sources.scanners.kustomize_overlay import images_base_words, overlay_base_words
 from vllm_upgrade_check.sources.scanners.kustomize_removal import (
     Op,
     PatchedArgs,
     joined,
     removal_markers,
-    target_names,
+)
+from vllm_upgrade_check.sources.scanners.kustomize_targets import (
+    Target,
+    target_objects,
+    target_of,
+    target_problem,
 )
 
 KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 """The names ``kustomize build`` reads a directory's kustomization from."""
 
-CONTAINER_KEY = "k8s-container:"
-"""Prefix of the key ``Kind/name/index`` of a pod container that launches vLLM."""
-
-POD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "Pod"})
-
-CONTAINER_NAME_KEY = "k8s-container-name:"
-"""Prefix of the key ``Kind/name/container name`` of a pod container that launches vLLM (what
-a strategic-merge patch matches containers by)."""
-
 _WRITES = ("add", "replace", "remove")
 """The operations that change a launch's words (a patch of only ``test`` ones changes none)."""
 
 
-def patch_entries(doc: yaml.Node, relpath: str) -> Iterator[tuple[str, str, str]]:
-    """``(target kind, target name, patch file path)`` of each JSON 6902 patch a kustomization
-    names by path (relative to the kustomization's folder, as kustomize reads it)."""
+def patch_entries(doc: yaml.Node, relpath: str) -> Iterator[tuple[Target, str, int]]:
+    """``(target, patch file path, line of the entry)`` of each JSON 6902 patch a
+    kustomization names by path (relative to the kustomization's folder, as kustomize reads
+    it) for a target that names a kind, a name or a selector."""
     folder = relpath.rpartition("/")[0]
     for key in ("patchesJson6902", "patches"):
         for entry in items(get(doc, key)):
-            target = get(entry, "target")
-            kind, name, path = scalar(get(target, "kind")), scalar(get(target, "name")), scalar(get(entry, "path"))
-            if kind and path and _kind_or_name_only(target):
-                yield kind, name or "", joined(folder, path)
-
-
-def _kind_or_name_only(target: yaml.Node | None) -> bool:
-    """Whether a patch ``target`` selects by kind and name alone (no label or annotation
-    selector, which the tool does not evaluate)."""
-    return get(target, "labelSelector") is None and get(target, "annotationSelector") is None
+            target, path = target_of(get(entry, "target")), scalar(get(entry, "path"))
+            if path and (target.given or target.name):
+                yield target, joined(folder, path), entry.start_mark.line + 1
 
 
 def strategic_merge_entries(doc: yaml.Node, relpath: str) -> Iterator[str]:
@@ -145,7 +144,7 @@ ANY_NAME = "*"
 kind only (no Kubernetes object is named so: no :class:`~.base.Reference` ever matches it)."""
 
 
-def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[FileReference | Conditional | Skipped]:
+def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[Fact | FileReference | Conditional | Skipped]:
     """A kustomization's patch files as :class:`~.base.FileReference` items (so it is read
     again with them), and once ``read`` is given, the :class:`~.base.Conditional` facts of
     the launch words each patch writes (:func:`patch_facts`, :func:`strategic_merge_facts`)
@@ -157,164 +156,84 @@ def kustomization_items(source: SourceFile, read: Reader | None) -> Iterator[Fil
     except YamlProblem:
         return
     for doc in docs:
-        for kind, target, path in patch_entries(doc, source.relpath):
+        for target, path, line in patch_entries(doc, source.relpath):
             yield FileReference(path, "manifest")
+            why = target_problem(target)
+            if why and read is None:
+                reason = f"unresolved: the patch entry at line {line} ({path}) {why}; its words were not checked"
+                yield Skipped(source.relpath, reason, configures_vllm=source.mentions_vllm(), line=line)
             patch = read(path) if read is not None else None
             if patch is not None and read is not None:
-                for name in target_names(read, source.relpath, doc, kind, target):
-                    yield from patch_facts(patch, kind, name)
+                for kind, name in target_objects(read, source.relpath, doc, target):
+                    yield from by_image([*patch_facts(patch, kind, name), *image_op_facts(patch, kind, name)])
                     yield from patch_markers(read, source, doc, patch, kind, name)
+                    keep = _rewritten(patch, kind, name)
+                    yield from overlay_base_words(read, source.relpath, doc, image_op_facts(patch, kind, name), keep)
         for path in dict.fromkeys(strategic_merge_entries(doc, source.relpath)):
             yield FileReference(path, "manifest")
             patch = read(path) if read is not None else None
             if patch is not None:
                 yield from strategic_merge_facts(patch)
+        if read is not None:
+            yield from images_base_words(read, source.relpath, doc)
         if read is None:  # inline patches: read once, with the kustomization's first reading
-            if any(get(entry, "patch") is not None for entry in items(get(doc, "patches"))):
+            if any(get(entry, "patch") is not None for entry in entries(doc)) or items(get(doc, "images")):
                 yield FileReference(source.relpath, "manifest")  # read again: the markers need the base
             yield from inline_patch_items(source, doc)
         else:
             for inline in inline_patches(source, doc):
-                if not isinstance(inline, InlinePatch) or not inline.kind or not inline.json6902:
+                if isinstance(inline, InlinePatch) and not inline.json6902:
+                    yield from _smp_base_words(read, source.relpath, doc, inline.source)
+                if not isinstance(inline, InlinePatch) or not inline.target.given or not inline.json6902:
                     continue
-                for name in target_names(read, source.relpath, doc, inline.kind, inline.name):
-                    if not inline.name:  # a kind's every object: known once the base is read
-                        yield from _moved(patch_facts(inline.source, inline.kind, name), inline.mover)
-                    yield from patch_markers(read, source, doc, inline.source, inline.kind, name, inline.mover)
+                for kind, name in target_objects(read, source.relpath, doc, inline.target):
+                    if _open(inline.target):  # objects known once the base is read
+                        found = [*patch_facts(inline.source, kind, name), *image_op_facts(inline.source, kind, name)]
+                        yield from _moved([c for c in by_image(found) if isinstance(c, Conditional)], inline.mover)
+                    yield from patch_markers(read, source, doc, inline.source, kind, name, inline.mover)
+                    keep = _rewritten(inline.source, kind, name)
+                    images = image_op_facts(inline.source, kind, name)
+                    yield from overlay_base_words(read, source.relpath, doc, images, keep)
 
 
-INLINE_NOTE = (
-    "written in an inline kustomize patch given as a quoted, folded or plain YAML string: "
-    "the tool does not edit inside it; change it there by hand"
-)
-"""Note of the facts of an inline patch that is not a literal block: they are placed where
-their words are written when the string can be aligned with its value, else at the
-``patch:`` key, and a fix leaves them to a person."""
+def _rewritten(patch: SourceFile, kind: str, name: str) -> frozenset[str]:
+    """The keys of the launches whose base args a JSON 6902 patch takes out or rewrites (a
+    ``remove``, a ``replace``, an op on the whole list): the overlay does not deploy them as
+    the base writes them."""
+    return frozenset(
+        key
+        for key, patched in patch_ops(patch, kind, name).items()
+        if any(op.verb in ("remove", "replace") or op.index is None for op in patched.ops)
+    )
 
 
-class Mover:
-    """Places what is read in the value of an inline patch string (its ``node``, in ``text``)
-    where it is written in the kustomization: each character where
-    :func:`~vllm_upgrade_check.parsing.yamlwords.scalar_offsets` aligns it, or every one at
-    the ``patch:`` key (``key``; else the string's start) when the value cannot be aligned."""
-
-    def __init__(self, text: str, node: yaml.ScalarNode, key: yaml.Node | None = None) -> None:
-        self.offsets = scalar_offsets(text, node)
-        self.value_starts = line_index(str(node.value)).starts
-        self.index = line_index(text)
-        home = key if key is not None else node
-        self.home = (home.start_mark.line + 1, home.start_mark.column + 1)
-
-    def at(self, line: int, column: int) -> tuple[int, int]:
-        """Where the 1-based ``line``/``column`` of the value is written in the text."""
-        if self.offsets is None or not 0 < line <= len(self.value_starts):
-            return self.home
-        offset = min(self.value_starts[line - 1] + column - 1, len(self.offsets) - 1)
-        return self.index.line_col(self.offsets[offset])
-
-    def line(self, line: int) -> int:
-        """Where line ``line`` of the value starts in the text."""
-        return self.at(line, 1)[0]
-
-    def group(self, group: str | None) -> str | None:
-        """A launch's group (``line:column`` in the value) as the text places it."""
-        if group is None:
-            return None
-        line, _, column = group.partition(":")
-        return "{}:{}".format(*self.at(int(line), int(column)))
-
-    def fact(self, fact: Fact) -> Fact:
-        """``fact`` placed in the text; an arg or env var with :data:`INLINE_NOTE` and no
-        spans a fix could edit (a launch keeps its note)."""
-        loc = fact.location
-        line, column = self.at(loc.line or 1, loc.column or 1)
-        end = self.at(loc.end_line, loc.end_column or 1) if loc.end_line is not None and self.offsets else (None, None)
-        spans = fact.spans
-        if fact.kind != FactKind.LAUNCH:
-            spans = Spans(syntax=spans.syntax if spans is not None else "", note=INLINE_NOTE)
-        return replace(fact, location=Location(loc.path, line, column, *end), group=self.group(fact.group), spans=spans)
+def _smp_base_words(read: Reader, relpath: str, doc: yaml.Node, patch: SourceFile) -> Iterator[Conditional]:
+    """The base words an inline strategic-merge patch that sets a container's vLLM image
+    deploys with it (:func:`~.kustomize_overlay.overlay_base_words`), but for a container
+    whose ``args`` or ``command`` the patch sets (they replace the base's)."""
+    found = [c for c in strategic_merge_facts(patch, inline=True) if isinstance(c, Conditional)]
+    keep = frozenset(c.key for c in found if any(f.kind == FactKind.LAUNCH for f in c.facts))
+    yield from overlay_base_words(read, relpath, doc, found, keep)
 
 
-@dataclass(frozen=True)
-class InlinePatch:
-    """One ``patches:`` entry that writes its patch inline.
-
-    Attributes:
-        source: the patch's text as a file of the kustomization's path (a literal block's
-            lines where they stand, the text before them blanked; else the string's value).
-        kind: the entry's target kind, or ``""``.
-        name: the entry's target name, or ``""``.
-        json6902: whether it is read as JSON 6902 operations (a list of them; else an object).
-        mover: places the value's positions in the kustomization (``None``: a literal
-            block, already in place).
-    """
-
-    source: SourceFile
-    kind: str
-    name: str
-    json6902: bool
-    mover: Mover | None
+def _open(target: Target) -> bool:
+    """Whether ``target`` selects objects the first reading cannot name (a kind only, a
+    selector, a pattern): their words are keyed by each object once the base is read."""
+    return not (target.kind and target.name) or target.selects or target.patterned
 
 
-def inline_patches(source: SourceFile, doc: yaml.Node) -> Iterator[InlinePatch | Skipped]:
-    """The inline patches of the ``patches:`` entries of kustomization ``doc``: a literal
-    block scalar (``patch: |-``) read where it stands; a quoted, folded or plain string read
-    from its value (see :class:`Mover`). A string whose value is no YAML, or a ``patch:``
-    that is no string, is a :class:`~vllm_upgrade_check.model.facts.Skipped` naming its line
-    (never passed over in silence)."""
-    lines = source.text.split("\n")
-    for entry in items(get(doc, "patches")):
-        node = get(entry, "patch")
-        if node is None:
-            continue
-        target = get(entry, "target")
-        kind, name = scalar(get(target, "kind")) or "", scalar(get(target, "name")) or ""
-        if not _kind_or_name_only(target):
-            kind = name = ""  # a selector the tool does not evaluate: read as no target
-        key = next((k for k, _v in entry.value if scalar(k) == "patch"), None) if isinstance(entry, yaml.MappingNode) else None
-        where = (key or node).start_mark.line + 1
-        if not isinstance(node, yaml.ScalarNode):
-            reason = f"the inline patch at line {where} is not a string (kustomize reads a string there): not read"
-            yield Skipped(source.relpath, reason, configures_vllm=source.mentions_vllm(), line=where)
-            continue
-        mover: Mover | None = None
-        if node.style == "|":
-            first = node.start_mark.line + 1  # 0-based: the block's text starts on the line after `|`
-            stop = node.end_mark.line + (1 if node.end_mark.column else 0)  # it ends at a line's start
-            text = "\n" * first + "\n".join(lines[first:stop]) + ("\n" if stop < len(lines) else "")
-            # (with its last line's break: a cut of the last item's lines takes it)
-        else:
-            text = str(node.value)
-            mover = Mover(source.text, node, key)
-        why = _unread(text, bool(kind))
-        if why:
-            mentions = any(w in text.lower() for w in ("vllm", "args", "command"))
-            reason = f"unresolved: the inline patch at line {where} {why}; its words were not checked"
-            yield Skipped(source.relpath, reason, configures_vllm=mentions, line=where)
-            continue
-        json6902 = any(isinstance(d, yaml.SequenceNode) for d in documents(text))
-        yield InlinePatch(SourceFile(source.relpath, text), kind, name, json6902, mover)
+def _first_targets(target: Target) -> list[tuple[str, str]]:
+    """The ``(kind, name)`` the first reading keys an inline patch's words by: the target's
+    when it names both, else :data:`ANY_NAME` (and, with no kind or a pattern of kinds, a
+    predictor's and a pod's kind, so that the words of either path are read)."""
+    if not _open(target):
+        return [(target.kind, target.name)]
+    known = target.kind in POD_KINDS or target.kind == "InferenceService"  # not a pattern
+    kinds = [target.kind] if known else ["InferenceService", "Deployment"]
+    return [(kind, ANY_NAME) for kind in kinds]
 
 
-def _unread(text: str, targeted: bool) -> str:
-    """Why an inline patch's text cannot be read as a patch (``""``: it can): no YAML, JSON
-    6902 operations without a target, or neither operations nor an object."""
-    if not text.strip():
-        return ""
-    try:
-        docs = documents(text)
-    except YamlProblem as exc:
-        return f"is no YAML ({exc})"
-    if not docs:
-        return ""  # comments only: no patch at all
-    if any(isinstance(d, yaml.SequenceNode) for d in docs):
-        return "" if targeted else "holds JSON 6902 operations but names no target"
-    if any(isinstance(d, yaml.MappingNode) for d in docs):
-        return ""
-    return "reads as neither JSON 6902 operations nor an object"
-
-
-def inline_patch_items(source: SourceFile, doc: yaml.Node) -> Iterator[Conditional | Skipped]:
+def inline_patch_items(source: SourceFile, doc: yaml.Node) -> Iterator[Fact | Conditional | Skipped]:
     """The :class:`~.base.Conditional` facts of the ``patches:`` entries of kustomization
     ``doc`` that write their patch inline (:func:`inline_patches`): a JSON 6902 patch when
     the entry names a ``target``, else (or when its text is a pod object) a strategic-merge
@@ -331,10 +250,18 @@ def inline_patch_items(source: SourceFile, doc: yaml.Node) -> Iterator[Condition
             # (the second reading keys its words by each one's name); read here under a name
             # no object has, which no file refers to, so that a reading of this file alone (a
             # fix's check) still sees the words it writes.
-            found = list(patch_facts(inline.source, inline.kind, inline.name or ANY_NAME))
+            found: list[Conditional | Skipped] = []
+            for kind, name in _first_targets(inline.target):
+                found.extend(patch_facts(inline.source, kind, name))
+                found.extend(image_op_facts(inline.source, kind, name))
+            whole = container_op_facts(inline.source)
+            yield from (f if inline.mover is None else inline.mover.fact(f) for f in whole)
         else:
-            found = list(strategic_merge_facts(inline.source))
-        yield from _moved(found, inline.mover)
+            found = list(strategic_merge_facts(inline.source, inline=True))
+        found = list(by_image(found))
+        yield from _moved([c for c in found if isinstance(c, Conditional)], inline.mover)
+        mover = inline.mover
+        yield from (c if mover is None else replace(c, line=mover.line(c.line or 1)) for c in found if isinstance(c, Skipped))
 
 
 def _moved(found: Iterable[Conditional], mover: Mover | None) -> Iterator[Conditional]:
@@ -343,11 +270,13 @@ def _moved(found: Iterable[Conditional], mover: Mover | None) -> Iterator[Condit
         yield c if mover is None else Conditional(c.key, tuple(map(mover.fact, c.facts)), c.refers)
 
 
-def strategic_merge_facts(patch: SourceFile) -> Iterator[Conditional]:
+def strategic_merge_facts(patch: SourceFile, inline: bool = False) -> Iterator[Conditional | Skipped]:
     """The launch words and env vars a strategic-merge patch file writes for each named
     container of a pod object (one :class:`~.base.Conditional` per container, keyed
     :data:`CONTAINER_NAME_KEY`, its launch an :data:`~.base.APPENDED` one at the ``args``
-    key). A container with a vLLM image of its own is skipped: it is read as a launch."""
+    key). A container with a vLLM image of its own is skipped: it is read as a launch, unless
+    the patch is ``inline`` (in a kustomization): then its image is the container's
+    (:func:`~.kustomize_images.container_image`)."""
     from vllm_upgrade_check.sources.scanners.images import is_vllm_image
     from vllm_upgrade_check.sources.scanners.vllm_argv import find_launch
     from vllm_upgrade_check.sources.scanners.yamlenv import env_facts
@@ -365,11 +294,17 @@ def strategic_merge_facts(patch: SourceFile) -> Iterator[Conditional]:
         for container in items(get(pod, "containers")):
             cname = scalar(get(container, "name"))
             image = scalar(get(container, "image")) or ""
-            if not cname or is_vllm_image(image):
+            if cname and inline:
+                yield from container_image(patch, container, f"{CONTAINER_NAME_KEY}{kind}/{name}/{cname}")
+            if not cname or (is_vllm_image(image) and not inline):
                 continue
             facts: list[Fact] = []
             args, command = get(container, "args"), get(container, "command")
             tokens = sequence_words(patch.text, args) if isinstance(args, yaml.SequenceNode) else []
+            if inline and isinstance(args, yaml.SequenceNode) and not args.value:
+                line = args.start_mark.line + 1
+                reason = f"{EMPTY_PATCH} {line} sets args: [] for container {cname}, which clears the base's args"
+                yield Skipped(patch.relpath, reason, configures_vllm=False, line=line)
             launch = find_launch(sequence_words(patch.text, command)) if isinstance(command, yaml.SequenceNode) else None
             if launch is not None:  # the patch's command runs vLLM: its words, then the args
                 start, positional = Token(APPENDED, launch.start.line, launch.start.column), launch.positional_model
@@ -447,6 +382,8 @@ def patch_facts(patch: SourceFile, kind: str, name: str) -> Iterator[Conditional
         start = patched.start
         facts = list(arg_facts(tokens, patch.relpath, "kustomize", positional_model=False, entry=APPENDED, start=start, syntax="yaml"))
         facts = [uncut(f, kept) for f in facts]
+        if split_ops(patched.ops):
+            facts = [unsplit(f) for f in facts]
         if indexed:  # the patched args' list keeps its positions: say so on the launch
             what = "removes some of them; " if removes else ""
             note = f"{INDEXED_NOTE} (kustomize patch {indexed}): {what}removing a word would shift what it patches"
@@ -477,21 +414,3 @@ def patch_markers(
         markers = tuple(removal_markers(read, kustomization, doc, patch, kind, name, patched, patch.relpath, group, place))
         if markers:
             yield Conditional(key, markers)
-
-
-def container_references(doc: yaml.Node, facts: list[Fact]) -> Iterator[Reference]:
-    """For a pod object (``Deployment``, ``Pod``, ...), a :class:`~.base.Reference` per
-    container that launches vLLM (``facts``: the object's facts, each container's with
-    ``owner`` ``container NAME``), keyed ``Kind/name/index`` and naming its launch."""
-    kind, name = scalar(get(doc, "kind")), scalar(get(get(doc, "metadata"), "name"))
-    if kind not in POD_KINDS or not name:
-        return
-    spec = get(doc, "spec")
-    pod = spec if kind == "Pod" else get(get(spec, "template"), "spec")
-    for index, container in enumerate(items(get(pod, "containers"))):
-        who = f"container {scalar(get(container, 'name')) or '?'}"
-        launch = next((f for f in facts if f.kind == FactKind.LAUNCH and f.owner == who), None)
-        if launch is not None and launch.group:
-            yield Reference(f"{CONTAINER_KEY}{kind}/{name}/{index}", launch=launch.group)
-            if scalar(get(container, "name")):
-                yield Reference(f"{CONTAINER_NAME_KEY}{kind}/{name}/{who[len('container '):]}", launch=launch.group)

@@ -99,7 +99,7 @@ def _patches(doc: yaml.Node) -> bool:
 def base_objects(
     read: Reader, relpath: str, doc: yaml.Node, kind: str, name: str, depth: int = 0, patched: bool = False
 ) -> list[tuple[SourceFile, yaml.Node]] | None:
-    """The objects of kind ``kind`` named ``name`` (``""``: any name) that kustomization
+    """The objects of kind ``kind`` named ``name`` (``""``: any kind, any name) that kustomization
     ``doc`` (file ``relpath``) takes in through its ``resources:``/``bases:``, each with its
     file; ``None`` when a kustomization on the way patches objects too (their args may differ
     from what the file says; ``patched``: read through it all the same, for what names the
@@ -141,21 +141,8 @@ def _docs(source: SourceFile) -> tuple[yaml.Node, ...]:
 
 
 def _named(doc: yaml.Node, kind: str, name: str) -> bool:
-    return scalar(get(doc, "kind")) == kind and (not name or scalar(get(get(doc, "metadata"), "name")) == name)
-
-
-def target_names(read: Reader, relpath: str, doc: yaml.Node, kind: str, name: str) -> list[str]:
-    """The names of the objects a patch ``target`` of ``kind`` and ``name`` selects among
-    those kustomization ``doc`` (file ``relpath``) takes in: ``[name]`` when it names one;
-    for a target of a kind only, every object of that kind, in file order, each once (the
-    kustomize ``patches`` reference, kubectl.docs.kubernetes.io/references/kustomize/
-    kustomization/patches/: a target's fields are all optional and an object is patched
-    when it matches every one given); none found: ``[]``."""
-    if name:
-        return [name]
-    found = base_objects(read, relpath, doc, kind, "", patched=True) or []
-    names = (scalar(get(get(d, "metadata"), "name")) for _s, d in found)
-    return list(dict.fromkeys(n for n in names if n))
+    """Whether ``doc`` is of ``kind`` (``""``: any) and named ``name`` (``""``: any)."""
+    return (not kind or scalar(get(doc, "kind")) == kind) and (not name or scalar(get(get(doc, "metadata"), "name")) == name)
 
 
 def _args_node(doc: yaml.Node, kind: str, container: int | None) -> yaml.Node | None:

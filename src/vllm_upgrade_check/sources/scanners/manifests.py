@@ -15,7 +15,6 @@ import yaml
 from vllm_upgrade_check.model.evolve import evolve
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, items, mapping_items, scalar
-from vllm_upgrade_check.parsing.yamlwords import node_span
 from vllm_upgrade_check.sources.scanners.base import (
     Conditional,
     FileReference,
@@ -25,23 +24,21 @@ from vllm_upgrade_check.sources.scanners.base import (
     SourceFile,
     shared_words,
 )
-from vllm_upgrade_check.sources.scanners.compose_build import Built, build_files, built_bases
-from vllm_upgrade_check.sources.scanners.compose_entry import BuiltScript, built_scripts, script_launch_facts
-from vllm_upgrade_check.sources.scanners.compose_env import (
-    Dotenv,
-    dotenv_read,
-    dotenv_span,
-    project_dotenv_path,
-    read_dotenv,
+from vllm_upgrade_check.sources.scanners.compose_env import project_dotenv_path, read_dotenv
+from vllm_upgrade_check.sources.scanners.compose_merge import (
+    OVERRIDE_NAMES,
+    Layer,
+    compose_links,
+    is_compose_project,
 )
+from vllm_upgrade_check.sources.scanners.compose_project import compose_file_facts
 from vllm_upgrade_check.sources.scanners.containers import container_env, container_facts
 from vllm_upgrade_check.sources.scanners.kserve import predictor_items, runtime_references
-from vllm_upgrade_check.sources.scanners.kustomize import (
-    KUSTOMIZATION_NAMES,
-    container_references,
-    kustomization_items,
-)
+from vllm_upgrade_check.sources.scanners.kustomize import KUSTOMIZATION_NAMES, kustomization_items
+from vllm_upgrade_check.sources.scanners.kustomize_containers import container_op_facts
+from vllm_upgrade_check.sources.scanners.kustomize_images import container_references
 from vllm_upgrade_check.sources.scanners.kustomize_ops import valueless_ops
+from vllm_upgrade_check.sources.scanners.owners import launchers_only, read_by
 from vllm_upgrade_check.sources.scanners.templates import (
     PLACEHOLDER,
     has_template_actions,
@@ -55,65 +52,6 @@ YAML_SUFFIXES = (".yaml", ".yml")
 HELM_IMAGE_KEY = "helm-chart-vllm-image:"
 """Links a chart's templates to its values: facts of a template container whose image is
 ``{{ .Values... }}`` count when a values file in the chart directory names a vLLM image."""
-
-def compose_facts(
-    text: str,
-    doc: yaml.Node,
-    path: str,
-    scanner: str,
-    built: Built | None = None,
-    dotenv: Dotenv | None = None,
-    scripts: dict[str, BuiltScript] | None = None,
-) -> Iterator[Fact]:
-    """Facts of a docker-compose document (``services.*``; ``built``: the base images of the
-    services built from a Dockerfile, see :func:`.compose_build.built_bases`; ``dotenv``: the
-    project ``.env``'s variables, see :mod:`.compose_env`; ``scripts``: the entry-point
-    scripts of built services, which their ``command`` words are passed to, see
-    :mod:`.compose_entry`)."""
-    facts: list[Fact] = []
-    others: list[tuple[Span, str]] = []
-    dotenv_readers: dict[str, list[tuple[Span, str]]] = {}  # .env values other services interpolate
-    for name, _key, service in mapping_items(get(doc, "services")):
-        entry, command = get(service, "entrypoint"), get(service, "command")
-        words = [entry, command]
-        base = (built or {}).get(str(name))
-        found = list(container_facts(text, path, scanner, get(service, "image"), entry, command, built=base, dotenv=dotenv))
-        script = (scripts or {}).get(str(name))
-        if script is not None and not any(f.kind == FactKind.LAUNCH for f in found):
-            found.extend(script_launch_facts(text, service, path, script, dotenv))
-        if not any(f.kind == FactKind.LAUNCH for f in found):
-            others.extend(_read_by(words, f"service {name}"))
-            for value in dotenv_read(text, service, dotenv or {}):
-                dotenv_readers.setdefault(value.path, []).append((dotenv_span(value), f"service {name}"))
-        found.extend(env_facts(text, get(service, "environment"), path, scanner))
-        facts.extend(evolve(f, owner=f"service {name}") for f in found)
-    yield from shared_words(launchers_only(facts), others, path, dotenv_readers)
-
-
-def launchers_only(facts: list[Fact]) -> list[Fact]:
-    """``facts`` (each with its ``owner``, a service or container) without the copies that
-    owners which launch no vLLM read of words a vLLM launch reads too (a YAML anchor of
-    ``environment`` merged into a redis service and two vLLM services is the vLLM
-    services' alone: the finding is shared by those). Words only such owners read stay
-    theirs (a ``VLLM_*`` variable of a container whose launch is not seen)."""
-    launching = {f.owner for f in facts if f.kind == FactKind.LAUNCH}
-    if not launching:
-        return facts
-
-    def place(f: Fact) -> tuple[object, ...]:
-        return (f.location.path, f.location.line, f.location.column, f.kind, f.name)
-
-    read_by_launch = {place(f) for f in facts if f.owner in launching}
-    return [f for f in facts if f.owner in launching or place(f) not in read_by_launch]
-
-
-def _read_by(nodes: list[yaml.Node | None], who: str) -> Iterator[tuple[Span, str]]:
-    """Where the command lines of a container that does not run vLLM are written: an anchor
-    a vLLM container uses as well (``command: *args``) is the same node, at the same place."""
-    for node in nodes:
-        if node is not None:
-            yield node_span(node), who
-
 
 MAX_CONTAINERS = 10_000
 """Containers read from one document at most (bounds what an alias bomb can produce)."""
@@ -183,7 +121,7 @@ def kubernetes_facts(
         found = list(container_facts(text, path, scanner, image_node, command, args, env))
         who = f"container {scalar(get(container, 'name')) or '?'}"
         if not any(f.kind == FactKind.LAUNCH for f in found):
-            others.extend(_read_by(words, who))
+            others.extend(read_by(words, who))
         found.extend(env_facts(text, get(container, "env"), path, scanner))
         facts.extend(evolve(f, owner=who) for f in found)
     yield from shared_words(launchers_only(facts), others)
@@ -240,14 +178,18 @@ def config_map_env_facts(text: str, config_map: yaml.Node, path: str, scanner: s
         yield key_env_fact(text, key, key_node, scalar(value_node), path, scanner, origin="configmap")
 
 
-_JSON6902 = re.compile(r"""["']?\bop["']?\s*:.*?["']?/(?:spec/)?\S*?(?:args|command)\b""", re.S)
+_JSON6902 = re.compile(
+    r"""["']?\bop["']?\s*:.*?["']?/(?:spec/)?\S*?(?:(?:args|command|image)\b|containers(?:/(?:-|\d+))?(?![\w/-]))""", re.S
+)
 
 
 def json6902_like(text: str) -> bool:
     """Whether ``text`` reads like JSON 6902 operations on a container's or predictor's
-    ``args`` or ``command`` (an ``op:`` key, then a path ending in one of them), which a
+    ``args``, ``command`` or ``image``, or on a pod's containers (an ``op:`` key, then a path
+    ending in one of them), which a
     kustomization applies to a launch whether or not the file names vLLM."""
-    return "op" in text and ("args" in text or "command" in text) and _JSON6902.search(text) is not None
+    words = ("args", "command", "image", "containers")
+    return "op" in text and any(w in text for w in words) and _JSON6902.search(text) is not None
 
 
 class ManifestScanner(Scanner):
@@ -288,16 +230,24 @@ class ManifestScanner(Scanner):
                 yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line, column=exc.column)
                 return
             yield from valueless_ops(source)
+            yield from container_op_facts(source)
 
     def with_referenced(
         self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
     ) -> list[Fact | Conditional] | None:
-        """A compose file read again with the base images of its services' Dockerfiles and
-        its project's ``.env``; a kustomization with the patch files it names."""
-        return [item for item in self._read(source, read) if isinstance(item, (Fact, Conditional))]
+        """A compose file read again with the base images of its services' Dockerfiles, its
+        project's ``.env`` and the files it is merged with (:mod:`.compose_project`); a
+        kustomization with the patch files it names."""
+        names = set(files)
+        return [item for item in self._read(source, read, names.__contains__) if isinstance(item, (Fact, Conditional))]
 
-    def _read(self, source: SourceFile, read: Callable[[str], SourceFile | None] | None) -> Iterator[ScanItem]:
-        if source.name in KUSTOMIZATION_NAMES and "patch" in source.text:
+    def _read(
+        self,
+        source: SourceFile,
+        read: Callable[[str], SourceFile | None] | None,
+        exists: Callable[[str], bool] | None = None,
+    ) -> Iterator[ScanItem]:
+        if source.name in KUSTOMIZATION_NAMES and ("patch" in source.text or "images" in source.text):
             yield from kustomization_items(source, read)
         lower = source.text.lower()
         builds = "services" in lower and "build" in lower
@@ -305,7 +255,18 @@ class ManifestScanner(Scanner):
         values = chart is not None and ".Values." in source.text
         kserve = "inferenceservice" in lower
         patch = json6902_like(lower)  # words a kustomization applies: no YAML is no silence
-        if "configmap" not in lower and not source.mentions_vllm() and not builds and not values and not kserve and not patch:
+        composed = ("services" in lower or "include" in lower) and (
+            source.name in OVERRIDE_NAMES or "extends" in lower or "include" in lower
+        )
+        if (
+            "configmap" not in lower
+            and not source.mentions_vllm()
+            and not builds
+            and not values
+            and not kserve
+            and not patch
+            and not composed
+        ):
             return
         text = source.text
         templated = has_template_actions(text)
@@ -319,15 +280,16 @@ class ManifestScanner(Scanner):
             return
         if patch and read is None and not templated:
             yield from valueless_ops(source)
+        if patch and not templated:
+            yield from container_op_facts(source)
         facts: list[Fact] = []
         links: list[Conditional | Reference | FileReference] = []
         for doc in docs:
-            if is_compose(doc):
-                built = built_bases(doc, source.relpath, read) if read is not None else None
+            if is_compose_project(doc):
                 dotenv = read_dotenv(source.relpath, read) if read is not None and "$" in text else None
-                scripts = built_scripts(doc, source.relpath, read) if read is not None else None
-                facts.extend(compose_facts(text, doc, source.relpath, "compose", built, dotenv, scripts))
-                links.extend(FileReference(rel, self.name) for _s, rel, _t in build_files(doc, source.relpath))
+                layer = Layer(source.relpath, text, doc)
+                facts.extend(compose_file_facts(layer, read, dotenv, source.mentions_vllm(), exists))
+                links.extend(FileReference(rel, self.name) for rel in compose_links(doc, source.relpath))
                 if "$" in text:  # read again with the project's .env (compose interpolates it)
                     links.append(FileReference(project_dotenv_path(source.relpath), self.name))
             elif is_kubernetes(doc):

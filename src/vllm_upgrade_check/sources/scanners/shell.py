@@ -22,6 +22,7 @@ from vllm_upgrade_check.sources.scanners.base import (
     SpanIndex,
     shared_words,
 )
+from vllm_upgrade_check.sources.scanners.compose_cli import compose_chains, may_run_compose
 from vllm_upgrade_check.sources.scanners.helm_cli import (
     helm_set_tags,
     helm_values_commands,
@@ -42,6 +43,15 @@ _SHELLS = frozenset({"sh", "bash", "zsh", "ksh", "dash"})
 
 Relocate = Callable[[Token], Token]
 """Maps a token parsed from embedded text to its real position in the file."""
+
+
+def compose_references(script: ShellScript, scanner: str) -> Iterator[FileReference]:
+    """One :class:`~.base.FileReference` per compose file a ``docker compose -f`` command of
+    ``script`` names: the file is then read again with the project they make
+    (:func:`~.compose_project.linked_chain_facts`)."""
+    for chain in compose_chains(script):
+        for named in chain:
+            yield FileReference(named.written, scanner)
 
 
 def is_env_name(name: str) -> bool:
@@ -233,6 +243,8 @@ class ShellScanner(Scanner):
         if not source.mentions_vllm():
             if may_pass_helm_values(source.text):  # values files of a vLLM chart (:mod:`.helm_cli`)
                 yield from self._helm_values(source)
+            if may_run_compose(source.text):  # compose files merged by -f (:mod:`.compose_cli`)
+                yield from compose_references(parse_shell(source.text), self.name)
             return
         facts, script = shell_facts(source.text, source.relpath, self.name)
         yield from facts
@@ -240,6 +252,8 @@ class ShellScanner(Scanner):
             yield FileReference(written, self.name)
         if may_pass_helm_values(source.text):
             yield from self._helm_values(source, script)
+        if may_run_compose(source.text):
+            yield from compose_references(script, self.name)
         if script.has_error:
             yield Skipped(
                 source.relpath,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from functools import lru_cache
 
-from vllm_upgrade_check.sources.scanners.python.scope import MAX_SCOPE_NODES, Scope
+from vllm_upgrade_check.sources.scanners.python.scope import MAX_SCOPE_NODES, Scope, target_names
 
 METRIC_PREFIX = "vllm:"
 """What a string literal holds for the monitoring scanner to read it (a vLLM metric's prefix)."""
@@ -80,6 +80,8 @@ class TreeIndex:
                 for target in node.targets if kind is ast.Assign else [node.target]:  # type: ignore[attr-defined]
                     if type(target) is ast.Name:
                         scope.assigned.add(target.id)
+                    else:
+                        scope.assigned.update(target_names(target))
             body_scope: Scope | None = None
             if kind in _DEFINITIONS:
                 _docstring(node, docstrings)

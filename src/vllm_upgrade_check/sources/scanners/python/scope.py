@@ -30,6 +30,42 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
 
 
 
+def target_names(target: ast.AST) -> list[str]:
+    """The names an assignment target binds: ``x`` -> ``["x"]``; ``a, (b, *c)`` ->
+    ``["a", "b", "c"]``; an attribute or a subscript binds none."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Starred):
+        return target_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in target_names(element)]
+    return []
+
+
+def unpacked_value(target: ast.AST, value: ast.AST, name: str) -> ast.AST | None:
+    """What ``name`` is bound to by ``target = value``: ``value`` itself for a plain name, the
+    matching element when both sides are tuples or lists of the same length with no starred
+    element (``model, opts = "m", {...}`` binds ``opts`` to the dict), else ``None`` (the
+    target does not bind ``name``) or, when it binds ``name`` from a value that cannot be
+    paired, the value as a whole: a node no reader takes for a literal of its own."""
+    if isinstance(target, ast.Name):
+        return value if target.id == name else None
+    if name not in target_names(target):
+        return None
+    if (
+        isinstance(target, (ast.Tuple, ast.List))
+        and isinstance(value, (ast.Tuple, ast.List))
+        and len(target.elts) == len(value.elts)
+        and not any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts))
+    ):
+        for element, element_value in zip(target.elts, value.elts, strict=True):
+            found = unpacked_value(element, element_value, name)
+            if found is not None:
+                return found
+    whole = ast.Starred(value=value, ctx=ast.Load())  # type: ignore[arg-type]
+    return ast.copy_location(whole, value)
+
+
 class Scope:
     """Statements of one function (or the module) in source order, without nested defs."""
 
@@ -49,11 +85,11 @@ class Scope:
                 continue
             stack.extend(reversed(child_nodes(node)))
         self.assigned = {
-            t.id
+            name
             for n in self.nodes
             if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
             for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
-            if isinstance(t, ast.Name)
+            for name in target_names(t)
         }
 
     @classmethod
@@ -83,10 +119,11 @@ def last_binding(name: str, scope: Scope, before: int) -> tuple[ast.AST, Scope] 
         line = getattr(node, "lineno", 0)
         if line >= before and owner is scope:
             break
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == name for t in node.targets
-        ):
-            found = node.value
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                bound = unpacked_value(target, node.value, name)
+                if bound is not None:
+                    found = bound
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             if node.target.id == name and node.value is not None:
                 found = node.value

@@ -1,0 +1,118 @@
+"""``docker compose`` command lines in shell text (a script, a Makefile recipe, a CI step):
+the compose files they name, in order (``-f a.yml -f b.yml``, ``--file=b.yml``, or
+``COMPOSE_FILE=a.yml:b.yml`` set before the command or in its prefix). Compose merges those
+files in that order into one project (:mod:`.compose_merge`); without any, it reads the
+folder's default files, which each compose file's own reading covers."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from vllm_upgrade_check.parsing.shell import ShellScript, Token
+from vllm_upgrade_check.sources.scanners.vllm_argv import strip_wrappers
+
+COMPOSE_FILE = "COMPOSE_FILE"
+"""The variable compose reads its files from when no ``-f`` is given (``:``-separated)."""
+
+_TAKES_VALUE = frozenset(
+    "-p --project-name --env-file --profile --project-directory --ansi --parallel --progress -c --context".split()
+)
+"""Global options of ``docker compose`` that take the next word."""
+
+_DOCKER_TAKES_VALUE = frozenset("-H --host --config -c --context -l --log-level".split())
+"""Options of ``docker`` itself (before ``compose``) that take the next word."""
+
+
+@dataclass(frozen=True)
+class Named:
+    """A compose file a command names: as written, and where (1-based line and column in
+    the text read, or the token's own file)."""
+
+    written: str
+    line: int
+    column: int
+    length: int
+    resolved: bool = True
+    """``False``: a word the script does not resolve (``-f $EXTRA``): compose reads a file
+    there, which one is not known here."""
+    cd: str = ""
+    """The folder the last ``cd`` before the command changed to (relative, as written), in
+    which compose looks for the file."""
+
+
+def may_run_compose(text: str) -> bool:
+    """Whether ``text`` may run ``docker compose`` with files of its own (a cheap check)."""
+    return "compose" in text and ("-f" in text or "--file" in text or COMPOSE_FILE in text)
+
+
+def _compose_start(words: list[str]) -> int | None:
+    """The index of the first word after ``docker compose`` / ``docker-compose``, or ``None``."""
+    if not words:
+        return None
+    if posixpath.basename(words[0]) == "docker-compose":
+        return 1
+    if posixpath.basename(words[0]) != "docker":
+        return None
+    index = 1
+    while index < len(words) and words[index].startswith("-"):  # docker's own options
+        takes = "=" not in words[index] and words[index] in _DOCKER_TAKES_VALUE
+        index += 2 if takes else 1
+    return index + 1 if index < len(words) and words[index] == "compose" else None
+
+
+def _token_named(token: Token, start: int = 0) -> Named:
+    return Named(token.text[start:], token.line, token.column + start, len(token.text) - start, token.resolved)
+
+
+def compose_chains(script: ShellScript, move: Callable[[Token], Token] | None = None) -> list[list[Named]]:
+    """The files of each ``docker compose`` command of ``script`` that names its own (``-f``,
+    ``--file``, or ``COMPOSE_FILE`` in its prefix or assigned before it), in order; a word
+    the script does not resolve is kept, marked so (:attr:`Named.resolved`). ``move``: places a word where the file read
+    writes it (a CI step's script in a YAML scalar)."""
+    place = move or (lambda token: token)
+    out: list[list[Named]] = []
+    assigned = sorted((a for a in script.assignments if a.name == COMPOSE_FILE and not a.prefix), key=lambda a: (a.line, a.column))
+    cd = ""
+    for command in script.commands:
+        argv, wrapped_env = strip_wrappers(command.argv)  # sudo, env A=1, timeout 60, ...
+        words = [t.text for t in argv]
+        if words and words[0] in ("cd", "pushd"):
+            target = words[1] if len(words) > 1 and argv[1].resolved else None
+            cd = posixpath.normpath(posixpath.join(cd, target)) if target and not target.startswith(("/", "~", "-")) else ""
+            continue
+        start = _compose_start(words)
+        if start is None:
+            continue
+        named: list[Named] = []
+        index = start
+        while index < len(words) and words[index].startswith("-"):
+            word, token = words[index], argv[index]
+            name, eq, _value = word.partition("=")
+            if name in ("-f", "--file"):
+                if eq:
+                    named.append(_token_named(place(token), len(name) + 1))
+                elif index + 1 < len(words):
+                    named.append(_token_named(place(argv[index + 1])))
+                    index += 1
+            elif word.startswith("-f") and not word.startswith("--") and len(word) > 2:
+                named.append(_token_named(place(token), 2))
+            elif name in _TAKES_VALUE and not eq:
+                index += 1
+            index += 1
+        by_env = next((t for t in wrapped_env if t.text.startswith(COMPOSE_FILE + "=") and t.resolved), None)
+        if not named and by_env is not None:
+            token = place(by_env)
+            value = by_env.text[len(COMPOSE_FILE) + 1 :]
+            named = [Named(p, token.line, token.column, len(by_env.text)) for p in value.split(":") if p]
+        if not named:
+            given = next((a for a in command.prefix if a.name == COMPOSE_FILE), None)
+            if given is None:
+                before = [a for a in assigned if (a.line, a.column) < (command.line, command.column)]
+                given = before[-1] if before else None
+            if given is not None and "$" not in given.value:
+                named = [Named(p, given.line, given.column, len(COMPOSE_FILE)) for p in given.value.split(":") if p]
+        if named:
+            out.append([replace(n, cd="" if cd == "." else cd) for n in named])
+    return out
