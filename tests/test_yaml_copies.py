@@ -101,3 +101,29 @@ def test_to_python_budget_counts_every_entry_without_merge_keys() -> None:
     assert len(to_python(node, max_nodes=200)["a"]) == 50
     with pytest.raises(YamlProblem):
         to_python(node, max_nodes=60)  # 1 + 1 + 50 keys + 50 values
+
+
+def _walks_for(n: int, monkeypatch: pytest.MonkeyPatch) -> int:
+    from vllm_upgrade_check.sources.scanners import compose_merge
+
+    text = "services:\n" + "".join(f"  s{i}:\n    image: vllm/vllm-openai:v0.8.{i}\n" for i in range(n))
+    doc = compose_merge.compose_document(text)
+    assert doc is not None
+    layer = compose_merge.Layer("docker-compose.yaml", text, doc)
+    calls = [0]
+    real = compose_merge.mapping_items
+
+    def counted(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        for entry in real(*args, **kwargs):  # type: ignore[arg-type]
+            calls[0] += 1  # every entry walked
+            yield entry
+
+    monkeypatch.setattr(compose_merge, "mapping_items", counted)
+    project = compose_merge.layer_project(compose_merge.Loader(None, [layer]), layer)
+    assert sorted(project.services) == sorted(f"s{i}" for i in range(n))
+    return calls[0]
+
+
+def test_a_compose_file_of_many_services_reads_its_services_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    small, large = _walks_for(50, monkeypatch), _walks_for(200, monkeypatch)
+    assert large <= 4 * small + 4  # linear: each service's own entries, and the services once
