@@ -50,10 +50,16 @@ class KnownArgs:
     def choices_at(self, flag: str, version: Version) -> tuple[str, ...] | None:
         """The values release ``version``'s parser accepts for CLI ``flag`` (``--kv-cache-dtype``)
         when its argparse ``choices`` restrict them, else ``None``."""
-        for first, last, values in self.choices.get(_dashed(flag), ()):
-            if first <= version <= last:
-                return values
-        return None
+        runs = self.choices.get(_dashed(flag))
+        if not runs:
+            return None
+        key = ("choices", flag, version)
+        if key in self._memo:
+            return self._memo[key]  # type: ignore[return-value]
+        found = next((values for first, last, values in runs if first <= version <= last), None)
+        if len(self._memo) < MEMO_ENTRIES:
+            self._memo[key] = found
+        return found
 
     def env_gone_by(self, version: Version) -> frozenset[str]:
         """The env vars (``VLLM_*``) some release before ``version`` read from
@@ -70,9 +76,16 @@ class KnownArgs:
         """Whether release ``version``'s parser defines CLI ``flag`` (``--max-num-seqs``):
         within its first and last release and in none of its ``missing`` runs."""
         entry = self.flags.get(flag)
-        return entry is not None and _present(
-            version, _version(entry[0]), _version(entry[1]), self.missing.get(flag, ())
-        )
+        if entry is None:
+            return False
+        key = ("defines", flag, version)  # asked for every key of a --config file: per (flag, release)
+        cached = self._memo.get(key)
+        if cached is not None:
+            return cached  # type: ignore[return-value]
+        answer = _present(version, _version(entry[0]), _version(entry[1]), self.missing.get(flag, ()))
+        if len(self._memo) < MEMO_ENTRIES:
+            self._memo[key] = answer
+        return answer
 
     def env_defines(self, name: str, version: Version) -> bool:
         """Whether release ``version``'s ``vllm/envs.py`` reads env var ``name``: within its

@@ -33,13 +33,20 @@ def version_from_tag(tag: str) -> Version | None:
 
     Returns ``None`` for tags that name no version (``latest``, ``nightly``, digests).
     """
-    found = tag_version_span(tag)
-    return None if found is None else Version(tag[found[0] : found[1]])
+    found = _tag_version(tag)
+    return None if found is None else found[2]
 
 
 def tag_version_span(tag: str) -> tuple[int, int] | None:
     """``(start, end)`` offsets in ``tag`` of the version text :func:`version_from_tag` reads
     (``v0.26.0-cu128`` -> ``(1, 7)``), or ``None``."""
+    found = _tag_version(tag)
+    return None if found is None else (found[0], found[1])
+
+
+def _tag_version(tag: str) -> tuple[int, int, Version] | None:
+    """``(start, end, version)`` of the version text in ``tag``: parsed once (the span's text
+    is the candidate that parsed)."""
     bare = tag.split("@", 1)[0]
     head = bare.lstrip("vV")
     offset = len(bare) - len(head)
@@ -49,7 +56,7 @@ def tag_version_span(tag: str) -> tuple[int, int] | None:
         except InvalidVersion:
             continue
         if version.local is None:
-            return offset, offset + len(candidate)
+            return offset, offset + len(candidate), version
     return None
 
 

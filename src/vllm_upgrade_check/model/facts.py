@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any
+
+from vllm_upgrade_check.model.evolve import evolve
 
 
 class FactKind(str, Enum):
@@ -308,12 +310,7 @@ class Fact:
         Raises:
             TypeError: a name that is not a field.
         """
-        if not changes.keys() <= _FIELD_SET:
-            raise TypeError(f"Fact has no field(s) {', '.join(sorted(changes.keys() - _FIELD_SET))}")
-        fact = object.__new__(Fact)
-        for name in _FIELDS:
-            _set(fact, name, changes[name] if name in changes else getattr(self, name))
-        return fact
+        return evolve(self, **changes)
 
     def to_row(self) -> tuple[Any, ...]:
         """The fact as one flat tuple of plain values (the kind as its value, the location
@@ -396,8 +393,6 @@ _ROW_LENGTH = 20
 
 _KINDS = {kind.value: kind for kind in FactKind}
 
-_FIELDS = tuple(f.name for f in fields(Fact))
-_FIELD_SET = frozenset(_FIELDS)
 
 _set = object.__setattr__
 

@@ -194,11 +194,27 @@ def _spend(budget: list[int], node: yaml.Node) -> None:
 
 
 def get(node: yaml.Node | None, key: str) -> yaml.Node | None:
-    """The value node of ``key`` in a mapping node, or ``None``."""
+    """The value node of ``key`` in a mapping node, or ``None``: the first entry written with
+    that key, else the first a merge key (``<<``) brings, as :func:`mapping_items` orders them."""
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    merges = False
+    for key_node, value in node.value:  # the entries written here come first: no walk needed
+        if not isinstance(key_node, yaml.ScalarNode):
+            continue
+        if key_node.tag == _MERGE_TAG and key_node.value == "<<":
+            merges = True
+        elif key_node.value == key:
+            return value
+    if not merges:
+        return None
     for name, _k, value in mapping_items(node):
         if name == key:
             return value
     return None
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 def items(node: yaml.Node | None) -> list[yaml.Node]:
@@ -207,6 +223,14 @@ def items(node: yaml.Node | None) -> list[yaml.Node]:
 
 
 _CONSTRUCTOR = yaml.SafeLoader.construct_scalar
+
+_PLAIN_SCALARS: dict[str, Any] = {
+    tag: yaml.SafeLoader.yaml_constructors[tag]
+    for tag in (f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null"))
+}
+"""The constructors of the scalar tags that stand for plain values: called directly, as
+``construct_object`` would call them (it keeps a memo of every node, for aliases of
+collections), once per scalar of a large mapping."""
 
 
 def to_python(
@@ -232,6 +256,9 @@ def to_python(
 
     def construct(n: yaml.Node) -> Any:
         try:
+            plain = _PLAIN_SCALARS.get(n.tag)
+            if plain is not None:  # a str, int, float, bool or null: its constructor, no memo
+                return plain(loader, n)
             return loader.construct_object(n, deep=True)
         except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
             # unknown tag (``!x``), bad ``!!binary``/``!!timestamp``/``!!int`` text, ...
@@ -258,12 +285,24 @@ def to_python(
         if isinstance(n, yaml.MappingNode):
             out: dict[Any, Any] = {}
             explicit: set[Any] = set()
+            merges = False
             for key_node, _value in n.value:
-                if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
-                    key = construct(key_node)
-                    if key in explicit:
-                        raise YamlProblem(f"duplicate key {key!r}", pos(key_node).line)
-                    explicit.add(key)
+                if not isinstance(key_node, yaml.ScalarNode):
+                    continue
+                if key_node.tag == _MERGE_TAG:
+                    merges = True
+                    continue
+                key = construct(key_node)
+                if key in explicit:
+                    raise YamlProblem(f"duplicate key {key!r}", pos(key_node).line)
+                explicit.add(key)
+            if not merges:  # what mapping_items yields, entry by entry, without its walk
+                for key_node, value_node in n.value:
+                    _spend(budget, key_node)
+                    if isinstance(key_node, yaml.ScalarNode):
+                        name = str(key_node.value)
+                        out[name] = walk(value_node, (*path, name))
+                return out
             for key, _key_node, value_node in mapping_items(n, budget):
                 out[key] = walk(value_node, (*path, key))
             return out

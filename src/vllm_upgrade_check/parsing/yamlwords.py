@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from functools import lru_cache
 
 import yaml
 
+from vllm_upgrade_check.model.evolve import evolve
 from vllm_upgrade_check.model.facts import Span
 from vllm_upgrade_check.parsing.textpos import INDENT, ByteColumns, line_index, own_lines
 from vllm_upgrade_check.parsing.words import Token, cut, link, unlink_at_comments
@@ -43,6 +43,29 @@ def scalar_word(text: str, node: yaml.ScalarNode) -> Token:
     return Token(str(node.value), span.line, span.column + quoted, True, written, span)
 
 
+def scalar_text_span(text: str, node: yaml.ScalarNode) -> Span | None:
+    """Where the scalar's value is written, as ``sub_span(scalar_word(text, node), 0,
+    len(value))`` gives it (inside one pair of quotes; ``None`` when it is not written as
+    its value on one line), without making the word: asked once per key of a mapping."""
+    start, end = node.start_mark, node.end_mark
+    if start.line != end.line:
+        return None
+    value = str(node.value)
+    written = text[start.index : end.index] or value
+    if written == value:
+        shift = 0
+    elif len(written) == len(value) + 2 and written[0] == written[-1] and written[0] in "\"'":
+        if written[1:-1] != value:
+            return None
+        shift = 1
+    else:
+        return None
+    if end.column - start.column != len(written):
+        return None
+    column = start.column + 1 + shift
+    return Span(start.line + 1, column, start.line + 1, column + len(value))
+
+
 def sequence_words(text: str, node: yaml.Node | None) -> list[Token]:
     """The scalar items of a YAML sequence as argv words placed where they are written: a
     block item is an element of whole lines (its dash and trailing comment included), a
@@ -60,16 +83,16 @@ def sequence_words(text: str, node: yaml.Node | None) -> list[Token]:
         assert word.span is not None
         if node.flow_style:
             start, end = _flow_line(lines, word.span)
-            runs[-1].append(replace(word, line_start=start, line_end=end))
+            runs[-1].append(evolve(word, line_start=start, line_end=end))
             continue
         element = own_lines(lines, word.span.start, word.span.end, _ITEM_HEAD)
-        runs[-1].append(replace(word, element=element))
+        runs[-1].append(evolve(word, element=element))
     tokens = [token for run in runs for token in unlink_at_comments(link(run), lines)]
     if not node.flow_style and len(runs) == 1 and tokens and all(t.element is not None for t in tokens):
         # A block list that loses every item reads as null (for a container: the image's
         # default command, not none): the cuts that take every item write `key: []`.
         whole, left, empty = _block_list_extent(text, lines, [t.element for t in tokens if t.element is not None])
-        tokens = [replace(t, whole=whole, empty=empty, left=left) for t in tokens]
+        tokens = [evolve(t, whole=whole, empty=empty, left=left) for t in tokens]
     return tokens
 
 
@@ -92,13 +115,13 @@ def sequence_items(text: str, node: yaml.Node | None) -> list[Token]:
             start, end = _flow_line(lines, span)
             if child is node.value[-1] and len(node.value) > 1 and not lines[span.end_line - 1][span.end_column - 1 :].strip():
                 end = None  # the last item's lines would leave the comma before them (no JSON)
-            run.append(replace(word, line_start=start, line_end=end))
+            run.append(evolve(word, line_start=start, line_end=end))
         else:
-            run.append(replace(word, element=own_lines(lines, span.start, span.end, _ITEM_HEAD)))
+            run.append(evolve(word, element=own_lines(lines, span.start, span.end, _ITEM_HEAD)))
     tokens = unlink_at_comments(link(run), lines)
     if not node.flow_style and all(t.element is not None for t in tokens):
         whole, left, empty = _block_list_extent(text, lines, [t.element for t in tokens if t.element is not None])
-        tokens = [replace(t, whole=whole, empty=empty, left=left) for t in tokens]
+        tokens = [evolve(t, whole=whole, empty=empty, left=left) for t in tokens]
     return tokens
 
 
@@ -116,7 +139,7 @@ def stand_for(word: Token, item: Token) -> Token:
     :func:`sequence_items`): it keeps its text and span (where its name and value are
     edited), and a removal takes the item, with the item's neighbours and list."""
     flow = item.element is None
-    return replace(
+    return evolve(
         word,
         element=item.element,
         item=item.span if flow else None,
@@ -312,7 +335,8 @@ def entry_cuts(text: str, node: yaml.Node | None) -> dict[int, Span | None]:
     out: dict[int, Span | None] = {}
     if not node.flow_style:
         for key_node, value_node in node.value:
-            out[id(key_node)] = own_lines(lines, node_span(key_node).start, node_span(value_node).end, INDENT)
+            start, end = key_node.start_mark, value_node.end_mark  # node_span's points, unmade
+            out[id(key_node)] = own_lines(lines, (start.line + 1, start.column + 1), (end.line + 1, end.column + 1), INDENT)
         return out
     entries = [
         Token("", 0, 0, span=Span.between(node_span(k).start, node_span(v).end)) for k, v in node.value

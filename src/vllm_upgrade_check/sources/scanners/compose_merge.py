@@ -71,6 +71,9 @@ class Layer:
     path: str
     text: str
     doc: yaml.Node
+    index: list[dict[str, yaml.Node]] = field(default_factory=list, compare=False, repr=False)
+    """Its services by name, once read (:func:`_services`): every service of a file of many
+    asks for its own node by name."""
 
 
 @dataclass(frozen=True)
@@ -223,7 +226,13 @@ def _own(name: str, layer: Layer, node: yaml.Node) -> Service:
 
 
 def _services(layer: Layer) -> dict[str, yaml.Node]:
-    return {str(k): v for k, _key, v in mapping_items(get(layer.doc, "services")) if isinstance(v, yaml.MappingNode)}
+    """The service mappings of ``layer`` by name, read once per layer (read for every service
+    of the file, a file of many services was quadratic)."""
+    if not layer.index:
+        layer.index.append(
+            {str(k): v for k, _key, v in mapping_items(get(layer.doc, "services")) if isinstance(v, yaml.MappingNode)}
+        )
+    return layer.index[0]
 
 
 def resolve(loader: Loader, layer: Layer, name: str, chain: tuple[tuple[str, str], ...] = ()) -> Service | None:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
+from vllm_upgrade_check.model.evolve import evolve
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Span
 from vllm_upgrade_check.parsing.yamlwords import node_span
 from vllm_upgrade_check.sources.scanners.base import SourceFile, shared_words
@@ -92,7 +92,7 @@ def _with_unresolved(found: list[Fact], service: Service, who: str, scanner: str
     why = "; ".join(f"{reason} ({part.layer.path}:{part.line})" for part, reason in service.unresolved)
     if _launched(found):
         return [
-            replace(f, resolved=False, value="; ".join(v for v in (f.value, why) if v)) if f.kind == FactKind.LAUNCH else f
+            evolve(f, resolved=False, value="; ".join(v for v in (f.value, why) if v)) if f.kind == FactKind.LAUNCH else f
             for f in found
         ]
     part, _reason = service.unresolved[0]
@@ -156,7 +156,7 @@ def project_facts(
                     elsewhere.setdefault(value.path, []).append((dotenv_span(value), who))
         found.extend(_environment_facts(service, scanner))
         found = _with_unresolved(found, service, who, scanner, notes)
-        facts.extend(replace(f, owner=who) for f in found)
+        facts.extend(evolve(f, owner=who) for f in found)
     if notes:
         facts.extend(unresolved_launch(part, "project", why, scanner) for part, why in project.unresolved)
     return shared_words(launchers_only(facts), others, path, elsewhere)

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import yaml
 
 from vllm_upgrade_check.knowledge.versions import tag_version_span
+from vllm_upgrade_check.model.evolve import evolve
 from vllm_upgrade_check.model.facts import VENDOR_ENTRY, Fact, FactKind, Span
 from vllm_upgrade_check.parsing.shell import Token, parse_shell
 from vllm_upgrade_check.parsing.textpos import line_index
@@ -69,10 +70,10 @@ def scalar_relocator(text: str, node: yaml.Node) -> Relocate:
         needle = token.written or token.text
         index = region.find(needle, cursor[0]) if needle else -1
         if index < 0:
-            return replace(token.unplaced(), line=origin.line, column=origin.column)
+            return evolve(token.unplaced(), line=origin.line, column=origin.column)
         cursor[0] = index + len(needle)
         line, column = line_index(text).line_col(start + index)
-        return replace(token.unplaced(), line=line, column=column)
+        return evolve(token.unplaced(), line=line, column=column)
 
     return move
 
@@ -96,7 +97,7 @@ def _elsewhere(items_: list[_Item], written: Written | None) -> list[_Item]:
     if written is None:
         return items_
     text, path = written
-    return [_Item(replace(i.token, path=i.token.path or path), i.node, text) for i in items_]
+    return [_Item(evolve(i.token, path=i.token.path or path), i.node, text) for i in items_]
 
 
 def _argv(text: str, node: yaml.Node | None) -> list[_Item]:
@@ -119,7 +120,7 @@ def _argv(text: str, node: yaml.Node | None) -> list[_Item]:
         first, last = spans[0], spans[-1]
         assert first is not None and last is not None
         whole = Span.between(first.start, last.end)
-        out = [_Item(replace(i.token, whole=whole, empty="[]"), i.node) for i in out]
+        out = [_Item(evolve(i.token, whole=whole, empty="[]"), i.node) for i in out]
     return out
 
 
@@ -197,7 +198,7 @@ def _expanded(item: _Item, env: Mapping[str, str | None]) -> _Item:
     if text == token.text and known:
         return item
     # Still the word written there (a fix may cut it out), now reading as its expansion.
-    return replace(item, token=replace(token, text=text, resolved=token.resolved and known, written=token.written or token.text))
+    return evolve(item, token=evolve(token, text=text, resolved=token.resolved and known, written=token.written or token.text))
 
 
 _COMPOSE_DEFAULT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:?-)([^}]*)\}")
@@ -266,14 +267,14 @@ def container_facts(
     if image and isinstance(image_node, yaml.ScalarNode):
         token = scalar_word(image_text, image_node)
         if image_at is not None:
-            token = replace(token, path=image_at[1])
+            token = evolve(token, path=image_at[1])
         from_env = dotenv_image(image, dotenv) if scanner == "compose" and dotenv else None
         if from_env is not None:
             image, used, version = from_env  # the tag .env sets: placed there, set there
             token = Token(image, used.line, used.column, True, used.value, path=used.path)
         elif scanner == "compose" and "$" in image:
             image, version = compose_interpolated(token)
-            token = replace(token, text=image)
+            token = evolve(token, text=image)
         if is_vllm_image(image):
             image_token = token
             hint = image_hint(image, token.path or path, token.line)
@@ -311,7 +312,7 @@ def container_facts(
 
 def _placed_in(relocate: Relocate, where: str) -> Relocate:
     """``relocate``, its tokens placed in file ``where``."""
-    return lambda token: replace(relocate(token), path=where)
+    return lambda token: evolve(relocate(token), path=where)
 
 
 def _run_facts(
@@ -340,7 +341,7 @@ def _run_facts(
             image_text, image_path = image_place or (text, None)
             start = scalar_word(image_text, image_node) if isinstance(image_node, yaml.ScalarNode) else None
             if start is not None and image_path is not None:
-                start = replace(start, path=image_path)
+                start = evolve(start, path=image_path)
             yield from arg_facts([], path, scanner, entry=f"image {repo}", start=start, hint=hint, syntax="yaml")
         return
     if (

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
 
 import yaml
 
+from vllm_upgrade_check.model.evolve import evolve
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, items, mapping_items, scalar
 from vllm_upgrade_check.sources.scanners.base import (
@@ -123,7 +123,7 @@ def kubernetes_facts(
         if not any(f.kind == FactKind.LAUNCH for f in found):
             others.extend(read_by(words, who))
         found.extend(env_facts(text, get(container, "env"), path, scanner))
-        facts.extend(replace(f, owner=who) for f in found)
+        facts.extend(evolve(f, owner=who) for f in found)
     yield from shared_words(launchers_only(facts), others)
 
 
@@ -149,7 +149,7 @@ def untemplated(facts: Iterator[Fact]) -> Iterator[Fact]:
         if fact.kind == FactKind.MODEL and is_templated(fact.value):
             continue
         if is_templated(fact.value):
-            fact = replace(fact, value=None, resolved=False)
+            fact = evolve(fact, value=None, resolved=False)
         yield fact
 
 

@@ -25,9 +25,9 @@ import yaml
 
 from vllm_upgrade_check.knowledge.known_args import known_args
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
-from vllm_upgrade_check.parsing.words import Token, sub_span
+from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, mapping_items, pos, scalar, to_python
-from vllm_upgrade_check.parsing.yamlwords import entry_cuts, scalar_word
+from vllm_upgrade_check.parsing.yamlwords import entry_cuts, scalar_text_span
 from vllm_upgrade_check.sources.scanners.arg_facts import json_subkey_facts
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.manifests import YAML_SUFFIXES, is_compose, is_kubernetes
@@ -106,11 +106,9 @@ def entry_spans(
 ) -> Spans:
     """Where a fix edits the mapping entry ``key: value``: the key, a scalar value (inside
     its quotes), and the entry's cut from :func:`~vllm_upgrade_check.parsing.yamlwords.entry_cuts`."""
-    key = scalar_word(text, key_node) if isinstance(key_node, yaml.ScalarNode) else None
-    value = scalar_word(text, value_node) if isinstance(value_node, yaml.ScalarNode) else None
     return Spans(
-        name=None if key is None else sub_span(key, 0, len(key.text)),
-        value=None if value is None else sub_span(value, 0, len(value.text)),
+        name=scalar_text_span(text, key_node) if isinstance(key_node, yaml.ScalarNode) else None,
+        value=scalar_text_span(text, value_node) if isinstance(value_node, yaml.ScalarNode) else None,
         cut=cuts.get(id(key_node)),
         syntax=syntax,
     )
