@@ -70,14 +70,21 @@ def detect_from(facts: Sequence[Fact], env: Environment | None) -> Assumption:
 def unresolved_notes(facts: Sequence[Fact]) -> list[str]:
     """One note per vLLM launch holding words the repository does not resolve.
 
-    ``unresolved: $VLLM_ARGS at run.sh:4 (vllm serve); the flags it holds were not checked``.
+    ``unresolved: $VLLM_ARGS at run.sh:4 (vllm serve); the model it serves is not known and
+    the flags it holds were not checked``; ``unresolved: "$MODEL" at run.sh:2:1 (vllm
+    serve); the model it serves is not known`` where the one unresolved word is where the
+    model is written (:attr:`~vllm_upgrade_check.model.facts.Fact.unknown_model`).
     """
     notes = []
     for fact in facts:
         if fact.kind == FactKind.LAUNCH and not fact.resolved and fact.value:
-            notes.append(
-                f"{UNRESOLVED_NOTE}{fact.value} at {fact.location} ({fact.name}); the flags it holds were not checked"
-            )
+            if fact.unknown_model is not None and fact.value == fact.unknown_model:
+                why = "the model it serves is not known"
+            elif fact.model is None:
+                why = "the model it serves is not known and the flags it holds were not checked"
+            else:
+                why = "the flags it holds were not checked"
+            notes.append(f"{UNRESOLVED_NOTE}{fact.value} at {fact.location} ({fact.name}); {why}")
     return notes
 
 

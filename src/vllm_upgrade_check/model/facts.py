@@ -265,6 +265,10 @@ class Fact:
             warning; for a Python keyword: when its value is no literal, ``dtype=DT``, so
             that its value is not judged).
         model: for ``launch`` facts, the model the launch serves, when the scanner knows it.
+        unknown_model: for ``launch`` facts, the word (as written) standing where the served
+            model is written (the first positional of ``vllm serve``, the value of
+            ``--model``) when the repository does not resolve it (``"$MODEL"``); it is also
+            among the unresolved words of ``value``. ``None`` otherwise.
         spans: where a fix may edit the fact (see :class:`Spans`); ``None`` when the scanner
             recorded none (the fact cannot be fixed mechanically).
         group: the launch the fact belongs to (``line:column`` where it starts), so that the
@@ -293,6 +297,7 @@ class Fact:
     hint_source: str | None = None
     resolved: bool = True
     model: str | None = None
+    unknown_model: str | None = None
     spans: Spans | None = None
     group: str | None = None
     owner: str | None = None
@@ -338,6 +343,7 @@ class Fact:
             None if self.spans is None else self.spans.to_row(),
             self.group,
             self.owner,
+            self.unknown_model,
         )
 
     @staticmethod
@@ -379,6 +385,7 @@ class Fact:
         _set(fact, "spans", None if row[17] is None else Spans.from_row(row[17]))
         _set(fact, "group", row[18])
         _set(fact, "owner", None if row[19] is None else sys.intern(row[19]))
+        _set(fact, "unknown_model", row[20])
         _set(fact, "entry_at", None)  # never stored: see the attribute
         return fact
 
@@ -388,7 +395,7 @@ class Fact:
         return (Fact.from_row, (self.to_row(),))
 
 
-_ROW_LENGTH = 20
+_ROW_LENGTH = 21
 """Values in :meth:`Fact.to_row`: the fields of :class:`Fact` with :class:`Location`'s inlined."""
 
 _KINDS = {kind.value: kind for kind in FactKind}

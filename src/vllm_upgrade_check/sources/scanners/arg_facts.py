@@ -73,6 +73,14 @@ def _shown(token: Token, syntax: str) -> str:
     return re.sub(f"{PLACEHOLDER}+", "{…}", written)  # a neutralised template: say where one stood
 
 
+def _one_word(token: Token, syntax: str) -> bool:
+    """Whether ``token`` is one argv word however it expands: a list item (``syntax`` other
+    than shell), or a shell word in quotes (``"$MODEL"``, not ``$VLLM_ARGS``, which the shell
+    splits at blanks)."""
+    written = token.written or token.text
+    return syntax != "shell" or (len(written) >= 2 and written[0] == written[-1] and written[0] in "\"'")
+
+
 _WRITTEN_PLACEHOLDER = re.compile(r"\$\{[A-Za-z_]\w*\}|\$\([A-Za-z_]\w*\)|\$[A-Za-z_]\w*|(?<![$\w{])\{[A-Za-z_][\w.-]*\}(?!\})")
 """A placeholder as a template writes it: ``${NAME}``, ``$(NAME)``, ``$NAME``, ``{name}``."""
 
@@ -188,6 +196,7 @@ def arg_facts(
     seen_positional = False
     served: str | None = None
     unresolved: list[str] = []
+    unknown_model: str | None = None  # the word where the model is written, when not known
     i = 0
     while i < len(args):
         token = args[i]
@@ -195,7 +204,9 @@ def arg_facts(
         if (not token.resolved and not text.startswith("-")) or _placeholder_word(text, syntax):
             # $VLLM_ARGS, {extra_args}, --{flag}: words only the run (or the template) knows
             unresolved.append(_shown(token, syntax))
-            seen_positional = seen_positional or not text.startswith("-")  # the model is not known
+            if positional_model and not seen_positional and not text.startswith("-") and _one_word(token, syntax):
+                unknown_model = unresolved[-1]  # where the model is written: the model is not known
+            seen_positional = seen_positional or not text.startswith("-")
             i += 1
             continue
         if text == "--":  # argparse's end of options: not a flag itself
@@ -239,8 +250,9 @@ def arg_facts(
             if name == "model" and value and not value_token.resolved:
                 # --model $(MODEL) with MODEL known only at run time: the model is not known.
                 unresolved.append(_shown(value_token, syntax))
+                unknown_model = unknown_model or unresolved[-1]
             elif name == "model" and value:
-                served = value
+                served, unknown_model = value, None
                 facts.append(_model_fact(value_token, value, path, scanner, hint))
             i += 1 + len(owned)
             continue
@@ -294,6 +306,7 @@ def arg_facts(
             hint_source=hint_source,
             resolved=not unresolved,
             model=served,
+            unknown_model=unknown_model if served is None else None,
             group=f"{start.line}:{start.column}",
         )
 

@@ -128,6 +128,7 @@ def appended_launch(base: Fact, tail: Fact, owner: str | None = None, dropped: f
         args=(base.args - dropped) | tail.args,
         resolved=base.resolved and tail.resolved,
         model=tail.model or base.model,
+        unknown_model=None if tail.model or base.model else tail.unknown_model or base.unknown_model,
         version_hint=tail.version_hint or base.version_hint,
         hint_source=tail.hint_source if tail.version_hint else base.hint_source,
         owner=owner or tail.owner,
