@@ -34,7 +34,7 @@ from vllm_upgrade_check.matching.surface_checks import (
     with_target_severity,
 )
 from vllm_upgrade_check.model.environment import Environment
-from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, VENDOR_ENTRY, Fact, FactKind
+from vllm_upgrade_check.model.facts import UNKNOWN_IMAGE_ENTRY, UNRESOLVED_NOTE, VENDOR_ENTRY, Fact, FactKind
 from vllm_upgrade_check.model.findings import Finding, ReleaseInfo, Replacement, Report, VersionBasis
 from vllm_upgrade_check.model.options import ScanOptions
 from vllm_upgrade_check.model.pack import Applicability, DependencyMatch, FixAction, MatchKind, Pack, Rule
@@ -78,6 +78,10 @@ def unresolved_notes(facts: Sequence[Fact]) -> list[str]:
     notes = []
     for fact in facts:
         if fact.kind == FactKind.LAUNCH and not fact.resolved and fact.value:
+            if fact.name.startswith(UNKNOWN_IMAGE_ENTRY):
+                why = "the image it runs is not known: whether it is vLLM, which release, and its flags were not checked"
+                notes.append(f"{UNRESOLVED_NOTE}{fact.value} at {fact.location} ({fact.name[len(UNKNOWN_IMAGE_ENTRY):]}); {why}")
+                continue
             if fact.unknown_model is not None and fact.value == fact.unknown_model:
                 why = "the model it serves is not known"
             elif fact.model is None:

@@ -77,6 +77,12 @@ VENDOR_ENTRY = "vendor image "
 """Start of the entry point of a launch read from a vendor's image whose repository names vLLM
 (``vendor image registry.example.net/ml-platform/vllm-rocm``): its release is unknown."""
 
+UNKNOWN_IMAGE_ENTRY = "unknown image "
+"""Start of the entry point of a ``docker|podman run`` whose image word the repository does not
+resolve (``docker run "$IMAGE" --model m``: ``unknown image docker run``) while its words
+start as vLLM's server's do: whether it runs vLLM, and which release, is not known, so its
+flags are not checked and the launch is named unresolved."""
+
 LOCKED = "a lock file is written by its tool: make it again once the vLLM requirement is set (uv lock, poetry lock, pdm lock)"
 """``Spans.note`` of a pin read from a lock file: it moves when the lock is made again, not
 by an edit (and is no blocker of the bump)."""

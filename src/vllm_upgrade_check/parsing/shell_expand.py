@@ -211,6 +211,9 @@ class WordWalker:
             # taken; any other operator's result is not guessed
             return self._operated(node, children, name or "", line, col, written)
         if operator in (":-", "-", ":=", "=") and not (known and self.vars[name or ""]):
+            if operator in (":=", "=") and name is not None and name not in ("@", "*") and not name.isdigit():
+                # `: "${IMAGE:=vllm/vllm-openai:v0.16.0}"` assigns the default: later uses read it
+                self._assign_default(name, alt_node)
             return self._alternative(alt_node, line, col, quoted)
         if operator in (":+", "+"):
             # Written in the file and used whenever the variable is set: report what it holds
@@ -241,6 +244,17 @@ class WordWalker:
             # a call's word used unquoted (`$1`, `$@`): the shell splits it at blanks
             return [piece for t in tokens for piece in _split_word(t)]
         return tokens
+
+    def _assign_default(self, name: str, node: tree_sitter.Node | None) -> None:
+        """Bind ``name`` to the default of ``${NAME:=word}`` (bash assigns it when the
+        variable is unset or empty): the words ``word`` splits into, placed where written."""
+        if node is None:
+            self.vars[name] = []
+            return
+        text, resolved = self.flatten(node)
+        tokens = [Token(text, *self.pos(node), resolved, self.text(node), span=self.span(node))]
+        self.vars[name] = self._split_value(node, text, tokens)
+        self.alts.pop(name, None)
 
     def _operated(
         self, node: tree_sitter.Node, children: list[tree_sitter.Node], name: str, line: int, col: int, written: str

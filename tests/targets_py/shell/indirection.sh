@@ -33,3 +33,11 @@ python3 /srv/py311/bin/vllm-helper serve --override-attention-dtype float16
 # the last line ends in a continuation: bash reads it as the end of the command
 # ruleid: VUC0280-001
 vllm serve acme/tail --max-model-len 4096 --calculate-kv-scales \
+
+# the image held in a variable its assigning default sets: the words after it are vLLM's
+: "${VLLM_IMAGE:=vllm/vllm-openai:v0.26.0}"
+# ruleid: VUC0280-002
+docker run --gpus all "$VLLM_IMAGE" --model acme/m --override-attention-dtype float16
+# an image the repository does not set: not known to run vLLM, its flags not judged
+# ok: VUC0280-002
+docker run --gpus all "$SOME_IMAGE" --model acme/m --override-attention-dtype float16

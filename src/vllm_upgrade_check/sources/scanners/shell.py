@@ -30,7 +30,12 @@ from vllm_upgrade_check.sources.scanners.helm_cli import (
 )
 from vllm_upgrade_check.sources.scanners.images import image_fact, replaced_server_note
 from vllm_upgrade_check.sources.scanners.requirements import pip_install_facts
-from vllm_upgrade_check.sources.scanners.vllm_argv import find_launch, launch_facts, other_program_image
+from vllm_upgrade_check.sources.scanners.vllm_argv import (
+    find_launch,
+    launch_facts,
+    other_program_image,
+    unknown_image_launch,
+)
 
 SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".envrc")
 NOT_SCRIPT_SUFFIXES = frozenset(
@@ -184,6 +189,9 @@ def argv_facts(
             image, program = other
             note = replaced_server_note(program, "--entrypoint")
             return [image_fact(image, path, scanner, note=note, syntax=syntax)]
+        unknown = unknown_image_launch(argv, path, scanner)
+        if unknown is not None:
+            return [unknown]
         return list(pip_install_facts(argv, path, scanner))
     facts = [
         env_fact(t.text, (values or {}).get(t.text), path, t.line, t.column, scanner, raw=t.written)

@@ -24,8 +24,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from vllm_upgrade_check.model.facts import VENDOR_ENTRY, Fact
-from vllm_upgrade_check.parsing.words import Token
+from vllm_upgrade_check.model.facts import UNKNOWN_IMAGE_ENTRY, VENDOR_ENTRY, Fact, FactKind
+from vllm_upgrade_check.parsing.words import Token, token_location
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, env_fact
 from vllm_upgrade_check.sources.scanners.images import (
     image_fact,
@@ -397,6 +397,38 @@ def other_program_image(argv: Sequence[Token]) -> tuple[Token, str] | None:
     program = " ".join(t.text for t in [entrypoint, *tokens[i + 1 : i + 2]])
     return tokens[i], program
 
+
+def unknown_image_launch(argv: Sequence[Token], path: str | None, scanner: str) -> Fact | None:
+    """The unresolved ``launch`` fact of ``docker|podman run [options] IMAGE ARGS`` whose
+    IMAGE word the repository does not resolve (``"$IMAGE"`` set nowhere in it) and whose
+    ARGS start as vLLM's server's do (``--model``, ``--model=...``, ``serve``): its entry is
+    :data:`~vllm_upgrade_check.model.facts.UNKNOWN_IMAGE_ENTRY` and the program, its value
+    the image word as written. No flag of it is read (the image may be no vLLM). ``None``
+    for any other argv."""
+    tokens, _env = strip_wrappers(list(argv))
+    if not tokens or tokens[0].text.rsplit("/", 1)[-1] not in ("docker", "podman", "nerdctl"):
+        return None
+    read = _docker_options(tokens)
+    if read is None:
+        return None
+    i, _, entrypoint = read
+    if entrypoint is not None or i + 1 >= len(tokens) or tokens[i].resolved:
+        return None
+    first = tokens[i + 1].text
+    if first not in ("--model", "serve") and not first.startswith("--model="):
+        return None
+    start = tokens[0]
+    return Fact(
+        FactKind.LAUNCH,
+        f"{UNKNOWN_IMAGE_ENTRY}{start.text.rsplit('/', 1)[-1]} run",
+        token_location(path, start),
+        raw=start.text,
+        value=tokens[i].written or tokens[i].text,
+        scanner=scanner,
+        origin="cli",
+        resolved=False,
+        group=f"{start.line}:{start.column}",
+    )
 
 
 def launch_facts(
