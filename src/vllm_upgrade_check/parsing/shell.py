@@ -370,6 +370,7 @@ def parse_shell(
     locate: Locator | None = None,
     variables: MutableMapping[str, list[Token]] | None = None,
     sourced: Sourced | None = None,
+    files: Sourced | None = None,
 ) -> ShellScript:
     """Parse shell text into commands and assignments.
 
@@ -389,6 +390,9 @@ def parse_shell(
             mapping is updated with the text's own assignments (a ``ChainMap`` keeps them
             out of the mappings behind it).
         sourced: reads the files ``source``/``.`` commands name (none are read without it).
+        files: reads the files an unquoted ``$(cat FILE)``, ``$(< FILE)`` or ``$(grep -v
+            PATTERN FILE)`` names: their words are the command's words there, placed in
+            those files (none are read without it; the word stays unresolved).
 
     Returns:
         A :class:`ShellScript`; a syntax error marks ``has_error`` but never raises.
@@ -401,6 +405,7 @@ def parse_shell(
         return plain
     tree = _parser().parse(src)
     walker = _Walker(src, locate, variables, sourced)
+    walker.files = files
     walker.walk(tree.root_node)
     for name, body in list(walker.functions.items()):
         if name not in walker.called:

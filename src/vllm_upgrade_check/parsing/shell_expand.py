@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from dataclasses import replace
 
 import tree_sitter
@@ -44,6 +44,8 @@ class WordWalker:
         self._lines: list[bytes] | None = None
         self.alts: dict[str, Alternatives] = {}
         self.foreign: set[str] = set()
+        self.files: Callable[[str], tuple[str, str] | None] | None = None
+        """Reads the file a ``$(cat FILE)`` names (``(text, report path)`` or ``None``)."""
 
     def text(self, node: tree_sitter.Node) -> str:
         return self.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
@@ -160,6 +162,8 @@ class WordWalker:
         kind = node.type
         if kind in ("simple_expansion", "expansion") and split:
             return self.expand_variable(node, quoted=False)
+        if kind == "command_substitution" and split and (read := self._substituted_file(node)) is not None:
+            return read
         if kind == "string":
             parts = [c for c in node.named_children if c.type != "string_content" or True]
             expansions = [c for c in parts if c.type in ("simple_expansion", "expansion")]
@@ -172,6 +176,55 @@ class WordWalker:
             span = self.span(node)
         text, resolved = self.flatten(node)
         return [Token(text, span.line, span.column, resolved, self.text(node), span=span)]
+
+    def _substituted_file(self, node: tree_sitter.Node) -> list[Token] | None:
+        """The words an unquoted ``$(cat FILE...)``, ``$(< FILE)``, ``$(grep -v PATTERN
+        FILE...)`` (or the same in backquotes) gives: the files' text split at blanks as
+        bash splits it (lines ``grep -v`` drops left out), each word placed where it is
+        written in its file (:attr:`Token.path`, no span). The files named are added to
+        :attr:`ShellScript.substituted`; ``None`` (the word stays unresolved) for another
+        command, a name not resolved, or a file :attr:`files` cannot read."""
+        inner = node.named_children
+        if len(inner) != 1:
+            return None
+        names: list[str] = []
+        drop: re.Pattern[str] | None = None
+        if inner[0].type == "file_redirect" and self.text(node).lstrip("$(`").startswith("<"):
+            target = inner[0].child_by_field_name("destination")
+            if target is None:
+                return None
+            names = [self.flatten(target)[0]] if self.flatten(target)[1] else []
+        elif inner[0].type == "command":
+            words = [self.flatten(c) for c in inner[0].named_children]
+            if not words or not all(ok for _w, ok in words) or any(c.type.endswith("redirect") for c in inner[0].named_children):
+                return None
+            program, args = words[0][0], [w for w, _ok in words[1:]]
+            if program == "grep" and len(args) >= 3 and args[0] in ("-v", "-vE", "-Ev", "-ve"):
+                try:
+                    drop = re.compile(args[1])
+                except re.error:
+                    return None
+                args = args[2:]
+            elif program != "cat":
+                return None
+            if not args or any(a.startswith("-") for a in args):
+                return None
+            names = args
+        if not names:
+            return None
+        self.script.substituted.extend(names)
+        out: list[Token] = []
+        for name in names:
+            found = self.files(name) if self.files is not None else None
+            if found is None:
+                return None
+            text, path = found
+            for row, line in enumerate(text.split("\n"), 1):
+                if drop is not None and drop.search(line):
+                    continue
+                for m in _BLANK_SPLIT.finditer(line):
+                    out.append(Token(m.group(), row, m.start() + 1, True, m.group(), path=path))
+        return out
 
     def _is_array_all(self, node: tree_sitter.Node) -> bool:
         """``${A[@]}``, ``${A[*]}`` and ``$@`` (the positional parameters)."""

@@ -65,6 +65,8 @@ class ShellScript:
         error_line: 1-based line of the first syntax error.
         sourced: the files ``source FILE`` / ``. FILE`` commands name, as written (after
             quote removal; a word not resolved keeps its expansions).
+        substituted: the files an unquoted ``$(cat FILE)``, ``$(< FILE)`` or ``$(grep -v
+            PATTERN FILE)`` reads into a command's words, as written.
     """
 
     commands: list[Command] = field(default_factory=list)
@@ -73,3 +75,4 @@ class ShellScript:
     has_error: bool = False
     error_line: int | None = None
     sourced: list[str] = field(default_factory=list)
+    substituted: list[str] = field(default_factory=list)

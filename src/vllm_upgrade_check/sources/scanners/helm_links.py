@@ -69,6 +69,38 @@ def sourced_reader(by: str, files: Sequence[str], read: Callable[[str], SourceFi
     return sourced
 
 
+def substituted_reader(by: str, files: Sequence[str], read: Callable[[str], SourceFile | None]) -> Sourced:
+    """What a script ``by`` reads for ``$(cat FILE)``: the repository file ``FILE`` names
+    (relative to the script's directory, or to the root), or for an absolute path
+    (``/etc/vllm/args``, where an image or a host keeps it) the one repository file whose
+    path ends with the longest tail of it that any file's does (``deploy/etc/vllm/args``,
+    else ``vllm/args``, else ``args``), when exactly one does. ``None`` otherwise."""
+    names = set(files)
+    by_tail: dict[str, list[str]] = {}
+
+    def tail_match(written: str) -> str | None:
+        parts = [p for p in written.split("/") if p not in ("", ".")]
+        if not by_tail:
+            for name in names:
+                by_tail.setdefault(posixpath.basename(name), []).append(name)
+        candidates = by_tail.get(parts[-1], []) if parts else []
+        for k in range(len(parts), 0, -1):
+            tail = "/".join(parts[-k:])
+            hits = [c for c in candidates if c == tail or c.endswith("/" + tail)]
+            if hits:
+                return hits[0] if len(hits) == 1 else None
+        return None
+
+    def substituted(written: str) -> tuple[str, str] | None:
+        if "$" in written or ".." in written.split("/"):
+            return None
+        rel = tail_match(written) if written.startswith("/") else _resolve(written, by, names)
+        found = read(rel) if rel is not None and rel != by else None
+        return (found.text, rel) if found is not None and rel is not None else None
+
+    return substituted
+
+
 def linked_values_facts(
     releases: Sequence[tuple[str, Sequence[str]]],
     by: str,
@@ -151,13 +183,15 @@ class LinkedShellScanner(ShellScanner):
         self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
     ) -> list[Fact] | None:
         """The script's facts read with the variables the files it sources assign
-        (:func:`sourced_reader`), and with those of the values files its helm commands pass to
+        (:func:`sourced_reader`) and the words its ``$(cat FILE)`` reads
+        (:func:`substituted_reader`), and with those of the values files its helm commands pass to
         a vLLM chart (:func:`linked_values_facts`); ``None`` when it does neither."""
         helm = may_pass_helm_values(source.text)
         compose = may_run_compose(source.text)
         if source.mentions_vllm():
             sourced = sourced_reader(source.relpath, files, read)
-            facts, script = shell_facts(source.text, source.relpath, self.name, sourced=sourced)
+            catted = substituted_reader(source.relpath, files, read)
+            facts, script = shell_facts(source.text, source.relpath, self.name, sourced=sourced, files=catted)
         elif helm or compose:
             facts, script = [], parse_shell(source.text)
         else:
@@ -168,7 +202,7 @@ class LinkedShellScanner(ShellScanner):
         if compose:
             chains = compose_chains(script)
             linked += linked_chain_facts(chains, source.relpath, files, read, mentions=source.mentions_vllm())
-        return [*facts, *linked] if linked or script.sourced else None
+        return [*facts, *linked] if linked or script.sourced or script.substituted else None
 
 
 HELMFILE_NAMES = frozenset({"helmfile.yaml", "helmfile.yml"})

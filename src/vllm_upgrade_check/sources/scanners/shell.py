@@ -78,6 +78,7 @@ def shell_facts(
     hint: tuple[str, str] | None = None,
     relocate: Relocate | None = None,
     sourced: Sourced | None = None,
+    files: Sourced | None = None,
 ) -> tuple[list[Fact], ShellScript]:
     """Facts of every vLLM launch and ``pip install`` in shell ``text``, and the env vars set.
 
@@ -94,11 +95,12 @@ def shell_facts(
         relocate: applied to every token after parsing (for text whose positions are found
             by searching the file, e.g. folded YAML scalars).
         sourced: reads the files ``source FILE`` names (see :func:`parse_shell`).
+        files: reads the files ``$(cat FILE)`` names (see :func:`parse_shell`).
 
     Returns:
         ``(facts, parsed script)``.
     """
-    script = parse_shell(text, locate, variables, sourced)
+    script = parse_shell(text, locate, variables, sourced, files)
     move = relocate or (lambda token: token)
     facts: list[Fact] = []
     for assignment in script.assignments:
@@ -256,7 +258,7 @@ class ShellScanner(Scanner):
             return
         facts, script = shell_facts(source.text, source.relpath, self.name)
         yield from facts
-        for written in dict.fromkeys(script.sourced):  # read again with them (:meth:`with_referenced`)
+        for written in dict.fromkeys([*script.sourced, *script.substituted]):  # read again with them
             yield FileReference(written, self.name)
         if may_pass_helm_values(source.text):
             yield from self._helm_values(source, script)
