@@ -84,7 +84,7 @@ def unresolved_notes(facts: Sequence[Fact]) -> list[str]:
                 continue
             if fact.unknown_model is not None and fact.value == fact.unknown_model:
                 why = "the model it serves is not known"
-            elif fact.model is None:
+            elif fact.unknown_model is not None:
                 why = "the model it serves is not known and the flags it holds were not checked"
             else:
                 why = "the flags it holds were not checked"

@@ -274,7 +274,8 @@ class Fact:
         unknown_model: for ``launch`` facts, the word (as written) standing where the served
             model is written (the first positional of ``vllm serve``, the value of
             ``--model``) when the repository does not resolve it (``"$MODEL"``); it is also
-            among the unresolved words of ``value``. ``None`` otherwise.
+            among the unresolved words of ``value``; ``""`` when that word may expand to
+            several (an unquoted ``$VLLM_ARGS``: the model and flags). ``None`` otherwise.
         spans: where a fix may edit the fact (see :class:`Spans`); ``None`` when the scanner
             recorded none (the fact cannot be fixed mechanically).
         group: the launch the fact belongs to (``line:column`` where it starts), so that the

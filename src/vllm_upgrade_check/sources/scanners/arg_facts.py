@@ -204,8 +204,9 @@ def arg_facts(
         if (not token.resolved and not text.startswith("-")) or _placeholder_word(text, syntax):
             # $VLLM_ARGS, {extra_args}, --{flag}: words only the run (or the template) knows
             unresolved.append(_shown(token, syntax))
-            if positional_model and not seen_positional and not text.startswith("-") and _one_word(token, syntax):
-                unknown_model = unresolved[-1]  # where the model is written: the model is not known
+            if positional_model and not seen_positional and not text.startswith("-"):
+                # where the model is written: the model is not known ("": the word may be more)
+                unknown_model = unresolved[-1] if _one_word(token, syntax) else ""
             seen_positional = seen_positional or not text.startswith("-")
             i += 1
             continue

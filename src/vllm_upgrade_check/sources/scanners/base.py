@@ -128,7 +128,9 @@ def appended_launch(base: Fact, tail: Fact, owner: str | None = None, dropped: f
         args=(base.args - dropped) | tail.args,
         resolved=base.resolved and tail.resolved,
         model=tail.model or base.model,
-        unknown_model=None if tail.model or base.model else tail.unknown_model or base.unknown_model,
+        unknown_model=None if tail.model or base.model else next(
+            (m for m in (tail.unknown_model, base.unknown_model) if m is not None), None
+        ),
         version_hint=tail.version_hint or base.version_hint,
         hint_source=tail.hint_source if tail.version_hint else base.hint_source,
         owner=owner or tail.owner,
