@@ -40,6 +40,12 @@ class Named:
     cd: str = ""
     """The folder the last ``cd`` before the command changed to (relative, as written), in
     which compose looks for the file."""
+    env_files: tuple[str, ...] = ()
+    """The files the command's ``--env-file`` options name, as written (compose reads
+    them, later ones winning, in place of the project's ``.env`` to interpolate with)."""
+    project_directory: str | None = None
+    """The folder ``--project-directory`` names, as written: the base of the project's
+    relative paths and where its ``.env`` is; ``None``: the first compose file's folder."""
 
 
 def may_run_compose(text: str) -> bool:
@@ -86,10 +92,19 @@ def compose_chains(script: ShellScript, move: Callable[[Token], Token] | None = 
         if start is None:
             continue
         named: list[Named] = []
+        env_files: list[str] = []
+        project_directory: str | None = None
         index = start
         while index < len(words) and words[index].startswith("-"):
             word, token = words[index], argv[index]
             name, eq, _value = word.partition("=")
+            if name in ("--env-file", "--project-directory"):
+                option = _value if eq else words[index + 1] if index + 1 < len(words) else None
+                known = token.resolved if eq else index + 1 < len(words) and argv[index + 1].resolved
+                if option is not None and name == "--env-file":
+                    env_files.append(option if known else "$")  # `$`: a file the script does not resolve
+                elif option is not None:
+                    project_directory = option if known else "$"
             if name in ("-f", "--file"):
                 if eq:
                     named.append(_token_named(place(token), len(name) + 1))
@@ -114,5 +129,6 @@ def compose_chains(script: ShellScript, move: Callable[[Token], Token] | None = 
             if given is not None and "$" not in given.value:
                 named = [Named(p, given.line, given.column, len(COMPOSE_FILE)) for p in given.value.split(":") if p]
         if named:
-            out.append([replace(n, cd="" if cd == "." else cd) for n in named])
+            where = "" if cd == "." else cd
+            out.append([replace(n, cd=where, env_files=tuple(env_files), project_directory=project_directory) for n in named])
     return out

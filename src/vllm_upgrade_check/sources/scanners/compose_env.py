@@ -67,7 +67,13 @@ def read_dotenv(compose_relpath: str, read: Callable[[str], SourceFile | None]) 
     """The variables of the project ``.env`` of a compose file (none when the repository
     holds no such file or it cannot be read). Values compose would interpolate further
     (holding ``$``) are left out: what they read as is not known here."""
-    rel = project_dotenv_path(compose_relpath)
+    return read_env_file(project_dotenv_path(compose_relpath), read)
+
+
+def read_env_file(rel: str, read: Callable[[str], SourceFile | None]) -> dict[str, DotenvValue]:
+    """The variables of dotenv file ``rel`` as compose interpolates them (the project
+    ``.env``, or a file ``docker compose --env-file`` names), each placed at its value; none
+    when the repository holds no such file. Values holding ``$`` are left out."""
     source = read(rel)
     if source is None or len(source.text) > MAX_DOTENV_CHARS:
         return {}

@@ -19,12 +19,21 @@ from collections.abc import Callable, Sequence
 
 from vllm_upgrade_check.model.evolve import evolve
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Span
+from vllm_upgrade_check.parsing.yamlnodes import get
 from vllm_upgrade_check.parsing.yamlwords import node_span
 from vllm_upgrade_check.sources.scanners.base import SourceFile, shared_words
 from vllm_upgrade_check.sources.scanners.compose_build import built_base
 from vllm_upgrade_check.sources.scanners.compose_cli import Named
 from vllm_upgrade_check.sources.scanners.compose_entry import MergedWords, built_script, script_launch_facts
-from vllm_upgrade_check.sources.scanners.compose_env import Dotenv, dotenv_read, dotenv_span, read_dotenv
+from vllm_upgrade_check.sources.scanners.compose_env import (
+    Dotenv,
+    DotenvValue,
+    dotenv_read,
+    dotenv_span,
+    read_dotenv,
+    read_env_file,
+)
+from vllm_upgrade_check.sources.scanners.compose_envfile import env_file_facts
 from vllm_upgrade_check.sources.scanners.compose_merge import (
     Layer,
     Loader,
@@ -108,12 +117,15 @@ def project_facts(
     read: Reader | None = None,
     notes: bool = True,
     scanner: str = "compose",
+    project_directory: str | None = None,
 ) -> list[Fact]:
     """Facts of every service of ``project`` as read from compose file ``path`` (``text``,
     the file the project is named by): each service's image, entry point and command from
     the file that last writes them (a ``build:``'s base image and entry-point script read
     with ``read``, see :mod:`.compose_build` and :mod:`.compose_entry`), its ``environment``
-    merged by name. ``notes``: report what the project cannot read as unresolved launches
+    merged by name, the variables of its ``env_file`` files read with ``read``
+    (:mod:`.compose_envfile`; relative to ``project_directory``, the ``--project-directory``, when given).
+    ``notes``: report what the project cannot read as unresolved launches
     (:func:`unresolved_launch`) where no launch says it."""
     facts: list[Fact] = []
     others: list[tuple[Span, str]] = []
@@ -155,6 +167,10 @@ def project_facts(
                 for value in dotenv_read(part.layer.text, part.node, dotenv or {}):
                     elsewhere.setdefault(value.path, []).append((dotenv_span(value), who))
         found.extend(_environment_facts(service, scanner))
+        if read is not None and any(get(p.node, "env_file") is not None for p in service.entries):
+            # the container's environment: `environment:` wins over `env_file:` name by name
+            set_here = {n for p in service.environment for n in environment_names(p.node)}
+            found.extend(f for f in env_file_facts(service.entries, read, scanner, project_directory) if f.name not in set_here)
         found = _with_unresolved(found, service, who, scanner, notes)
         facts.extend(evolve(f, owner=who) for f in found)
     if notes:
@@ -195,14 +211,22 @@ def compose_file_facts(
 
 
 def chain_facts(
-    chain: Sequence[tuple[str | None, Named, Location]], read: Reader, mentions: bool = False, scanner: str = "compose"
+    chain: Sequence[tuple[str | None, Named, Location]],
+    read: Reader,
+    mentions: bool = False,
+    scanner: str = "compose",
+    env_files: Sequence[str | None] | None = None,
+    project_directory: str | None = None,
 ) -> list[Fact]:
     """The facts of the project ``docker compose -f A -f B`` runs (``chain``: each file's
     report path, ``None`` when it names no file of the repository, with how and where the
     command names it), placed in the files that write them; the project is named by its
     first file (its folder's ``.env`` interpolated). A file that cannot be read is an
     unresolved launch where the command names it, when the project or the command's file
-    names vLLM (``mentions``)."""
+    names vLLM (``mentions``). ``env_files``: the report paths of the command's
+    ``--env-file`` files (``None`` for one not in the repository), read in place of the
+    ``.env``, later ones winning; ``project_directory``: the report path of its
+    ``--project-directory``, where the ``.env`` is and the base of relative paths."""
     loader = Loader(read)
     layers: list[Layer] = []
     missing: list[Fact] = []
@@ -222,8 +246,19 @@ def chain_facts(
     facts = missing if mentions else []
     if layers:
         first = layers[0]
-        dotenv = read_dotenv(first.path, read) if any("$" in layer.text for layer in layers) else None
-        facts.extend(project_facts(merge(loader, layers), first.text, first.path, dotenv, read, notes=mentions))
+        dotenv: Dotenv | None = None
+        if any("$" in layer.text for layer in layers):
+            if env_files:
+                values: dict[str, DotenvValue] = {}
+                for rel in env_files:
+                    values.update(read_env_file(rel, read) if rel is not None else {})
+                dotenv = values
+            else:
+                at = posixpath.join(project_directory, "compose.yaml") if project_directory is not None else first.path
+                dotenv = read_dotenv(at, read)
+        facts.extend(
+            project_facts(merge(loader, layers), first.text, first.path, dotenv, read, mentions, scanner, project_directory)
+        )
     return facts
 
 
@@ -258,5 +293,11 @@ def linked_chain_facts(
             (_chain_path(n.written, folder, names, n.cd), n, Location(by, n.line, n.column, n.line, n.column + n.length))
             for n in chain
         ]
-        out.extend(chain_facts(resolved, read, mentions))
+        given = chain[0] if chain else None
+        env_files = [_chain_path(e, folder, names, given.cd) for e in given.env_files] if given else []
+        directory = None
+        if given is not None and given.project_directory is not None:
+            directory = _chain_path(given.project_directory, folder, set(), given.cd) or "$"
+            directory = None if "$" in directory else ("" if directory == "." else directory)
+        out.extend(chain_facts(resolved, read, mentions, env_files=env_files, project_directory=directory))
     return out

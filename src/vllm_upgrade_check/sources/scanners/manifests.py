@@ -25,6 +25,7 @@ from vllm_upgrade_check.sources.scanners.base import (
     shared_words,
 )
 from vllm_upgrade_check.sources.scanners.compose_env import project_dotenv_path, read_dotenv
+from vllm_upgrade_check.sources.scanners.compose_envfile import env_file_links
 from vllm_upgrade_check.sources.scanners.compose_merge import (
     OVERRIDE_NAMES,
     Layer,
@@ -290,6 +291,8 @@ class ManifestScanner(Scanner):
                 layer = Layer(source.relpath, text, doc)
                 facts.extend(compose_file_facts(layer, read, dotenv, source.mentions_vllm(), exists))
                 links.extend(FileReference(rel, self.name) for rel in compose_links(doc, source.relpath))
+                if "env_file" in text:  # read again with the env files of its services
+                    links.extend(FileReference(rel, self.name) for rel in env_file_links(layer))
                 if "$" in text:  # read again with the project's .env (compose interpolates it)
                     links.append(FileReference(project_dotenv_path(source.relpath), self.name))
             elif is_kubernetes(doc):
