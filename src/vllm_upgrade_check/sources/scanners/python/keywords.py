@@ -10,12 +10,13 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from vllm_upgrade_check.model.facts import Span, Spans
+from vllm_upgrade_check.model.facts import Location, Span, Spans
 from vllm_upgrade_check.parsing.words import cut
 from vllm_upgrade_check.sources.scanners.python.modules import ModuleReader, imported_names
 from vllm_upgrade_check.sources.scanners.python.names import DICT_CHANGES, const_text, dotted_name, is_logging
 from vllm_upgrade_check.sources.scanners.python.scope import Scope, last_binding, later_updates
 from vllm_upgrade_check.sources.scanners.python.source import PythonSource
+from vllm_upgrade_check.sources.scanners.python.yamlload import is_yaml_load, loaded_path, yaml_entries
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class Entry:
     resolved: bool = True
     value_node: ast.AST | None = None
     source: PythonSource | None = None  # the module it is written in, when not the file read
+    at: tuple[Location, Spans] | None = None  # a key of a YAML file the call's dict is loaded from
 
 
 def _position(node: ast.AST) -> tuple[int, int]:
@@ -87,6 +89,8 @@ class KeywordReader:
             base = self.dict_entries(node.args[0], scope, before, depth + 1)
             more = self.keyword_entries(node.keywords, scope, before, depth + 1)
             return None if base is None or more is None else base + more
+        if is_yaml_load(node):
+            return self.loaded_entries(node, before)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             imported = self.imports.get(node.value.id)
             if imported is not None and imported[1] is None and scope.owner(node.value.id) is None:
@@ -117,6 +121,24 @@ class KeywordReader:
                 entries = updated
             return entries
         return None
+
+    def loaded_entries(self, call: ast.AST, before: int) -> list[Entry]:
+        """The entries of the dict yaml-load ``call`` gives (:mod:`.yamlload`): the top-level
+        keys of the YAML file it reads, each placed at its key there, when the repository
+        holds the file (read once the file is read again with the repository,
+        :attr:`modules`); else one unresolved entry, the call as written (with the file it
+        reads when the call does not name it)."""
+        assert isinstance(call, ast.Call)
+        written = loaded_path(call, self.source.tree, before)
+        found = None
+        if written is not None and self.modules is not None:
+            found = yaml_entries(written, self.source.path or "", self.modules.read)
+        if found is None:
+            text = self.source.segment(call)
+            if written is not None and written[0] not in text:  # `yaml.safe_load(f)` of `with open(...) as f`
+                text += f' of "{written[0]}"'
+            return [Entry(text, None, call, resolved=False)]
+        return [Entry(name, value, call, at=(where, spans)) for name, value, where, spans in found]
 
     def foreign(self, module: str, level: int, name: str, depth: int) -> list[Entry] | None:
         """The entries of the dict ``name`` that module ``module`` of the repository binds at

@@ -62,8 +62,9 @@ class PythonSourceScanner(Scanner):
         self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
     ) -> list[Fact] | None:
         """The file read again with the dicts it splats from the repository's other modules
-        (``from presets import FP8_PRESET; LLM(**FP8_PRESET)``): their keys are facts at
-        the lines of the module that writes them."""
+        (``from presets import FP8_PRESET; LLM(**FP8_PRESET)``) and the YAML files it loads
+        them from (``LLM(**yaml.safe_load(open("engine.yaml")))``, :mod:`.yamlload`): their
+        keys are facts at the lines of the file that writes them."""
         try:
             tree = ast.parse(source.text, filename=source.relpath)
         except (SyntaxError, ValueError):
@@ -101,11 +102,18 @@ def only_prose_mentions(text: str) -> bool:
     return True
 
 
+_LOADED_YAML = re.compile(r"""load\(.*?["']([^"'\s]+\.ya?ml)["']""")
+"""The YAML file an unresolved yaml-load entry names (:mod:`.yamlload`): the file is read
+again with the repository's files."""
+
+
 def _module_references(tree: ast.Module, facts: list[Fact]) -> Iterator[FileReference]:
     """A :class:`FileReference` per module the file imports a name from that an unresolved
     launch splats (``**FP8_PRESET``, ``**presets.FP8_PRESET``): the file is read again with
     the repository's modules (:meth:`PythonSourceScanner.with_referenced`)."""
     unread = " ".join(f.value or "" for f in facts if f.kind == FactKind.LAUNCH and not f.resolved)
+    for loaded in dict.fromkeys(_LOADED_YAML.findall(unread)):  # `LLM(**yaml.safe_load(...))`
+        yield FileReference(loaded, PythonSourceScanner.name)
     if "**" not in unread:
         return
     for local, (module, _name, level) in imported_names(tree).items():

@@ -133,16 +133,20 @@ class _Module:
                 continue
             names.add(entry.name)
             written = entry.source or self.source
-            spans = (
-                self.keywords.entry_spans(entry)
-                if entry.source is None
-                else Spans(syntax="python", note=f"written in {written.path}, which other code may import; change it there by hand")
-            )
+            if entry.at is not None:  # a key of the YAML file the dict is loaded from
+                placed, spans = entry.at
+            else:
+                placed = written.key_loc(entry.node, entry.name)
+                spans = (
+                    self.keywords.entry_spans(entry)
+                    if entry.source is None
+                    else Spans(syntax="python", note=f"written in {written.path}, which other code may import; change it there by hand")
+                )
             self.facts.append(
                 Fact(
                     FactKind.ARG,
                     entry.name,
-                    written.key_loc(entry.node, entry.name),
+                    placed,
                     raw=entry.name,
                     value=entry.value,
                     origin=origin,
@@ -157,7 +161,7 @@ class _Module:
                     Fact(
                         FactKind.MODEL,
                         entry.value,
-                        written.key_loc(entry.node, entry.name),
+                        placed,
                         raw=entry.value,
                         value=entry.value,
                         scanner="python",
