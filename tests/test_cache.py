@@ -349,6 +349,7 @@ def test_a_file_result_survives_the_cache_format_field_for_field() -> None:
         hint_source="a/Dockerfile:1 vllm/vllm-openai:v0.26.0",
         resolved=False,
         model="Qwen/Qwen3-8B",
+        unknown_model='"$MODEL"',
         spans=Spans(
             name=Span(3, 5, 3, 9),
             value=Span(3, 10, 3, 12),

@@ -45,9 +45,9 @@ from vllm_upgrade_check.sources.scanners.base import Conditional, FileReference
 CACHE_ENV = "VLLM_UPGRADE_CHECK_CACHE_DIR"
 """Environment variable naming the cache directory (overrides the platform default)."""
 
-FORMAT = 10
+FORMAT = 11
 """Version of the cache file layout; bumped when it changes (10: the whole-report files,
-:mod:`.reportcache`)."""
+:mod:`.reportcache`; 11: a fact row ends with the launch's unknown model)."""
 
 
 def default_cache_dir() -> Path:
@@ -180,6 +180,7 @@ _ROW_TYPES: tuple[tuple[type, ...], ...] = (
     (list, type(None)),  # spans
     _OPT_STR,  # group
     _OPT_STR,  # owner
+    _OPT_STR,  # unknown model
 )
 
 
@@ -194,7 +195,7 @@ def _strings(value: Any, what: str) -> list[str]:
 
 
 _ROW_SIGNATURES = frozenset(itertools.product(*_ROW_TYPES))
-"""Every tuple of exact value types a fact row may have (4,096 of them): one set lookup checks
+"""Every tuple of exact value types a fact row may have (8,192 of them): one set lookup checks
 a whole row, and exact types keep ``True`` out of the integer fields."""
 
 
