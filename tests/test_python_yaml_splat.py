@@ -40,6 +40,8 @@ HEAD = "import yaml\nfrom pathlib import Path\nfrom vllm import LLM, AsyncEngine
         'cfg = yaml.safe_load(Path("engine.yaml").read_text())\nllm = LLM(**cfg)\n',
         'llm = LLM(**yaml.safe_load((Path(__file__).parent / "engine.yaml").read_text()))\n',
         'args = AsyncEngineArgs(**yaml.load(open("engine.yaml"), Loader=yaml.SafeLoader))\n',
+        'CONFIG = Path(__file__).parent / "engine.yaml"\n\n\ndef main():\n    with open(CONFIG) as fh:\n'
+        "        cfg = yaml.safe_load(fh)\n    return LLM(**cfg)\n",
     ],
 )
 def test_the_yaml_keys_are_the_call_keywords(tmp_path: Path, body: str) -> None:

@@ -90,7 +90,7 @@ class KeywordReader:
             more = self.keyword_entries(node.keywords, scope, before, depth + 1)
             return None if base is None or more is None else base + more
         if is_yaml_load(node):
-            return self.loaded_entries(node, before)
+            return self.loaded_entries(node, before, scope)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             imported = self.imports.get(node.value.id)
             if imported is not None and imported[1] is None and scope.owner(node.value.id) is None:
@@ -122,14 +122,19 @@ class KeywordReader:
             return entries
         return None
 
-    def loaded_entries(self, call: ast.AST, before: int) -> list[Entry]:
+    def loaded_entries(self, call: ast.AST, before: int, scope: Scope) -> list[Entry]:
         """The entries of the dict yaml-load ``call`` gives (:mod:`.yamlload`): the top-level
         keys of the YAML file it reads, each placed at its key there, when the repository
         holds the file (read once the file is read again with the repository,
         :attr:`modules`); else one unresolved entry, the call as written (with the file it
         reads when the call does not name it)."""
         assert isinstance(call, ast.Call)
-        written = loaded_path(call, self.source.tree, before)
+
+        def names(name: str) -> ast.AST | None:
+            bound = last_binding(name, scope, getattr(call, "lineno", before))
+            return bound[0] if bound is not None else None
+
+        written = loaded_path(call, self.source.tree, before, names)
         found = None
         if written is not None and self.modules is not None:
             found = yaml_entries(written, self.source.path or "", self.modules.read)

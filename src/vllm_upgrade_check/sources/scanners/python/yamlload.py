@@ -73,14 +73,22 @@ def _is_file(args: list[ast.expr]) -> bool:
     return len(args) == 1 and isinstance(args[0], ast.Name) and args[0].id == "__file__"
 
 
-def _path_text(node: ast.AST) -> tuple[str, bool] | None:
+Names = Callable[[str], "ast.AST | None"]
+"""The value a name was last bound to before the load (``None``: bound nowhere the file says)."""
+
+
+def _path_text(node: ast.AST, names: Names | None = None, depth: int = 0) -> tuple[str, bool] | None:
     """``(path as written, whether it is the script's folder's for sure)`` of a path
-    expression: a string, ``Path("x")``, ``SCRIPT_DIR / "x"``, ``os.path.join(SCRIPT_DIR, "x")``."""
+    expression: a string, ``Path("x")``, ``SCRIPT_DIR / "x"``, ``os.path.join(SCRIPT_DIR, "x")``,
+    or a name ``names`` says is bound to one of these (``CONFIG = "engine.yaml"``)."""
     text = const_text(node)
     if text is not None:
         return text, False
+    if isinstance(node, ast.Name) and names is not None and depth < 4:
+        bound = names(node.id)
+        return _path_text(bound, names, depth + 1) if bound is not None else None
     if isinstance(node, ast.Call) and dotted_name(node.func) in ("Path", "pathlib.Path") and len(node.args) == 1:
-        return _path_text(node.args[0])
+        return _path_text(node.args[0], names, depth + 1)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and _script_dir(node.left):
         rest = const_text(node.right)
         return (rest, True) if rest is not None else None
@@ -90,10 +98,11 @@ def _path_text(node: ast.AST) -> tuple[str, bool] | None:
     return None
 
 
-def loaded_path(call: ast.Call, tree: ast.AST, before: int) -> tuple[str, bool] | None:
+def loaded_path(call: ast.Call, tree: ast.AST, before: int, names: Names | None = None) -> tuple[str, bool] | None:
     """The YAML file yaml-load ``call`` reads, as :func:`_path_text` gives it: its stream an
     ``open(...)`` of a path written in the file, or a name ``with open(...) as f:`` binds
-    (the last such ``with`` before line ``before``); ``None`` when the file does not say."""
+    (the last such ``with`` before line ``before``); a path held in a name is read with
+    ``names``. ``None`` when the file does not say."""
     stream = call.args[0]
     if isinstance(stream, ast.Name):
         found: ast.AST | None = None
@@ -106,7 +115,7 @@ def loaded_path(call: ast.Call, tree: ast.AST, before: int) -> tuple[str, bool] 
         path = found
     else:
         path = _opened(stream)
-    return _path_text(path) if path is not None else None
+    return _path_text(path, names) if path is not None else None
 
 
 YamlEntry = tuple[str, str | None, Location, Spans]
