@@ -8,11 +8,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from vllm_upgrade_check.cli import _register, app
 from vllm_upgrade_check.engine import run_scan
 from vllm_upgrade_check.model.findings import Report
 from vllm_upgrade_check.model.options import ScanOptions
 from vllm_upgrade_check.parsing.shell import parse_shell
+
+_register()
 
 
 def scan(tmp_path: Path, text: str) -> Report:
@@ -60,3 +64,28 @@ def test_an_image_the_repository_does_not_set_is_named_unresolved(tmp_path: Path
         'unresolved: "$IMAGE" at run.sh:3:1 (docker run); the image it runs is not known: whether it is vLLM, '
         "which release, and its flags were not checked",
     )
+
+
+@pytest.mark.parametrize(
+    ("setting", "launch", "bumped"),
+    [
+        ("IMAGE=vllm/vllm-openai:v0.16.0", 'docker run "$IMAGE" --model m', "IMAGE=vllm/vllm-openai:v0.18.0"),
+        ('IMAGE="vllm/vllm-openai:v0.16.0"', 'docker run "${IMAGE}" --model m', 'IMAGE="vllm/vllm-openai:v0.18.0"'),
+        ("export IMAGE=vllm/vllm-openai:v0.16.0", "podman run ${IMAGE} --model m", "export IMAGE=vllm/vllm-openai:v0.18.0"),
+        (': "${IMAGE:=vllm/vllm-openai:v0.16.0}"', 'docker run "$IMAGE" --model m', ': "${IMAGE:=vllm/vllm-openai:v0.18.0}"'),
+    ],
+)
+def test_the_tag_is_bumped_where_the_variable_is_set(tmp_path: Path, setting: str, launch: str, bumped: str) -> None:
+    report = scan(tmp_path, f"#!/bin/bash\n{setting}\n{launch}\n")
+    assert [(f.rule.id, f.location.line) for f in report.findings] == [("VUC000-010", 2)]
+    result = CliRunner().invoke(app, ["fix", str(tmp_path), "--from", "0.16.0", "--to", "0.18.0"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "run.sh").read_text() == f"#!/bin/bash\n{bumped}\n{launch}\n"
+
+
+def test_a_tag_made_of_another_variable_is_left_to_a_person(tmp_path: Path) -> None:
+    text = '#!/bin/bash\nTAG=v0.16.0\nIMAGE=vllm/vllm-openai:$TAG\ndocker run "$IMAGE" --model m\n'
+    scan(tmp_path, text)
+    result = CliRunner().invoke(app, ["fix", str(tmp_path), "--from", "0.16.0", "--to", "0.18.0"])
+    assert "set it by hand" in result.output
+    assert (tmp_path / "run.sh").read_text() == text

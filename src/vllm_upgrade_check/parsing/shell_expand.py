@@ -175,7 +175,11 @@ class WordWalker:
         if span is None:
             span = self.span(node)
         text, resolved = self.flatten(node)
-        return [Token(text, span.line, span.column, resolved, self.text(node), span=span)]
+        defined = None
+        if kind == "string" and (whole := self._whole_variable(node)) is not None:  # `"$IMAGE"`
+            name = self._var_name(whole) or ""
+            defined = None if name in self.alts or name in self.foreign else _defined(self.vars[name])
+        return [Token(text, span.line, span.column, resolved, self.text(node), span=span, defined=defined)]
 
     def _substituted_file(self, node: tree_sitter.Node) -> list[Token] | None:
         """The words an unquoted ``$(cat FILE...)``, ``$(< FILE)``, ``$(grep -v PATTERN
@@ -287,12 +291,17 @@ class WordWalker:
                 return tokens
             joined = " ".join(t.text for t in tokens)
             span = None if varies else self.span(node)
-            return [Token(joined, line, col, all(t.resolved for t in tokens), written, span=span)]
+            defined = _defined(tokens)
+            return [Token(joined, line, col, all(t.resolved for t in tokens), written, span=span, defined=defined)]
         if len(tokens) == 1 and not quoted and not varies and not tokens[0].text.startswith("-"):
             # `$SWAP` holding one value: reported where the word is defined, cut out where it
             # is used (`$SWAP` itself, not the definition other lines may read). A variable
             # holding flags (`OPTS="--enforce-eager"`) is edited where the flags are written.
-            return [replace(tokens[0], span=self.span(node), element=None, prev_end=None, next_start=None)]
+            return [
+                replace(
+                    tokens[0], span=self.span(node), element=None, prev_end=None, next_start=None, defined=_defined(tokens)
+                )
+            ]
         if name in self.foreign and any(t.resolved and any(c in t.text for c in " \t\n") for t in tokens):
             # a call's word used unquoted (`$1`, `$@`): the shell splits it at blanks
             return [piece for t in tokens for piece in _split_word(t)]
@@ -407,6 +416,22 @@ class WordWalker:
         if kind == "ansi_c_string":
             return self.text(node)[2:-1], True
         return unescape_word(self.text(node)), True
+
+
+def _defined(tokens: list[Token]) -> Span | None:
+    """Where the one word a variable holds is written as its text (its span, when the word
+    is written there exactly: :attr:`Token.defined` of its uses); ``None`` otherwise."""
+    if len(tokens) != 1:
+        return None
+    token = tokens[0]
+    if token.defined is not None:
+        return token.defined
+    span = token.span
+    if span is None or token.path is not None or not token.resolved or (token.written or token.text) != token.text:
+        return None
+    if span.line != span.end_line or span.end_column - span.column != len(token.text):
+        return None
+    return span
 
 
 def _split_word(token: Token) -> list[Token]:

@@ -62,6 +62,10 @@ class Token:
         path: the file it is written in, when that is another file than the one read (a
             value from a systemd ``EnvironmentFile=``); ``None``: the file read. Such a word
             has no ``span`` (a fix of the file read cannot edit it).
+        defined: for a word that is the one word a variable holds (``"$IMAGE"`` after
+            ``IMAGE=vllm/vllm-openai:v0.16.0``), where that word is written as its text in
+            the file read, so that a part of it (an image tag's version) can be edited
+            there; ``None`` otherwise.
     """
 
     text: str
@@ -80,6 +84,7 @@ class Token:
     empty: str = ""
     left: str = ""
     path: str | None = None
+    defined: Span | None = None
 
     @property
     def start(self) -> Point:
@@ -109,12 +114,21 @@ class Token:
             next_start=None if self.next_start is None else point(self.next_start),
             line_start=None if self.line_start is None else point(self.line_start),
             line_end=None if self.line_end is None else point(self.line_end),
+            defined=span(self.defined),
         )
 
     def unplaced(self) -> Token:
         """This token without spans or neighbours (its text is not where it is used)."""
         return replace(
-            self, span=None, element=None, item=None, prev_end=None, next_start=None, line_start=None, line_end=None
+            self,
+            span=None,
+            element=None,
+            item=None,
+            prev_end=None,
+            next_start=None,
+            line_start=None,
+            line_end=None,
+            defined=None,
         )
 
 

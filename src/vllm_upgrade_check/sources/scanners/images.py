@@ -9,7 +9,7 @@ carry, and :func:`image_fact` makes the ``image`` fact, with where a tag bump ed
 from __future__ import annotations
 
 from vllm_upgrade_check.knowledge.versions import tag_version_span, version_from_tag
-from vllm_upgrade_check.model.facts import Fact, FactKind, Span, Spans
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Span, Spans
 from vllm_upgrade_check.parsing.words import Token, sub_span, token_location
 
 VLLM_IMAGES = frozenset(
@@ -85,14 +85,20 @@ def image_fact(
     reference is written as its text; ``note`` says why it cannot be set, if so.
     """
     repo, tag = split_image(token.text)
+    location = token_location(path, token)
     if "@" in token.text:
         version, note = None, DIGEST_NOTE
     elif version is None and tag is not None and not note:
         found = tag_version_span(tag)
         at = len(token.text) - len(tag)
         version = None if found is None else sub_span(token, at + found[0], at + found[1])
+        if version is None and found is not None and token.defined is not None:
+            # `"$IMAGE"`: the tag is set where the variable is (`IMAGE=vllm/vllm-openai:v0.16.0`)
+            d = token.defined
+            version = Span(d.line, d.column + at + found[0], d.line, d.column + at + found[1])
+            location = Location(location.path, d.line, d.column, d.end_line, d.end_column)
     spans = Spans(version=version, note=note, syntax=syntax)
-    return Fact(FactKind.IMAGE, repo, token_location(path, token), raw=token.text, value=tag, scanner=scanner, spans=spans)
+    return Fact(FactKind.IMAGE, repo, location, raw=token.text, value=tag, scanner=scanner, spans=spans)
 
 
 def image_hint(reference: str, path: str | None, line: int | None) -> tuple[str, str] | None:
