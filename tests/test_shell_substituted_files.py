@@ -78,3 +78,12 @@ def test_the_parser_places_each_word_in_its_file() -> None:
     ]
     assert script.substituted == ["f.txt"]
     assert parse_shell('vllm serve m "$(cat f.txt)"\n', files=lambda _n: ("--a\n", "f.txt")).commands[0].argv[3].resolved is False
+
+
+def test_a_pipeline_of_filters_is_read_too(tmp_path: Path) -> None:
+    args = "# engine flags\n--swap-space 4\n\n# --use-gpu-for-pooling-score\n"
+    script = "#!/bin/bash\nvllm serve org/m $(cat args.txt | grep -v '^#' | xargs) --port 1\n"
+    report = scan(tmp_path, {"run.sh": script, "args.txt": args})
+    assert rows(report) == [("VUC0180-001", "args.txt", 2, 1)]
+    other = scan(tmp_path, {"run.sh": "#!/bin/bash\nvllm serve org/m $(cat args.txt | sed 's/#.*//')\n"})
+    assert rows(other) == [] and len(other.notes) == 1  # sed's output is not guessed

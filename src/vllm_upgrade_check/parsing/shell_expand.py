@@ -183,7 +183,8 @@ class WordWalker:
 
     def _substituted_file(self, node: tree_sitter.Node) -> list[Token] | None:
         """The words an unquoted ``$(cat FILE...)``, ``$(< FILE)``, ``$(grep -v PATTERN
-        FILE...)`` (or the same in backquotes) gives: the files' text split at blanks as
+        FILE...)`` (or the same in backquotes; the first of a pipeline whose other commands
+        are ``grep -v PATTERN`` and ``xargs``) gives: the files' text split at blanks as
         bash splits it (lines ``grep -v`` drops left out), each word placed where it is
         written in its file (:attr:`Token.path`, no span). The files named are added to
         :attr:`ShellScript.substituted`; ``None`` (the word stays unresolved) for another
@@ -191,29 +192,19 @@ class WordWalker:
         inner = node.named_children
         if len(inner) != 1:
             return None
-        names: list[str] = []
-        drop: re.Pattern[str] | None = None
+        names: list[str] | None = None
+        drops: list[re.Pattern[str]] = []
         if inner[0].type == "file_redirect" and self.text(node).lstrip("$(`").startswith("<"):
             target = inner[0].child_by_field_name("destination")
-            if target is None:
-                return None
-            names = [self.flatten(target)[0]] if self.flatten(target)[1] else []
-        elif inner[0].type == "command":
-            words = [self.flatten(c) for c in inner[0].named_children]
-            if not words or not all(ok for _w, ok in words) or any(c.type.endswith("redirect") for c in inner[0].named_children):
-                return None
-            program, args = words[0][0], [w for w, _ok in words[1:]]
-            if program == "grep" and len(args) >= 3 and args[0] in ("-v", "-vE", "-Ev", "-ve"):
-                try:
-                    drop = re.compile(args[1])
-                except re.error:
+            flat = self.flatten(target) if target is not None else ("", False)
+            names = [flat[0]] if flat[1] else None
+        elif inner[0].type in ("command", "pipeline"):
+            commands = [inner[0]] if inner[0].type == "command" else inner[0].named_children
+            for index, command in enumerate(commands):
+                read = self._file_command(command, drops, first=index == 0)
+                if read is None:
                     return None
-                args = args[2:]
-            elif program != "cat":
-                return None
-            if not args or any(a.startswith("-") for a in args):
-                return None
-            names = args
+                names = read if index == 0 else names
         if not names:
             return None
         self.script.substituted.extend(names)
@@ -224,11 +215,36 @@ class WordWalker:
                 return None
             text, path = found
             for row, line in enumerate(text.split("\n"), 1):
-                if drop is not None and drop.search(line):
+                if any(drop.search(line) for drop in drops):
                     continue
                 for m in _BLANK_SPLIT.finditer(line):
                     out.append(Token(m.group(), row, m.start() + 1, True, m.group(), path=path))
         return out
+
+    def _file_command(self, node: tree_sitter.Node, drops: list[re.Pattern[str]], first: bool) -> list[str] | None:
+        """One command of a :meth:`_substituted_file` pipeline: the files it reads (the
+        first: ``cat FILE...``, ``grep -v PATTERN FILE...``), or ``[]`` for a filter after it
+        (``grep -v PATTERN``, adding the pattern to ``drops``; ``xargs``); ``None`` for any
+        other command."""
+        if node.type != "command" or any(c.type.endswith("redirect") for c in node.named_children):
+            return None
+        words = [self.flatten(c) for c in node.named_children]
+        if not words or not all(ok for _w, ok in words):
+            return None
+        program, args = words[0][0], [w for w, _ok in words[1:]]
+        if program == "grep" and len(args) >= 2 and args[0] in ("-v", "-vE", "-Ev", "-ve"):
+            try:
+                drops.append(re.compile(args[1]))
+            except re.error:
+                return None
+            args = args[2:]
+        elif program == "xargs" and not first and not args:
+            return []
+        elif program != "cat" or not first:
+            return None
+        if any(a.startswith("-") for a in args) or bool(args) != first:
+            return None
+        return args
 
     def _is_array_all(self, node: tree_sitter.Node) -> bool:
         """``${A[@]}``, ``${A[*]}`` and ``$@`` (the positional parameters)."""
