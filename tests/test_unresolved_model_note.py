@@ -42,3 +42,10 @@ def test_a_yaml_list_item_is_one_word_where_the_model_is(tmp_path: Path) -> None
     notes = notes_of(tmp_path, "deploy.yaml", text)
     assert len(notes) == 1 and notes[0].endswith("(vllm serve); the model it serves is not known"), notes
     assert "flags" not in notes[0]
+
+
+def test_an_exec_form_model_word_says_the_model_is_not_known(tmp_path: Path) -> None:
+    text = 'FROM vllm/vllm-openai:v0.16.0\nCMD ["--model", "${MODEL}", "--port", "8000"]\n'
+    notes = notes_of(tmp_path, "Dockerfile", text)
+    assert len(notes) == 1 and notes[0].startswith("unresolved: ${MODEL} (exec form:"), notes
+    assert notes[0].endswith("; the model it serves is not known"), notes

@@ -34,7 +34,14 @@ from vllm_upgrade_check.matching.surface_checks import (
     with_target_severity,
 )
 from vllm_upgrade_check.model.environment import Environment
-from vllm_upgrade_check.model.facts import UNKNOWN_IMAGE_ENTRY, UNRESOLVED_NOTE, VENDOR_ENTRY, Fact, FactKind
+from vllm_upgrade_check.model.facts import (
+    EXEC_LITERAL,
+    UNKNOWN_IMAGE_ENTRY,
+    UNRESOLVED_NOTE,
+    VENDOR_ENTRY,
+    Fact,
+    FactKind,
+)
 from vllm_upgrade_check.model.findings import Finding, ReleaseInfo, Replacement, Report, VersionBasis
 from vllm_upgrade_check.model.options import ScanOptions
 from vllm_upgrade_check.model.pack import Applicability, DependencyMatch, FixAction, MatchKind, Pack, Rule
@@ -82,7 +89,7 @@ def unresolved_notes(facts: Sequence[Fact]) -> list[str]:
                 why = "the image it runs is not known: whether it is vLLM, which release, and its flags were not checked"
                 notes.append(f"{UNRESOLVED_NOTE}{fact.value} at {fact.location} ({fact.name[len(UNKNOWN_IMAGE_ENTRY):]}); {why}")
                 continue
-            if fact.unknown_model is not None and fact.value == fact.unknown_model:
+            if fact.unknown_model is not None and fact.value.removesuffix(EXEC_LITERAL) == fact.unknown_model:
                 why = "the model it serves is not known"
             elif fact.unknown_model is not None:
                 why = "the model it serves is not known and the flags it holds were not checked"
