@@ -30,6 +30,7 @@ def _args(text: str) -> list[tuple[str, str | None, int | None]]:
             [("model", "m"), ("bogus", "1")],
         ),
         ("python -m vllm.entrypoints.cli.main bench latency --num-iters 3 --bogus", [("bogus", None)]),
+        ("vllm bench startup --model m --num-iters-cold 3 --num-iters-warm 2 --output-json o.json", [("model", "m")]),
     ],
 )
 def test_own_flags_are_not_engine_flags(line: str, engine: list[tuple[str, str | None]]) -> None:

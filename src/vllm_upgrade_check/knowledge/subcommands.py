@@ -22,6 +22,9 @@ Sources (vLLM's repository, the ``add_cli_args`` / ``make_arg_parser`` of each c
   ``--batch-size``, ``--n``, ``--use-beam-search``, ``--num-iters-warmup``,
   ``--num-iters``, ``--profile``, ``--output-json``, ``--disable-detokenize``), then
   ``EngineArgs.add_cli_args``;
+- ``vllm/benchmarks/startup.py`` ``add_cli_args`` (``--num-iters-cold``,
+  ``--num-iters-warmup``, ``--num-iters-warm``, ``--output-json``; ``--per-phase`` in later
+  releases), then ``EngineArgs.add_cli_args``;
 - ``vllm/benchmarks/datasets.py`` ``add_dataset_parser`` (the dataset flags the benchmarks
   share: ``--seed``, ``--num-prompts``, ``--dataset-name``, ``--dataset-path``,
   ``--no-stream``, ``--no-oversample``, ``--skip-chat-template``, ``--enable-multimodal-chat``,
@@ -102,6 +105,7 @@ _LATENCY = _flags(
     "--input-len --output-len --batch-size --n --num-iters-warmup --num-iters --output-json",
     "--use-beam-search --profile --disable-detokenize",
 )
+_STARTUP = _flags("--num-iters-cold --num-iters-warmup --num-iters-warm --output-json", "--per-phase")
 _RUN_BATCH = _flags(
     "-i --input-file -o --output-file --output-tmp-dir --response-role --max-log-len --url --port",
     "--enable-metrics --enable-prompt-tokens-details --enable-force-include-usage",
@@ -117,7 +121,7 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
         own_prefixes=_DATASET_PREFIXES,
     ),
     Subcommand(("bench", "latency"), engine_args=True, own=_LATENCY),
-    Subcommand(("bench", "startup"), engine_args=True),
+    Subcommand(("bench", "startup"), engine_args=True, own=_STARTUP),
     Subcommand(("bench", "mm-processor"), engine_args=True, own=_DATASET, own_prefixes=_DATASET_PREFIXES),
     Subcommand(("bench", "serve"), engine_args=False),
     Subcommand(("chat",), engine_args=False),
