@@ -81,3 +81,9 @@ def test_the_body_assignments_are_the_inner_shells() -> None:
 def test_the_words_that_decide() -> None:
     assert runs_stdin(["/bin/bash"]) and runs_stdin(["bash", "-s", "x"]) and not runs_stdin(["bash", "x.sh"])
     assert quoted_delimiter("'EOF'") and quoted_delimiter('E"OF"') and not quoted_delimiter("EOF")
+
+
+@pytest.mark.parametrize(("head", "read"), [("cat <<'EOF' | ssh gpu1 bash", True), ("cat <<EOF | tee out.txt", False)])
+def test_cat_piped_into_a_shell(head: str, read: bool) -> None:
+    text = f"{head}\nvllm serve m --swap-space 4\nEOF\n"
+    assert _args(text) == ([("swap_space", "4", 2, 14)] if read else [])

@@ -328,10 +328,9 @@ class _Walker(WordWalker):
         body = node.child_by_field_name("body")
         if body is None or body.type != "command" or first >= len(self.script.commands):
             return
-        if not runs_stdin([t.text for t in self.script.commands[first].argv]):
-            return
+        words = [t.text for t in self.script.commands[first].argv]
         for redirect in node.named_children:
-            if redirect.type != "heredoc_redirect":
+            if redirect.type != "heredoc_redirect" or not runs_stdin(self._stdin_reader(words, redirect)):
                 continue
             start = next((c for c in redirect.named_children if c.type == "heredoc_start"), None)
             text = next((c for c in redirect.named_children if c.type == "heredoc_body"), None)
@@ -346,6 +345,15 @@ class _Walker(WordWalker):
             self.script.unresolved |= inner.unresolved
             if inner.has_error and not self.script.has_error:
                 self.script.has_error, self.script.error_line = True, inner.error_line
+
+    def _stdin_reader(self, words: list[str], redirect: tree_sitter.Node) -> list[str]:
+        """The words of the command that reads a here-document: the command it is written
+        on, or for ``cat <<EOF | CMD`` the command the pipe feeds (its words as written)."""
+        if not words or words[0].rsplit("/", 1)[-1] != "cat" or any(w != "-" for w in words[1:]):
+            return words
+        pipe = next((c for c in redirect.named_children if c.type == "pipeline"), None)
+        fed = next((c for c in pipe.named_children if c.type == "command"), None) if pipe is not None else None
+        return self.text(fed).split() if fed is not None else []
 
     def _walk_children(self, children: list[tree_sitter.Node]) -> None:
         """Walk sibling nodes in order, noting the comments that cut a command short."""
