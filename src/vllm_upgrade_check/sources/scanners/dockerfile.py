@@ -28,6 +28,13 @@ from vllm_upgrade_check.sources.scanners.dockerfile_copies import (
     entry_script,
     json_array,
 )
+from vllm_upgrade_check.sources.scanners.dockerfile_heredocs import (
+    Heredoc,
+    copied_script_facts,
+    copy_destinations,
+    fold,
+    run_facts,
+)
 from vllm_upgrade_check.sources.scanners.dockerfile_text import as_written, exec_tokens, word_at
 from vllm_upgrade_check.sources.scanners.dockerfile_versions import (
     defaults,
@@ -73,8 +80,8 @@ class DockerfileScanner(Scanner):
         path = source.relpath
         copies: dict[str, str] = {}  # where a COPY/ADD puts a file of the build context -> that file
         workdir = "/"
-        try:
-            parser = DockerfileParser(fileobj=io.BytesIO(source.text.encode("utf-8")))
+        try:  # here-document bodies blanked (dockerfile-parse reads their lines as instructions)
+            parser, heredocs = fold(source.text, lambda t: DockerfileParser(fileobj=io.BytesIO(t.encode("utf-8"))))
             structure = parser.structure
             parents = parser.parent_images
         except Exception as exc:  # dockerfile-parse raises plain exceptions on bad input
@@ -101,6 +108,7 @@ class DockerfileScanner(Scanner):
             locate = offset_locator(body, line, body_offset)
             if instruction == "FROM":
                 yield from run.read_shell_forms(path, self.name)
+                yield from run.copied_scripts_facts(path, self.name)
                 yield from run.launches(path, self.name)
                 yield from run.entry_script(path, copies, scripts, stage)
                 copies, workdir = {}, "/"
@@ -151,6 +159,15 @@ class DockerfileScanner(Scanner):
                     # without `$` the values read the same whatever is in scope: parsed once
                     yield from self._env(body, path, line, body_offset, None if "$" in body else script)
                 continue
+            if item["startline"] in heredocs and instruction == "RUN":
+                variables = scope.build()
+                for facts, read in run_facts(item, heredocs[item["startline"]], lines, path, self.name, variables, hint):
+                    yield from with_pin_spans(text, read, facts, variables, vllm_lines)
+                continue
+            if item["startline"] in heredocs and instruction in ("COPY", "ADD"):
+                for dest, doc in copy_destinations(item["value"], heredocs[item["startline"]], workdir):
+                    run.copied_scripts[dest] = doc  # a file the image holds, written here
+                continue
             if instruction == "RUN":
                 variables = scope.build()
                 facts, script = shell_facts(body, path, self.name, locate, variables, hint)
@@ -174,6 +191,7 @@ class DockerfileScanner(Scanner):
                 run.set(instruction, None)
                 run.shell_forms.append((instruction, body, locate))
         yield from run.read_shell_forms(path, self.name)
+        yield from run.copied_scripts_facts(path, self.name)
         yield from run.launches(path, self.name)
         yield from run.entry_script(path, copies, scripts, stage)
 
@@ -273,6 +291,8 @@ class _Stage:
         self.image: Fact | None = None  # the stage's vLLM base image, told with its launches
         self.env: dict[str, list[Token]] = {}  # the stage's ENV values (a later stage FROM it has them)
         self.shell_forms: list[tuple[str, str, Locator]] = []  # shell-form CMD/ENTRYPOINT, unread
+        self.copied_scripts: dict[str, Heredoc] = {}  # files COPY here-documents create, by destination
+        self.script_launches = False  # the exec-form ENTRYPOINT runs one of them, which launches vLLM
 
     def child(self) -> _Stage:
         """The state a stage ``FROM`` this one starts with."""
@@ -308,12 +328,29 @@ class _Stage:
             if instruction == "ENTRYPOINT" and self.entry_shell:
                 self.entry_launches = any(f.kind == FactKind.LAUNCH for f in facts)
 
+    def copied_scripts_facts(self, path: str, scanner: str) -> Iterator[Fact]:
+        """The facts of the shell scripts the stage's ``COPY`` here-documents create, at
+        their lines (:func:`~.dockerfile_heredocs.copied_script_facts`); the one its
+        exec-form ``ENTRYPOINT`` runs is read with the ``CMD`` as its ``"$@"``."""
+        if not self.copied_scripts:
+            return
+        entry = self.entry if self.own_entry and not self.entry_shell else None
+        facts, self.script_launches = copied_script_facts(
+            self.copied_scripts, entry, self.cmd or [], self.env, path, scanner, self.hint
+        )
+        yield from facts
+
     def launches(self, path: str, scanner: str) -> Iterator[Fact]:
         """The stage's vLLM base image and the facts of what its container runs."""
         facts = list(self._run(path, scanner))
         if self.image is not None:
             image = self.image
-            if self.own_entry and not self.entry_launches and not any(f.kind == FactKind.LAUNCH for f in facts):
+            if (
+                self.own_entry
+                and not self.entry_launches
+                and not self.script_launches
+                and not any(f.kind == FactKind.LAUNCH for f in facts)
+            ):
                 program = " ".join(t.text for t in (self.entry or [])[:2]) or "its own ENTRYPOINT"
                 note = replaced_server_note(program, "ENTRYPOINT")
                 spans = image.spans or Spans()
@@ -327,7 +364,7 @@ class _Stage:
         """The stage's :func:`~.dockerfile_copies.entry_script` when its exec-form
         ``ENTRYPOINT`` runs no vLLM launch of its own: a reference to the script, and its
         record into ``scripts`` (``stage``: the stage's index)."""
-        if not self.own_entry or self.entry_shell or not self.entry or self.entry_launches:
+        if not self.own_entry or self.entry_shell or not self.entry or self.entry_launches or self.script_launches:
             return
         found = entry_script(path, self.entry, self.cmd or [], copies, self.env, self.hint, stage)
         if found is not None:
