@@ -31,10 +31,17 @@ _EXEC_KEYS = ("ExecStart", "ExecStartPre")
 _MAX_ENV_FILE_CHARS = 256 * 1024
 
 
+NOT_DOTENV_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py", ".sh", ".bash", ".md")
+"""Suffixes of files that are never dotenv files whatever their name starts with
+(``.env.compose.yml`` is a compose file, ``.env.example.json`` JSON): the YAML scanners and
+the others read them."""
+
+
 def is_dotenv(name: str) -> bool:
     """``.env``, ``.env.production``, ``vllm.env``, ``prod.env`` (not ``.envrc``, nor a
-    Dockerfile named ``Dockerfile.env``)."""
-    if is_dockerfile(name):
+    Dockerfile named ``Dockerfile.env``, nor a file of another syntax such as ``.env.yaml``,
+    see :data:`NOT_DOTENV_SUFFIXES`)."""
+    if is_dockerfile(name) or name.lower().endswith(NOT_DOTENV_SUFFIXES):
         return False
     return name == ".env" or name.startswith(".env.") or (name.endswith(".env") and len(name) > 4)
 
@@ -191,8 +198,11 @@ class SystemdScanner(Scanner):
             yield from dotenv_facts(source.text, source.relpath)
 
     def referenced_file_matches(self, relpath: str, wanted: str) -> bool:
-        # A dotenv file by name is read anyway: not twice.
-        return not is_dotenv(relpath.rsplit("/", 1)[-1]) and _suffix_match(relpath, wanted)
+        # A dotenv file by name is read anyway: not twice; a YAML (or other syntax) file never.
+        name = relpath.rsplit("/", 1)[-1]
+        if is_dotenv(name) or name.lower().endswith(NOT_DOTENV_SUFFIXES):
+            return False
+        return _suffix_match(relpath, wanted)
 
     def read_referenced(self, source: SourceFile) -> Iterator[Fact | Skipped]:
         if len(source.text) <= _MAX_ENV_FILE_CHARS:
