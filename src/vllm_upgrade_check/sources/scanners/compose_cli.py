@@ -7,14 +7,34 @@ folder's default files, which each compose file's own reading covers."""
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from vllm_upgrade_check.parsing.shell import ShellScript, Token
+from vllm_upgrade_check.parsing.shell_script import Assignment
 from vllm_upgrade_check.sources.scanners.vllm_argv import strip_wrappers
 
 COMPOSE_FILE = "COMPOSE_FILE"
 """The variable compose reads its files from when no ``-f`` is given (``:``-separated)."""
+
+COMPOSE_PATH_SEPARATOR = "COMPOSE_PATH_SEPARATOR"
+"""The variable that sets :data:`COMPOSE_FILE`'s separator (``:`` on Linux and macOS;
+Docker's docs, "Pre-defined environment variables")."""
+
+
+def _separator(
+    command_prefix: Sequence[Assignment], wrapped: Sequence[Token], assigned: Sequence[Assignment], before: tuple[int, int]
+) -> str:
+    """The ``COMPOSE_FILE`` separator a command runs with: ``COMPOSE_PATH_SEPARATOR`` in its
+    ``env`` words, its prefix, or assigned before it; ``:`` otherwise."""
+    for token in wrapped:
+        if token.text.startswith(COMPOSE_PATH_SEPARATOR + "=") and token.resolved:
+            return token.text[len(COMPOSE_PATH_SEPARATOR) + 1 :] or ":"
+    given = next((a for a in command_prefix if a.name == COMPOSE_PATH_SEPARATOR), None)
+    if given is None:
+        earlier = [a for a in assigned if (a.line, a.column) < before]
+        given = earlier[-1] if earlier else None
+    return given.value if given is not None and given.value and "$" not in given.value else ":"
 
 _TAKES_VALUE = frozenset(
     "-p --project-name --env-file --profile --project-directory --ansi --parallel --progress -c --context".split()
@@ -40,6 +60,8 @@ class Named:
     cd: str = ""
     """The folder the last ``cd`` before the command changed to (relative, as written), in
     which compose looks for the file."""
+    option: str = "-f"
+    """How it is named: ``-f`` (``--file``), or ``COMPOSE_FILE`` (the variable's list)."""
 
 
 def may_run_compose(text: str) -> bool:
@@ -74,6 +96,9 @@ def compose_chains(script: ShellScript, move: Callable[[Token], Token] | None = 
     place = move or (lambda token: token)
     out: list[list[Named]] = []
     assigned = sorted((a for a in script.assignments if a.name == COMPOSE_FILE and not a.prefix), key=lambda a: (a.line, a.column))
+    separators = sorted(
+        (a for a in script.assignments if a.name == COMPOSE_PATH_SEPARATOR and not a.prefix), key=lambda a: (a.line, a.column)
+    )
     cd = ""
     for command in script.commands:
         argv, wrapped_env = strip_wrappers(command.argv)  # sudo, env A=1, timeout 60, ...
@@ -105,14 +130,17 @@ def compose_chains(script: ShellScript, move: Callable[[Token], Token] | None = 
         if not named and by_env is not None:
             token = place(by_env)
             value = by_env.text[len(COMPOSE_FILE) + 1 :]
-            named = [Named(p, token.line, token.column, len(by_env.text)) for p in value.split(":") if p]
+            sep = _separator(command.prefix, wrapped_env, separators, (command.line, command.column))
+            named = [Named(p, token.line, token.column, len(by_env.text), option=COMPOSE_FILE) for p in value.split(sep) if p]
         if not named:
             given = next((a for a in command.prefix if a.name == COMPOSE_FILE), None)
             if given is None:
                 before = [a for a in assigned if (a.line, a.column) < (command.line, command.column)]
                 given = before[-1] if before else None
             if given is not None and "$" not in given.value:
-                named = [Named(p, given.line, given.column, len(COMPOSE_FILE)) for p in given.value.split(":") if p]
+                sep = _separator(command.prefix, wrapped_env, separators, (command.line, command.column))
+                parts = given.value.split(sep)
+                named = [Named(p, given.line, given.column, len(COMPOSE_FILE), option=COMPOSE_FILE) for p in parts if p]
         if named:
             out.append([replace(n, cd="" if cd == "." else cd) for n in named])
     return out
