@@ -88,23 +88,38 @@ def _token_named(token: Token, start: int = 0) -> Named:
     return Named(token.text[start:], token.line, token.column + start, len(token.text) - start, token.resolved)
 
 
-def compose_chains(script: ShellScript, move: Callable[[Token], Token] | None = None) -> list[list[Named]]:
+def compose_chains(
+    script: ShellScript, move: Callable[[Token], Token] | None = None, shell_of: Callable[[int], int] | None = None
+) -> list[list[Named]]:
     """The files of each ``docker compose`` command of ``script`` that names its own (``-f``,
     ``--file``, or ``COMPOSE_FILE`` in its prefix or assigned before it), in order; a word
     the script does not resolve is kept, marked so (:attr:`Named.resolved`). ``move``: places a word where the file read
-    writes it (a CI step's script in a YAML scalar)."""
+    writes it (a CI step's script in a YAML scalar). Each file keeps the folder the last
+    ``cd``/``pushd`` before the command changed to (:attr:`Named.cd`), within the same shell:
+    ``shell_of`` says which shell runs a line (a Makefile's recipe lines each run in their
+    own, :func:`~.makefile.recipe_shells`); one shell by default."""
     place = move or (lambda token: token)
+    shell = shell_of or (lambda _line: 0)
     out: list[list[Named]] = []
     assigned = sorted((a for a in script.assignments if a.name == COMPOSE_FILE and not a.prefix), key=lambda a: (a.line, a.column))
     separators = sorted(
         (a for a in script.assignments if a.name == COMPOSE_PATH_SEPARATOR and not a.prefix), key=lambda a: (a.line, a.column)
     )
-    cd = ""
+    cd, cd_shell = "", 0
+    pushed: list[str] = []  # the folders pushd left
     for command in script.commands:
         argv, wrapped_env = strip_wrappers(command.argv)  # sudo, env A=1, timeout 60, ...
         words = [t.text for t in argv]
+        here = shell(command.line)
+        if here != cd_shell:  # another shell: the cd of the last one is not in force
+            cd, cd_shell, pushed = "", here, []
+        if words and words[0] == "popd":
+            cd = pushed.pop() if pushed else ""
+            continue
         if words and words[0] in ("cd", "pushd"):
             target = words[1] if len(words) > 1 and argv[1].resolved else None
+            if words[0] == "pushd":
+                pushed.append(cd)
             cd = posixpath.normpath(posixpath.join(cd, target)) if target and not target.startswith(("/", "~", "-")) else ""
             continue
         start = _compose_start(words)
