@@ -209,7 +209,7 @@ class SystemdScanner(Scanner):
         return _suffix_match(relpath, wanted)
 
     def read_referenced(self, source: SourceFile) -> Iterator[Fact | Skipped]:
-        if len(source.text) <= _MAX_ENV_FILE_CHARS:
+        if len(source.text) <= _MAX_ENV_FILE_CHARS and not source.name.lower().endswith(NOT_DOTENV_SUFFIXES):
             yield from dotenv_facts(source.text, source.relpath)
 
     def with_referenced(
