@@ -89,3 +89,27 @@ def test_entry_cuts_record_the_extent_of_a_block_mapping_only() -> None:
     assert entry_cuts(text, doc.value[1][1]).extent is None  # flow: the braces stay
     shared = "a: {x: 1}\nb:\n  x: 1\n  y: 2\n"
     assert entry_cuts(shared, documents(shared)[0]).extent is not None
+
+
+@pytest.mark.parametrize(
+    ("values", "fixed"),
+    [
+        ("extraArgs:\n  - --swap-space=4\nother: 1\n", "extraArgs: []\nother: 1\n"),
+        ('extraArgs: ["--swap-space=4"]\nother: 1\n', "extraArgs: []\nother: 1\n"),
+    ],
+)
+def test_an_emptied_helm_values_list_stays_a_list(tmp_path: Path, values: str, fixed: str) -> None:
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: vllm\nversion: 0.1.0\n")
+    (chart / "templates" / "dep.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: v\nspec:\n  template:\n    spec:\n      containers:\n"
+        '        - name: v\n          image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"\n'
+        "          args: {{ toYaml .Values.extraArgs | nindent 12 }}\n"
+    )
+    head = "image:\n  repository: vllm/vllm-openai\n  tag: v0.20.0\n"
+    (chart / "values.yaml").write_text(head + values)
+    result = runner.invoke(app, ["fix", str(tmp_path), "--from", "0.20.0", "--to", "0.32.0", "--no-bump"])
+    text = (chart / "values.yaml").read_text()
+    assert text == head + fixed, result.output
+    assert yaml.safe_load(text)["extraArgs"] == []
