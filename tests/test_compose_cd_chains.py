@@ -52,6 +52,8 @@ def test_a_chain_after_cd_reads_the_files_there(tmp_path: Path, script: str) -> 
     "script",
     [
         "pushd deploy; popd; docker compose -f base.yml -f prod.yml up",
+        "(cd deploy && docker compose ps)\ndocker compose -f base.yml -f prod.yml up",
+        "(cd deploy; true); docker compose -f base.yml -f prod.yml up",
         "docker compose --project-directory deploy -f base.yml -f prod.yml up -d",
     ],
 )
@@ -77,3 +79,9 @@ def test_compose_chains_keep_the_cd_per_shell() -> None:
     shell, variables = make_shell_text(text)
     chains = compose_chains(parse_shell(shell, variables=variables), shell_of=recipe_shells(text))
     assert [(n.written, n.cd) for c in chains for n in c] == [("x.yml", ""), ("y.yml", "deploy")]
+
+
+def test_a_cd_in_a_subshell_ends_with_it() -> None:
+    script = "cd x; (cd deploy; docker compose -f a.yml up; cd y; docker compose -f c.yml up); docker compose -f b.yml up"
+    chains = compose_chains(parse_shell(script))
+    assert [(n.written, n.cd) for c in chains for n in c] == [("a.yml", "x/deploy"), ("c.yml", "x/deploy/y"), ("b.yml", "x")]

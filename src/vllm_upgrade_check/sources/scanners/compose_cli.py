@@ -107,12 +107,15 @@ def compose_chains(
     )
     cd, cd_shell = "", 0
     pushed: list[str] = []  # the folders pushd left
+    inside: list[tuple[tuple[int, int], str]] = []  # (end of a subshell a cd was made in, the folder before)
     for command in script.commands:
         argv, wrapped_env = strip_wrappers(command.argv)  # sudo, env A=1, timeout 60, ...
         words = [t.text for t in argv]
-        here = shell(command.line)
+        here, at = shell(command.line), (command.line, command.column)
         if here != cd_shell:  # another shell: the cd of the last one is not in force
-            cd, cd_shell, pushed = "", here, []
+            cd, cd_shell, pushed, inside = "", here, [], []
+        while inside and inside[-1][0] <= at:  # past the subshell: its cd is not in force
+            cd = inside.pop()[1]
         if words and words[0] == "popd":
             cd = pushed.pop() if pushed else ""
             continue
@@ -120,6 +123,9 @@ def compose_chains(
             target = words[1] if len(words) > 1 and argv[1].resolved else None
             if words[0] == "pushd":
                 pushed.append(cd)
+            ends = [s.end for s in script.subshells if s.start <= at < s.end]
+            if ends and (not inside or min(ends) < inside[-1][0]):
+                inside.append((min(ends), cd))
             cd = posixpath.normpath(posixpath.join(cd, target)) if target and not target.startswith(("/", "~", "-")) else ""
             continue
         start = _compose_start(words)
