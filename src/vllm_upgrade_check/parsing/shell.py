@@ -281,6 +281,8 @@ class _Walker(WordWalker):
         kind = node.type
         if kind == "comment":
             return
+        if kind == "subshell":
+            self.script.subshells.append(self.span(node))
         if kind == "function_definition":
             named = node.child_by_field_name("name")
             body = node.child_by_field_name("body")

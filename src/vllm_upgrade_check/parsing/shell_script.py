@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from vllm_upgrade_check.model.facts import Span
 from vllm_upgrade_check.parsing.words import Token
 
 
@@ -65,6 +66,8 @@ class ShellScript:
         error_line: 1-based line of the first syntax error.
         sourced: the files ``source FILE`` / ``. FILE`` commands name, as written (after
             quote removal; a word not resolved keeps its expansions).
+        subshells: where each ``( ... )`` subshell is written: what changes there (a ``cd``)
+            is not in force after it.
     """
 
     commands: list[Command] = field(default_factory=list)
@@ -73,3 +76,4 @@ class ShellScript:
     has_error: bool = False
     error_line: int | None = None
     sourced: list[str] = field(default_factory=list)
+    subshells: list[Span] = field(default_factory=list)

@@ -216,7 +216,7 @@ def chain_facts(
             mentions = mentions or "vllm" in found.text.lower()
         else:
             missing.append(
-                Fact(FactKind.LAUNCH, "compose project", where, raw=named.written, value=f"-f {named.written}: {found}",
+                Fact(FactKind.LAUNCH, "compose project", where, raw=named.written, value=f"{named.option} {named.written}: {found}",
                      origin="cli", scanner=scanner, resolved=False, group=f"{where.line}:{where.column}")
             )
     facts = missing if mentions else []

@@ -24,6 +24,8 @@ from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span, Spans
 from vllm_upgrade_check.parsing.shell import Token
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact
 from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.compose_env import dotenv_compose_files
+from vllm_upgrade_check.sources.scanners.compose_project import linked_chain_facts
 from vllm_upgrade_check.sources.scanners.dockerfile import is_dockerfile
 from vllm_upgrade_check.sources.scanners.shell import shell_facts
 
@@ -31,10 +33,17 @@ _EXEC_KEYS = ("ExecStart", "ExecStartPre")
 _MAX_ENV_FILE_CHARS = 256 * 1024
 
 
+NOT_DOTENV_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py", ".sh", ".bash", ".md")
+"""Suffixes of files that are never dotenv files whatever their name starts with
+(``.env.compose.yml`` is a compose file, ``.env.example.json`` JSON): the YAML scanners and
+the others read them."""
+
+
 def is_dotenv(name: str) -> bool:
     """``.env``, ``.env.production``, ``vllm.env``, ``prod.env`` (not ``.envrc``, nor a
-    Dockerfile named ``Dockerfile.env``)."""
-    if is_dockerfile(name):
+    Dockerfile named ``Dockerfile.env``, nor a file of another syntax such as ``.env.yaml``,
+    see :data:`NOT_DOTENV_SUFFIXES`)."""
+    if is_dockerfile(name) or name.lower().endswith(NOT_DOTENV_SUFFIXES):
         return False
     return name == ".env" or name.startswith(".env.") or (name.endswith(".env") and len(name) > 4)
 
@@ -189,20 +198,34 @@ class SystemdScanner(Scanner):
             yield from self._unit(source)
         else:
             yield from dotenv_facts(source.text, source.relpath)
+            if source.name == ".env":  # read again with the compose files it names (:meth:`with_referenced`)
+                yield from (FileReference(n.written, self.name) for n in dotenv_compose_files(source.text, source.relpath))
 
     def referenced_file_matches(self, relpath: str, wanted: str) -> bool:
-        # A dotenv file by name is read anyway: not twice.
-        return not is_dotenv(relpath.rsplit("/", 1)[-1]) and _suffix_match(relpath, wanted)
+        # A dotenv file by name is read anyway: not twice; a YAML (or other syntax) file never.
+        name = relpath.rsplit("/", 1)[-1]
+        if is_dotenv(name) or name.lower().endswith(NOT_DOTENV_SUFFIXES):
+            return False
+        return _suffix_match(relpath, wanted)
 
     def read_referenced(self, source: SourceFile) -> Iterator[Fact | Skipped]:
-        if len(source.text) <= _MAX_ENV_FILE_CHARS:
+        if len(source.text) <= _MAX_ENV_FILE_CHARS and not source.name.lower().endswith(NOT_DOTENV_SUFFIXES):
             yield from dotenv_facts(source.text, source.relpath)
 
     def with_referenced(
         self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
     ) -> list[Fact] | None:
         """A unit read again with the values of the files its ``EnvironmentFile=`` lines
-        name (see :func:`environment_file`); ``None`` for a unit that names none."""
+        name (see :func:`environment_file`); a project ``.env`` that sets ``COMPOSE_FILE``
+        with the project those files make (:func:`~.compose_env.dotenv_compose_files`,
+        what ``docker compose`` runs in its folder; each word placed in the file that writes
+        it); ``None`` for a file that names none."""
+        if source.name == ".env":
+            chain = dotenv_compose_files(source.text, source.relpath)
+            if not chain:
+                return None
+            own = [f for f in dotenv_facts(source.text, source.relpath) if isinstance(f, Fact)]
+            return own + linked_chain_facts([chain], source.relpath, files, read, mentions=source.mentions_vllm())
         if not source.name.endswith(".service"):
             return None
         named = [v for _l, key, _c, v, _m in _unit_lines(source.text) if key == "EnvironmentFile"]

@@ -29,7 +29,7 @@ from vllm_upgrade_check.sources.scanners.helm_cli import (
     may_pass_helm_values,
 )
 from vllm_upgrade_check.sources.scanners.images import image_fact
-from vllm_upgrade_check.sources.scanners.makefile import MakefileScanner, make_shell_text
+from vllm_upgrade_check.sources.scanners.makefile import MakefileScanner, make_shell_text, recipe_shells
 from vllm_upgrade_check.sources.scanners.shell import ShellScanner, compose_references, shell_facts
 
 
@@ -255,6 +255,6 @@ class LinkedMakefileScanner(MakefileScanner):
             linked += linked_values_facts(helm_values_commands(script), source.relpath, files, read)
             linked += set_tag_facts(helm_set_tags(script), source.relpath, files, read)
         if compose:
-            chains = compose_chains(script)
+            chains = compose_chains(script, shell_of=recipe_shells(source.text))
             linked += linked_chain_facts(chains, source.relpath, files, read, mentions=source.mentions_vllm())
         return [*facts, *linked] if linked else None
