@@ -326,8 +326,16 @@ class _Stage:
     ) -> Iterator[FileReference]:
         """The stage's :func:`~.dockerfile_copies.entry_script` when its exec-form
         ``ENTRYPOINT`` runs no vLLM launch of its own: a reference to the script, and its
-        record into ``scripts`` (``stage``: the stage's index)."""
-        if not self.own_entry or self.entry_shell or not self.entry or self.entry_launches:
+        record into ``scripts`` (``stage``: the stage's index). An exec-form ``ENTRYPOINT``
+        that launches vLLM itself is recorded into ``scripts`` as a ``direct`` entry (a
+        compose ``command`` replaces the ``CMD`` after it)."""
+        if not self.own_entry or self.entry_shell or not self.entry:
+            return
+        if self.entry_launches:
+            if scripts is not None:
+                words = self.entry
+                args = [*words[1:], *(self.cmd or [])]
+                scripts.append(EntryScript(path, words[0], words, args, dict(self.env), self.hint, "", len(words) - 1, stage, True))
             return
         found = entry_script(path, self.entry, self.cmd or [], copies, self.env, self.hint, stage)
         if found is not None:

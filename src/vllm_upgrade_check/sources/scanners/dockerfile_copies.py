@@ -40,7 +40,9 @@ class EntryScript:
         source: the script as the ``COPY`` names it, relative to the build context;
         entry_args: how many of ``args`` the ``ENTRYPOINT`` writes (the rest are the
         ``CMD``'s, which a compose ``command`` replaces); stage: the 0-based index of the
-        Dockerfile stage whose entry point it is.
+        Dockerfile stage whose entry point it is; direct: the ``ENTRYPOINT`` is no script
+        but launches vLLM itself (``["vllm", "serve"]``, ``["tini", "--", "python3", "-m",
+        "vllm.entrypoints.openai.api_server"]``): ``path`` is then the Dockerfile's.
     """
 
     path: str
@@ -52,6 +54,7 @@ class EntryScript:
     source: str = ""
     entry_args: int = 0
     stage: int = -1
+    direct: bool = False
 
 
 def entry_script(

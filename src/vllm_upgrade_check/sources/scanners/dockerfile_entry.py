@@ -42,6 +42,8 @@ class LinkedDockerfileScanner(DockerfileScanner):
         serving: set[str] = set()  # the notes of images whose entry point does run vLLM's server
         held = set(files)
         for entry in scripts:
+            if entry.direct:
+                continue  # the Dockerfile's own launch, read with it
             entry = in_context(entry, source.relpath, held)
             script = read(entry.path)
             if script is None or not (script.mentions_vllm() or passes_vllm(entry)):
