@@ -18,7 +18,7 @@ from typing import Any
 
 from dockerfile_parse import DockerfileParser
 
-from vllm_upgrade_check.model.facts import EXEC_LITERAL, Fact, FactKind, Skipped, Spans
+from vllm_upgrade_check.model.facts import EXEC_LITERAL, VENDOR_ENTRY, Fact, FactKind, Skipped, Spans
 from vllm_upgrade_check.parsing.shell import Locator, ShellScript, Token, offset_locator, parse_shell
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, env_fact
 from vllm_upgrade_check.sources.scanners.base import FileReference, Scanner, SourceFile
@@ -40,6 +40,7 @@ from vllm_upgrade_check.sources.scanners.images import (
     image_hint,
     is_vllm_image,
     replaced_server_note,
+    vendor_vllm_image,
 )
 from vllm_upgrade_check.sources.scanners.shell import _SHELLS, argv_facts, shell_facts
 from vllm_upgrade_check.sources.sniff import is_dockerfile_name
@@ -133,6 +134,7 @@ class DockerfileScanner(Scanner):
                 token = word_at(content, written, keyword_len - 1, line, reference)
                 base_is_vllm = is_vllm_image(reference)
                 run.vllm_image = base_is_vllm
+                run.vendor = None if base_is_vllm else (reference, token)
                 if base_is_vllm:
                     if "$" in written:
                         version, note = from_version(
@@ -271,13 +273,14 @@ class _Stage:
         self.own_cmd = False
         self.entry_launches = True  # the entry point runs vLLM (the image's own one does)
         self.image: Fact | None = None  # the stage's vLLM base image, told with its launches
+        self.vendor: tuple[str, Token] | None = None  # another base image (a vendor's vLLM?), where written
         self.env: dict[str, list[Token]] = {}  # the stage's ENV values (a later stage FROM it has them)
         self.shell_forms: list[tuple[str, str, Locator]] = []  # shell-form CMD/ENTRYPOINT, unread
 
     def child(self) -> _Stage:
         """The state a stage ``FROM`` this one starts with."""
         out = _Stage()
-        out.vllm_image, out.hint = self.vllm_image, self.hint
+        out.vllm_image, out.hint, out.vendor = self.vllm_image, self.hint, self.vendor
         out.entry, out.entry_shell, out.cmd = self.entry, self.entry_shell, self.cmd
         out.env = dict(self.env)
         return out
@@ -364,6 +367,15 @@ class _Stage:
                 arg_facts(cmd, path, scanner, start=cmd[0] if cmd else None, entry="image vllm", hint=self.hint, syntax="json")
             )
             yield from _literal_words(found, cmd)
+        elif self.vendor is not None:
+            # a vendor's build of vLLM (its name says vLLM) whose command starts as vLLM's
+            # server's does: its flags, the launch (and its unknown release) at the FROM
+            reference, at = self.vendor
+            vendor = vendor_vllm_image(reference, [t.text for t in cmd])
+            if vendor is not None:
+                words = cmd[1:] if cmd and cmd[0].text == "serve" else cmd
+                found = list(arg_facts(words, path, scanner, start=at, entry=VENDOR_ENTRY + vendor, syntax="json"))
+                yield from _literal_words(found, cmd)
 
 
 _EXPANSION = re.compile(r"\$(?:\{[A-Za-z_]\w*[^}]*\}|[A-Za-z_]\w*)")
