@@ -111,3 +111,17 @@ def test_fix_cuts_the_flag_from_the_cmd_behind_an_init_program(tmp_path: Path) -
     root = _write(tmp_path, {"Dockerfile": dockerfile})
     fix_paths(ScanOptions.of(paths=[root], from_version="0.17.1", to_version="0.18.0"), bump=False)
     assert (root / "Dockerfile").read_text() == dockerfile.replace(', "--swap-space", "4"', "")
+
+
+def test_compose_command_reaches_an_entry_script_behind_tini(tmp_path: Path) -> None:
+    from vllm_upgrade_check.engine.fix import fix_paths
+
+    files = {
+        "svc/Dockerfile": 'FROM vllm/vllm-openai:v0.17.1\nCOPY entry.sh /entry.sh\nENTRYPOINT ["tini", "--", "/entry.sh"]\n',
+        "svc/entry.sh": '#!/bin/bash\nexec vllm serve "$@"\n',
+        "compose.yaml": 'services:\n  llm:\n    build: ./svc\n    command: ["acme/m", "--swap-space", "4"]\n',
+    }
+    root = _write(tmp_path, files)
+    assert _removed(root) == [("compose.yaml", 4)]
+    fix_paths(ScanOptions.of(paths=[root], from_version="0.17.1", to_version="0.18.0"), bump=False)
+    assert (root / "compose.yaml").read_text() == files["compose.yaml"].replace(', "--swap-space", "4"', "")
