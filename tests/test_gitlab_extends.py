@@ -133,3 +133,21 @@ serve:
     (tmp_path / ".gitlab-ci.yml").write_text(text)
     fix_paths(ScanOptions.of(paths=[tmp_path], from_version="0.17.1", to_version="0.18.0"), bump=False)
     assert (tmp_path / ".gitlab-ci.yml").read_text() == text.replace(" --swap-space 4", "")
+
+
+def test_default_before_script_runs_first_unless_the_job_opts_out(tmp_path: Path) -> None:
+    text = """default:
+  before_script:
+    - export OPTS="--swap-space 4"
+serve:
+  script:
+    - vllm serve acme/m $OPTS
+bare:
+  inherit:
+    default: false
+  script:
+    - vllm serve acme/m $OPTS
+"""
+    lines, notes = _scan(tmp_path, text)
+    assert lines == [3]
+    assert len(notes) == 1 and ".gitlab-ci.yml:11:" in notes[0]  # bare's $OPTS is not known

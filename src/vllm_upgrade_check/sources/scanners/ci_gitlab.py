@@ -74,12 +74,20 @@ def resolve_job(name: str, jobs: Mapping[str, yaml.Node], depth: int = 0, seen: 
     return out
 
 
-def script_lines(job: GitlabJob, jobs: Mapping[str, yaml.Node]) -> Iterator[yaml.ScalarNode]:
+def script_lines(job: GitlabJob, jobs: Mapping[str, yaml.Node], default: yaml.Node | None = None) -> Iterator[yaml.ScalarNode]:
     """The script lines ``job`` runs (``before_script``, ``script``, ``after_script``, each
-    as its ``extends`` chain sets it), nested lists flattened and ``!reference [JOB, KEY]``
-    tags replaced by the lines they name."""
+    as its ``extends`` chain sets it, else as the file's ``default:`` sets the first and
+    the last, unless the job says ``inherit: {default: false}``), nested lists flattened
+    and ``!reference [JOB, KEY]`` tags replaced by the lines they name."""
+    inherit = get(job.keys.get("inherit"), "default")
+    if isinstance(inherit, yaml.ScalarNode) and str(inherit.value).lower() == "false":
+        default = None
     for key in SCRIPT_KEYS:
-        yield from _lines(job.keys.get(key), jobs, 0)
+        node = job.keys.get(key)
+        if node is None and key != "script" and default is not None:
+            allowed = [scalar(n) for n in items(inherit)] if isinstance(inherit, yaml.SequenceNode) else None
+            node = get(default, key) if allowed is None or key in allowed else None
+        yield from _lines(node, jobs, 0)
 
 
 def _lines(node: yaml.Node | None, jobs: Mapping[str, yaml.Node], depth: int) -> Iterator[yaml.ScalarNode]:

@@ -227,7 +227,7 @@ class CiYamlScanner(Scanner):
         else:
             jobs = dict(_gitlab_jobs(document))
             for name in jobs:
-                for node in script_lines(resolve_job(name, jobs), jobs):
+                for node in script_lines(resolve_job(name, jobs), jobs, get(document, "default")):
                     yield node, ""
 
     # -- GitHub Actions ---------------------------------------------------------------------
@@ -273,7 +273,7 @@ class CiYamlScanner(Scanner):
             if name in templates:
                 continue  # its lines are read through the jobs that use it
             scopes = (get(document, "variables"), *resolved.variables)
-            lines = list(script_lines(resolved, jobs))
+            lines = list(script_lines(resolved, jobs, get(document, "default")))
             yield from self._session(source, lines, hint, literal_variables(source.text, scopes))
 
     def _session(
