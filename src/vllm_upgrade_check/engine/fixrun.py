@@ -352,8 +352,12 @@ class _Run:
             return False
         if all(c.fact.scanner == "helm" for c in named):
             return LINKED_VALUES
-        # a Dockerfile's words an entry-point script reads: the Dockerfile read as itself
-        return False if all(c.fact.scanner == "dockerfile" for c in named) else True
+        # a Dockerfile's words an entry-point script reads, a compose file's words its
+        # project reads with the build's Dockerfile or entry script: the file read as itself
+        if all(c.fact.scanner == "dockerfile" for c in named):
+            return False
+        compose_file = rel.endswith((".yml", ".yaml"))
+        return not (compose_file and all(c.fact.scanner == "compose" for c in named))
 
     # -- positions --------------------------------------------------------------------------
     def placed(self, unfixed: Unfixed) -> Unfixed:

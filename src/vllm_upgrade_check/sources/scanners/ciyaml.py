@@ -40,6 +40,7 @@ from vllm_upgrade_check.parsing.yamlnodes import (
 )
 from vllm_upgrade_check.parsing.yamlwords import scalar_word
 from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.ci_gitlab import resolve_job, script_lines, used_templates
 from vllm_upgrade_check.sources.scanners.ciexpr import (
     env_references,
     literal_variables,
@@ -224,8 +225,9 @@ class CiYamlScanner(Scanner):
                     if isinstance(run, yaml.ScalarNode) and scalar(run):
                         yield run, scalar(get(step, "working-directory")) or job_dir
         else:
-            for _name, job in _gitlab_jobs(document):
-                for node in _gitlab_lines(job):
+            jobs = dict(_gitlab_jobs(document))
+            for name in jobs:
+                for node in script_lines(resolve_job(name, jobs), jobs, get(document, "default")):
                     yield node, ""
 
     # -- GitHub Actions ---------------------------------------------------------------------
@@ -253,20 +255,26 @@ class CiYamlScanner(Scanner):
         default_image = _gitlab_image(get(document, "image")) or _gitlab_image(get(get(document, "default"), "image"))
         if default_image is not None:
             yield self._image(source, default_image)
-        for _name, job in _gitlab_jobs(document):
+        jobs = dict(_gitlab_jobs(document))
+        templates = used_templates(jobs)
+        for name, job in jobs.items():
             hint = None
             image = _gitlab_image(get(job, "image"))
             if image is not None:
                 yield self._image(source, image)
-            image = image or default_image
+            resolved = resolve_job(name, jobs)  # its extends merged in
+            image = image or _gitlab_image(resolved.keys.get("image")) or default_image
             if image is not None and is_vllm_image(str(image.value)):
                 hint = image_hint(str(image.value), source.relpath, image.start_mark.line + 1)
             for service in items(get(job, "services")):
                 found = _gitlab_image(service)
                 if found is not None:
                     yield self._image(source, found)
-            scopes = (get(document, "variables"), get(job, "variables"))
-            yield from self._session(source, list(_gitlab_lines(job)), hint, literal_variables(source.text, scopes))
+            if name in templates:
+                continue  # its lines are read through the jobs that use it
+            scopes = (get(document, "variables"), *resolved.variables)
+            lines = list(script_lines(resolved, jobs, get(document, "default")))
+            yield from self._session(source, lines, hint, literal_variables(source.text, scopes))
 
     def _session(
         self,
@@ -388,20 +396,6 @@ def _gitlab_jobs(document: yaml.Node) -> Iterator[tuple[str, yaml.Node]]:
     for name, _key, job in mapping_items(document):
         if name not in _GITLAB_RESERVED and isinstance(job, yaml.MappingNode):
             yield name, job
-
-
-def _gitlab_lines(job: yaml.Node) -> Iterator[yaml.ScalarNode]:
-    """A job's script lines in the order the runner runs them (``before_script``, ``script``,
-    ``after_script``); nested lists (a ``!reference`` or an anchor's list) are flattened, as
-    GitLab does."""
-    for key in _GITLAB_SCRIPTS:
-        stack = [get(job, key)]
-        while stack:
-            node = stack.pop(0)
-            if isinstance(node, yaml.ScalarNode) and scalar(node):
-                yield node
-            elif isinstance(node, yaml.SequenceNode):
-                stack[:0] = list(node.value)
 
 
 def _gitlab_image(node: yaml.Node | None) -> yaml.ScalarNode | None:

@@ -23,7 +23,13 @@ from vllm_upgrade_check.parsing.yamlwords import node_span
 from vllm_upgrade_check.sources.scanners.base import SourceFile, shared_words
 from vllm_upgrade_check.sources.scanners.compose_build import built_base
 from vllm_upgrade_check.sources.scanners.compose_cli import Named
-from vllm_upgrade_check.sources.scanners.compose_entry import MergedWords, built_script, script_launch_facts
+from vllm_upgrade_check.sources.scanners.compose_entry import (
+    MergedWords,
+    built_entry,
+    built_script,
+    entry_command_facts,
+    script_launch_facts,
+)
 from vllm_upgrade_check.sources.scanners.compose_env import Dotenv, dotenv_read, dotenv_span, read_dotenv
 from vllm_upgrade_check.sources.scanners.compose_merge import (
     Layer,
@@ -146,6 +152,15 @@ def project_facts(
                 [p.node for p in service.environment],
             )
             found.extend(script_launch_facts(text, None, path, script, dotenv, words))
+        direct = built_entry(None, path, read, builds) if builds and read is not None and script is None else None
+        if direct is not None and not _launched(found):
+            at = _elsewhere(command, path)
+            words = MergedWords(
+                (command.layer.text, at[1] if at else None, command.node) if command else (text, None, None),
+                entry is not None,
+                [p.node for p in service.environment],
+            )
+            found.extend(entry_command_facts(text, path, direct, words, dotenv))
         if not _launched(found):
             for part in (entry, command):
                 if part is not None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from dockerfile_parse import DockerfileParser
 
-from vllm_upgrade_check.model.facts import EXEC_LITERAL, Fact, FactKind, Skipped, Spans
+from vllm_upgrade_check.model.facts import EXEC_LITERAL, VENDOR_ENTRY, Fact, FactKind, Skipped, Spans
 from vllm_upgrade_check.parsing.shell import Locator, ShellScript, Token, offset_locator, parse_shell
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, env_fact
 from vllm_upgrade_check.sources.scanners.base import FileReference, Scanner, SourceFile
@@ -47,6 +47,7 @@ from vllm_upgrade_check.sources.scanners.images import (
     image_hint,
     is_vllm_image,
     replaced_server_note,
+    vendor_vllm_image,
 )
 from vllm_upgrade_check.sources.scanners.shell import _SHELLS, argv_facts, shell_facts
 from vllm_upgrade_check.sources.sniff import is_dockerfile_name
@@ -141,6 +142,7 @@ class DockerfileScanner(Scanner):
                 token = word_at(content, written, keyword_len - 1, line, reference)
                 base_is_vllm = is_vllm_image(reference)
                 run.vllm_image = base_is_vllm
+                run.vendor = None if base_is_vllm else (reference, token)
                 if base_is_vllm:
                     if "$" in written:
                         version, note = from_version(
@@ -289,6 +291,7 @@ class _Stage:
         self.own_cmd = False
         self.entry_launches = True  # the entry point runs vLLM (the image's own one does)
         self.image: Fact | None = None  # the stage's vLLM base image, told with its launches
+        self.vendor: tuple[str, Token] | None = None  # another base image (a vendor's vLLM?), where written
         self.env: dict[str, list[Token]] = {}  # the stage's ENV values (a later stage FROM it has them)
         self.shell_forms: list[tuple[str, str, Locator]] = []  # shell-form CMD/ENTRYPOINT, unread
         self.copied_scripts: dict[str, Heredoc] = {}  # files COPY here-documents create, by destination
@@ -297,7 +300,7 @@ class _Stage:
     def child(self) -> _Stage:
         """The state a stage ``FROM`` this one starts with."""
         out = _Stage()
-        out.vllm_image, out.hint = self.vllm_image, self.hint
+        out.vllm_image, out.hint, out.vendor = self.vllm_image, self.hint, self.vendor
         out.entry, out.entry_shell, out.cmd = self.entry, self.entry_shell, self.cmd
         out.env = dict(self.env)
         return out
@@ -363,8 +366,18 @@ class _Stage:
     ) -> Iterator[FileReference]:
         """The stage's :func:`~.dockerfile_copies.entry_script` when its exec-form
         ``ENTRYPOINT`` runs no vLLM launch of its own: a reference to the script, and its
-        record into ``scripts`` (``stage``: the stage's index)."""
-        if not self.own_entry or self.entry_shell or not self.entry or self.entry_launches or self.script_launches:
+        record into ``scripts`` (``stage``: the stage's index). An exec-form ``ENTRYPOINT``
+        that launches vLLM itself is recorded into ``scripts`` as a ``direct`` entry (a
+        compose ``command`` replaces the ``CMD`` after it)."""
+        if not self.own_entry or self.entry_shell or not self.entry:
+            return
+        if self.entry_launches:
+            if scripts is not None:
+                words = self.entry
+                args = [*words[1:], *(self.cmd or [])]
+                scripts.append(EntryScript(path, words[0], words, args, dict(self.env), self.hint, "", len(words) - 1, stage, True))
+            return
+        if self.script_launches:  # a COPY here-document script, read by the heredoc pass
             return
         found = entry_script(path, self.entry, self.cmd or [], copies, self.env, self.hint, stage)
         if found is not None:
@@ -393,6 +406,15 @@ class _Stage:
                 arg_facts(cmd, path, scanner, start=cmd[0] if cmd else None, entry="image vllm", hint=self.hint, syntax="json")
             )
             yield from _literal_words(found, cmd)
+        elif self.vendor is not None:
+            # a vendor's build of vLLM (its name says vLLM) whose command starts as vLLM's
+            # server's does: its flags, the launch (and its unknown release) at the FROM
+            reference, at = self.vendor
+            vendor = vendor_vllm_image(reference, [t.text for t in cmd])
+            if vendor is not None:
+                words = cmd[1:] if cmd and cmd[0].text == "serve" else cmd
+                found = list(arg_facts(words, path, scanner, start=at, entry=VENDOR_ENTRY + vendor, syntax="json"))
+                yield from _literal_words(found, cmd)
 
 
 _EXPANSION = re.compile(r"\$(?:\{[A-Za-z_]\w*[^}]*\}|[A-Za-z_]\w*)")

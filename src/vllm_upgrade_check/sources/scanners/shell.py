@@ -30,7 +30,12 @@ from vllm_upgrade_check.sources.scanners.helm_cli import (
 )
 from vllm_upgrade_check.sources.scanners.images import image_fact, replaced_server_note
 from vllm_upgrade_check.sources.scanners.requirements import pip_install_facts
-from vllm_upgrade_check.sources.scanners.vllm_argv import find_launch, launch_facts, other_program_image
+from vllm_upgrade_check.sources.scanners.vllm_argv import (
+    find_launch,
+    launch_facts,
+    other_program_image,
+    strip_wrappers,
+)
 
 SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".envrc")
 NOT_SCRIPT_SUFFIXES = frozenset(
@@ -73,6 +78,7 @@ def shell_facts(
     hint: tuple[str, str] | None = None,
     relocate: Relocate | None = None,
     sourced: Sourced | None = None,
+    environment: Mapping[str, list[Token]] | None = None,
 ) -> tuple[list[Fact], ShellScript]:
     """Facts of every vLLM launch and ``pip install`` in shell ``text``, and the env vars set.
 
@@ -89,6 +95,8 @@ def shell_facts(
         relocate: applied to every token after parsing (for text whose positions are found
             by searching the file, e.g. folded YAML scalars).
         sourced: reads the files ``source FILE`` names (see :func:`parse_shell`).
+        environment: the exported variables the commands run with (a systemd unit's
+            ``Environment=``): what a ``bash -c 'SCRIPT'`` command's script starts with.
 
     Returns:
         ``(facts, parsed script)``.
@@ -108,7 +116,8 @@ def shell_facts(
         argv = [move(t) for t in command.argv]
         prefix = [move(Token(a.name, a.line, a.column, True, f"{a.name}={a.value}")) for a in command.prefix]
         found = argv_facts(
-            argv, path, scanner, hint, prefix_env=prefix, values={a.name: a.value for a in command.prefix}
+            argv, path, scanner, hint, prefix_env=prefix, values={a.name: a.value for a in command.prefix},
+            variables=environment,
         )
         if not any(f.kind == FactKind.LAUNCH for f in found) and argv:
             who = f"{argv[0].text} (line {command.line})"
@@ -157,14 +166,16 @@ def argv_facts(
     (TEXT parsed as shell, its positions inside the argument). ``syntax``: what the argv
     is written in (``shell``, or ``yaml``/``json``/``python`` for a list); ``variables``:
     the environment an ``sh -c`` script starts with (a Dockerfile stage's ``ENV``), not
-    changed."""
+    changed. A shell behind a wrapper (``env bash -c``, ``exec sh -c``, ``tini -- sh -c``)
+    is read the same."""
+    shell = strip_wrappers(argv)[0] if argv and argv[0].text.rsplit("/", 1)[-1] not in _SHELLS else list(argv)
     if (
-        len(argv) >= 3
-        and argv[0].text.rsplit("/", 1)[-1] in _SHELLS
-        and argv[1].text.startswith("-")
-        and "c" in argv[1].text
+        len(shell) >= 3
+        and shell[0].text.rsplit("/", 1)[-1] in _SHELLS
+        and shell[1].text.startswith("-")
+        and "c" in shell[1].text
     ):
-        script_token = argv[2]
+        script_token = shell[2]
         inner = _inner_locator(script_token)
         known = dict(variables) if variables else None
         if known:

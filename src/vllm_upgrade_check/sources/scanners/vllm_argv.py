@@ -123,10 +123,20 @@ WRAPPERS: dict[tuple[str, ...], Wrapper] = {
     ("kubectl", "exec"): Wrapper(_opts("-c --container -n --namespace --context"), dash_dash=True),
     ("conda", "run"): Wrapper(_opts("-n --name -p --prefix --cwd")),
     ("mamba", "run"): Wrapper(_opts("-n --name -p --prefix --cwd")),
+    ("tini",): Wrapper(_opts("-p -e")),
+    ("tini-static",): Wrapper(_opts("-p -e")),
+    ("docker-init",): Wrapper(_opts("-p -e")),
+    ("dumb-init",): Wrapper(_opts("-r --rewrite")),
+    ("catatonit",): Wrapper(),
+    ("gosu",): Wrapper(positionals=1),
+    ("su-exec",): Wrapper(positionals=1),
 }
 """Commands that run the command after them, keyed by their leading words (coreutils,
 ``sudo``, Slurm ``srun``, ``ray job submit``, Python environment runners, ``docker exec
-CONTAINER``/``kubectl exec POD --`` into a running container)."""
+CONTAINER``/``kubectl exec POD --`` into a running container, and the init programs a
+container's ``ENTRYPOINT`` starts with: ``tini [-g] [-p SIGNAL] --`` (``docker-init`` is
+Docker's ``--init`` copy of it), ``dumb-init [-r s:r] --``, ``catatonit --``, ``gosu USER``
+and ``su-exec USER``)."""
 
 PYTHON_RUNNERS: dict[str, frozenset[str]] = {
     "python": _opts("-W -X -c"),
