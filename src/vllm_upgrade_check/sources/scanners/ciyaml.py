@@ -43,7 +43,10 @@ from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Sc
 from vllm_upgrade_check.sources.scanners.ciexpr import (
     env_references,
     literal_variables,
+    matrix_references,
+    matrix_values,
     neutralise_expressions,
+    pins_at_matrix_values,
     restoring,
     with_expressions,
 )
@@ -242,11 +245,13 @@ class CiYamlScanner(Scanner):
                 found = get(service, "image")
                 if isinstance(found, yaml.ScalarNode) and scalar(found):
                     yield self._image(source, found)
+            matrix = matrix_values(source.text, job) if "matrix." in source.text else {}
             for step in items(get(job, "steps")):
                 run = get(step, "run")
                 if isinstance(run, yaml.ScalarNode) and scalar(run):
                     scopes = (get(document, "env"), get(job, "env"), get(step, "env"))
-                    yield from self._script(source, run, hint, literal_variables(source.text, scopes))
+                    known = literal_variables(source.text, scopes)
+                    yield from self._script(source, run, hint, known, matrix)
 
     # -- GitLab CI --------------------------------------------------------------------------
     def _gitlab(self, source: SourceFile, document: yaml.Node) -> Iterator[Fact]:
@@ -302,15 +307,25 @@ class CiYamlScanner(Scanner):
         relocate: Callable[[Token], Token],
         hint: tuple[str, str] | None,
         variables: dict[str, list[Token]] | None,
+        matrix: dict[str, list[list[Token]]] | None = None,
     ) -> list[Fact]:
         """The facts of a CI script ``text``: its ``${{ }}`` expressions neutralised, the
-        literal variables its scopes set known (:mod:`.ciexpr`)."""
+        literal variables its scopes set known, each literal ``matrix`` value read in turn
+        (:mod:`.ciexpr`)."""
         known = dict(variables or {})
         text = env_references(text, known)
+        alternatives: dict[str, list[list[Token]]] = {}
+        if matrix:
+            text = matrix_references(text, matrix, alternatives)
         neutral = neutralise_expressions(text)
         placed = {(t.line, t.column) for tokens in known.values() for t in tokens}
+        placed.update((t.line, t.column) for values in alternatives.values() for tokens in values for t in tokens)
         move = restoring(text, neutral, placed, relocate)
-        facts, script = shell_facts(neutral, source.relpath, self.name, variables=known, hint=hint, relocate=move)
+        facts, script = shell_facts(
+            neutral, source.relpath, self.name, variables=known, hint=hint, relocate=move, alternatives=alternatives
+        )
+        if alternatives:
+            facts = pins_at_matrix_values(facts, script, alternatives, move)
         if neutral == text:
             return facts
         return with_expressions(facts, script, text, neutral, move)
@@ -324,8 +339,9 @@ class CiYamlScanner(Scanner):
         node: yaml.ScalarNode,
         hint: tuple[str, str] | None = None,
         variables: dict[str, list[Token]] | None = None,
+        matrix: dict[str, list[list[Token]]] | None = None,
     ) -> list[Fact]:
-        return self._shell(source, str(node.value), scalar_relocator(source.text, node), hint, variables)
+        return self._shell(source, str(node.value), scalar_relocator(source.text, node), hint, variables, matrix)
 
     # -- Ansible ----------------------------------------------------------------------------
     def _tasks(self, source: SourceFile, node: yaml.Node | None, depth: int = 0) -> Iterator[Fact]:

@@ -74,6 +74,7 @@ def shell_facts(
     hint: tuple[str, str] | None = None,
     relocate: Relocate | None = None,
     sourced: Sourced | None = None,
+    alternatives: Mapping[str, list[list[Token]]] | None = None,
 ) -> tuple[list[Fact], ShellScript]:
     """Facts of every vLLM launch and ``pip install`` in shell ``text``, and the env vars set.
 
@@ -90,11 +91,12 @@ def shell_facts(
         relocate: applied to every token after parsing (for text whose positions are found
             by searching the file, e.g. folded YAML scalars).
         sourced: reads the files ``source FILE`` names (see :func:`parse_shell`).
+        alternatives: variables that hold one of several values (see :func:`parse_shell`).
 
     Returns:
         ``(facts, parsed script)``.
     """
-    script = parse_shell(text, locate, variables, sourced)
+    script = parse_shell(text, locate, variables, sourced, alternatives)
     move = relocate or (lambda token: token)
     facts: list[Fact] = []
     for assignment in script.assignments:
