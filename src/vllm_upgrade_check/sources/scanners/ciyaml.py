@@ -54,11 +54,12 @@ from vllm_upgrade_check.sources.scanners.compose_cli import compose_chains, may_
 from vllm_upgrade_check.sources.scanners.compose_project import linked_chain_facts
 from vllm_upgrade_check.sources.scanners.containers import scalar_relocator
 from vllm_upgrade_check.sources.scanners.helm_cli import (
+    helm_set_args,
     helm_set_tags,
     helm_values_commands,
     may_pass_helm_values,
 )
-from vllm_upgrade_check.sources.scanners.helm_links import linked_values_facts, set_tag_facts
+from vllm_upgrade_check.sources.scanners.helm_links import linked_values_facts, set_arg_facts, set_tag_facts
 from vllm_upgrade_check.sources.scanners.images import image_fact, image_hint, is_vllm_image
 from vllm_upgrade_check.sources.scanners.manifests import YAML_SUFFIXES
 from vllm_upgrade_check.sources.scanners.requirements import requirement_fact
@@ -194,15 +195,22 @@ class CiYamlScanner(Scanner):
         files: Sequence[str],
         read: Callable[[str], SourceFile | None],
     ) -> list[Fact]:
-        """The ``--set image.tag=TAG`` image facts of one script (:func:`~.helm_links.set_tag_facts`),
+        """The ``--set image.tag=TAG`` image facts (:func:`~.helm_links.set_tag_facts`) and the
+        ``--set KEY.args={...}`` flag facts (:func:`~.helm_links.set_arg_facts`) of one script,
         placed in this file; charts resolved from the directory the script runs in."""
         script = parse_shell(str(node.value))
-        tags = helm_set_tags(script)
-        if not tags:
+        tags, sets = helm_set_tags(script), helm_set_args(script)
+        if not tags and not sets:
             return []
         move = scalar_relocator(source.text, node)
         placed = [(chart, move(token), start, end) for chart, token, start, end in tags]
-        facts = set_tag_facts(placed, posixpath.join(directory, "_") if directory not in ("", ".") else "_", files, read)
+        by = posixpath.join(directory, "_") if directory not in ("", ".") else "_"
+        facts = set_tag_facts(placed, by, files, read)
+        lists = [
+            (chart, key, move(word), None if found is None else [(move(t), at, text) for t, at, text in found])
+            for chart, key, word, found in sets
+        ]
+        facts += set_arg_facts(lists, by, files, read)
         return [replace(f, location=replace(f.location, path=source.relpath)) for f in facts]
 
     def _helm_releases(self, source: SourceFile, document: yaml.Node) -> Iterator[tuple[str, list[str], str]]:

@@ -24,6 +24,7 @@ from vllm_upgrade_check.sources.scanners.base import (
 )
 from vllm_upgrade_check.sources.scanners.compose_cli import compose_chains, may_run_compose
 from vllm_upgrade_check.sources.scanners.helm_cli import (
+    helm_set_args,
     helm_set_tags,
     helm_values_commands,
     may_pass_helm_values,
@@ -331,4 +332,6 @@ class ShellScanner(Scanner):
             for written in values:
                 yield FileReference(written, self.name)
         for chart, _token, _start, _end in helm_set_tags(script):  # --set image.tag: read with the chart
+            yield FileReference(f"{chart.rstrip('/')}/values.yaml", self.name)
+        for chart, _key, _word, _items in helm_set_args(script):  # --set args={...}: read with the chart
             yield FileReference(f"{chart.rstrip('/')}/values.yaml", self.name)
