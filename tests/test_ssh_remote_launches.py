@@ -93,3 +93,33 @@ def test_ssh_options_and_destination_are_not_the_command() -> None:
     assert remote("ssh -W host:22 jump") is None
     assert remote("autossh -M 0 host vllm") == ["vllm"]
     assert remote("scp a host:b") is None
+
+
+HEREDOCS = (
+    "ssh gpu01 <<'REMOTE'\n"
+    "cd /srv\n"
+    "vllm serve acme/m --swap-space 4\n"  # 3: col 19
+    "REMOTE\n"
+    "ssh gpu01 bash -s <<EOF\n"
+    "vllm serve $M --swap-space 4\n"  # 6: col 15, $M expanded by the local shell: unresolved
+    "EOF\n"
+    "bash <<'EOF'\n"
+    "vllm serve acme/m --swap-space 4\n"  # 9: col 19
+    "EOF\n"
+    "cat <<'EOF' > start.sh\n"
+    "vllm serve acme/m --swap-space 4\n"  # written to a file, not run
+    "EOF\n"
+    "ssh -N gpu01 <<'EOF'\n"
+    "vllm serve acme/m --swap-space 4\n"  # -N: no remote shell reads it
+    "EOF\n"
+)
+
+
+def test_a_here_document_a_remote_or_local_shell_reads_is_a_script(tmp_path: Path) -> None:
+    (tmp_path / "deploy.sh").write_text(HEREDOCS)
+    assert _found(tmp_path) == [("deploy.sh", 3, 19), ("deploy.sh", 6, 15), ("deploy.sh", 9, 19)]
+    fix_paths(ScanOptions.of(paths=[tmp_path], to_version="0.18.0", from_version="0.17.0"), bump=False)
+    fixed = (tmp_path / "deploy.sh").read_text().splitlines()
+    assert (fixed[2], fixed[5], fixed[8]) == ("vllm serve acme/m", "vllm serve $M", "vllm serve acme/m")
+    assert fixed[11] == fixed[14] == "vllm serve acme/m --swap-space 4"
+    assert not parse_shell("\n".join(fixed) + "\n").has_error

@@ -295,6 +295,14 @@ class _Walker(WordWalker):
             self.command(node)
             self.walk_substitutions(node)
             return
+        if kind == "redirected_statement":
+            first = len(self.script.commands)
+            self._walk_children(node.children)
+            simple = bool(node.named_children) and node.named_children[0].type == "command"
+            stdin = self._heredoc(node) if simple else None  # a loop's or a pipeline's stdin is no one command's
+            if stdin is not None and len(self.script.commands) > first:
+                self.script.commands[first] = replace(self.script.commands[first], stdin=stdin)
+            return
         if kind == "variable_assignment":
             self.assignment(node, exported=False, prefix=False)
             self.walk_substitutions(node)  # PID=$(vllm serve ... & echo $!)
@@ -312,6 +320,24 @@ class _Walker(WordWalker):
                     self.script.assignments.append(Assignment(name, value, line, col, True))
             return
         self._walk_children(node.children)
+
+    def _heredoc(self, node: tree_sitter.Node) -> Token | None:
+        """The here-document body a redirected command reads, as one word at its place:
+        resolved when its delimiter is quoted (``<<'EOF'``: the local shell expands nothing)
+        or it holds no ``$`` or backquote."""
+        for child in node.named_children:
+            if child.type != "heredoc_redirect":
+                continue
+            start = next((c for c in child.named_children if c.type == "heredoc_start"), None)
+            body = next((c for c in child.named_children if c.type == "heredoc_body"), None)
+            if body is None or start is None:
+                return None
+            text = self.text(body)
+            quoted = self.text(start)[:1] in ("'", '"') or "\\" in self.text(start)
+            resolved = quoted or not any(c in text for c in "$`")
+            line, column = self.pos(body)
+            return Token(text, line, column, resolved, text, span=self.span(body))
+        return None
 
     def _walk_children(self, children: list[tree_sitter.Node]) -> None:
         """Walk sibling nodes in order, noting the comments that cut a command short."""

@@ -40,7 +40,7 @@ class Cut:
 @dataclass(frozen=True)
 class Command:
     """A simple command: its argv, the assignments written before it (``VAR=1 cmd``) and,
-    when a comment cuts it short, the :class:`Cut`. ``variant``: how many commands were read
+    when a comment cuts it short, the :class:`Cut`; ``stdin``: the here-document it reads. ``variant``: how many commands were read
     at the same place before this one (``0``: the first; a command that expands a variable
     of alternative values, or a function body's command, is read once per value or call)."""
 
@@ -50,6 +50,9 @@ class Command:
     column: int
     cut: Cut | None = None
     variant: int = 0
+    stdin: Token | None = None
+    """The here-document the command reads (``ssh host <<'EOF' ... EOF``), as one word
+    placed where its body is written; unresolved when the local shell expands it."""
 
 
 @dataclass

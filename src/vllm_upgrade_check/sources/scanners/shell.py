@@ -31,8 +31,13 @@ from vllm_upgrade_check.sources.scanners.helm_cli import (
 )
 from vllm_upgrade_check.sources.scanners.images import image_fact, replaced_server_note
 from vllm_upgrade_check.sources.scanners.requirements import pip_install_facts
-from vllm_upgrade_check.sources.scanners.ssh import ssh_remote_command
-from vllm_upgrade_check.sources.scanners.vllm_argv import find_launch, launch_facts, other_program_image
+from vllm_upgrade_check.sources.scanners.ssh import is_ssh, ssh_remote_command
+from vllm_upgrade_check.sources.scanners.vllm_argv import (
+    find_launch,
+    launch_facts,
+    other_program_image,
+    strip_wrappers,
+)
 
 SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".envrc")
 NOT_SCRIPT_SUFFIXES = frozenset(
@@ -111,8 +116,9 @@ def shell_facts(
     for command in script.commands:
         argv = [move(t) for t in command.argv]
         prefix = [move(Token(a.name, a.line, a.column, True, f"{a.name}={a.value}")) for a in command.prefix]
+        stdin = move(command.stdin) if command.stdin is not None else None
         found = argv_facts(
-            argv, path, scanner, hint, prefix_env=prefix, values={a.name: a.value for a in command.prefix}
+            argv, path, scanner, hint, prefix_env=prefix, values={a.name: a.value for a in command.prefix}, stdin=stdin
         )
         if not any(f.kind == FactKind.LAUNCH for f in found) and argv:
             who = f"{argv[0].text} (line {command.line})"
@@ -156,13 +162,18 @@ def argv_facts(
     values: dict[str, str] | None = None,
     syntax: str = "shell",
     variables: Mapping[str, list[Token]] | None = None,
+    stdin: Token | None = None,
 ) -> list[Fact]:
     """Facts of one command's argv: a vLLM launch, a ``pip install``, or ``sh -c 'TEXT'``
     (TEXT parsed as shell, its positions inside the argument), or the command an ``ssh``
     runs on the remote host (:mod:`.ssh`). ``syntax``: what the argv
     is written in (``shell``, or ``yaml``/``json``/``python`` for a list); ``variables``:
     the environment an ``sh -c`` script starts with (a Dockerfile stage's ``ENV``), not
-    changed."""
+    changed; ``stdin``: the here-document the command reads, a script when the command is a
+    shell reading its script from stdin, or an ssh that runs none or one (``ssh host
+    <<'EOF'``, ``ssh host bash -s <<EOF``)."""
+    if stdin is not None and reads_script_from_stdin(argv):
+        return _script_facts(stdin, path, scanner, hint, variables)
     if (
         len(argv) >= 3
         and argv[0].text.rsplit("/", 1)[-1] in _SHELLS
@@ -190,6 +201,23 @@ def argv_facts(
     ]
     facts.extend(launch_facts(launch, path, scanner, hint, syntax))
     return facts
+
+
+def reads_script_from_stdin(argv: Sequence[Token]) -> bool:
+    """Whether ``argv`` runs the script it reads from stdin: a shell given no script or
+    ``-c`` (``bash``, ``bash -s``, ``sudo sh -x``), or an ``ssh`` that runs no command (the
+    remote login shell reads stdin) or runs such a shell."""
+    if is_ssh(argv):
+        remote = ssh_remote_command(argv)
+        if remote is None:
+            return "-N" not in {t.text for t in argv}
+        argv = remote
+    tokens, _env = strip_wrappers(argv)
+    return (
+        bool(tokens)
+        and tokens[0].text.rsplit("/", 1)[-1] in _SHELLS
+        and all(t.text.startswith("-") and "c" not in t.text for t in tokens[1:])
+    )
 
 
 def _script_facts(

@@ -24,6 +24,12 @@ _AUTOSSH_VALUE_OPTIONS = frozenset("M")
 """autossh's own option that takes a value (``-M port``), before ssh's."""
 
 
+def is_ssh(argv: Sequence[Token]) -> bool:
+    """Whether ``argv`` runs ssh (behind wrappers such as ``sudo``)."""
+    tokens, _env = strip_wrappers(argv)
+    return bool(tokens) and tokens[0].text.rsplit("/", 1)[-1] in SSH_PROGRAMS
+
+
 def ssh_remote_command(argv: Sequence[Token]) -> list[Token] | None:
     """The words of the command an ``ssh`` (or ``autossh``) argv runs on the remote host,
     ``None`` when ``argv`` is no ssh command or runs none (a login shell, ``-N``, ``-W``).
