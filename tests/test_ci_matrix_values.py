@@ -80,3 +80,23 @@ def test_fix_bumps_each_matrix_version_where_it_is_written(tmp_path: Path) -> No
     assert "        vllm: [\"0.18.0\", '0.18.0']\n" in fixed
     assert "          - vllm: 0.18.0\n" in fixed
     assert 'pip install "vllm==${{ matrix.vllm }}" torch' in fixed
+
+
+def test_env_variables_that_hold_a_matrix_value(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    strategy:\n      matrix:\n"
+        '        vllm: ["0.16.0", "0.17.0"]\n'  # 7
+        '        args: ["--swap-space 4"]\n'  # 8
+        "    env:\n      VLLM_VERSION: ${{ matrix.vllm }}\n"
+        '    steps:\n      - run: pip install "vllm==$VLLM_VERSION"\n'
+        "      - run: vllm serve m $EXTRA\n        env:\n          EXTRA: ${{ matrix.args }}\n",
+    )
+    report = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.18.0"), registry=REGISTRY)
+    found = sorted((f.rule.id, f.location.line, f.location.column) for f in report.findings)
+    assert found == [("VUC000-010", 7, 17), ("VUC000-010", 7, 27), ("VUC0180-001", 8, 17)]
+    assert not [n for n in report.notes if n.startswith("unresolved:")]
+    fixed = path.read_text().replace('"--swap-space 4"', '"--seed 1"')
+    path.write_text(fixed)
+    fix_paths(ScanOptions.of(paths=[tmp_path], to_version="0.18.0"), bump=True)
+    assert '        vllm: ["0.18.0", "0.18.0"]\n' in path.read_text()

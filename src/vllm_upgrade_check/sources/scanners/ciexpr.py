@@ -216,6 +216,25 @@ def _literal_words(text: str, node: yaml.Node | None) -> list[Token] | None:
     ]
 
 
+def matrix_env(
+    nodes: Iterable[yaml.Node | None], matrix: dict[str, list[list[Token]]], known: dict[str, list[Token]]
+) -> dict[str, list[list[Token]]]:
+    """The ``env:`` variables (``nodes``, outermost first: a later one wins) whose whole value
+    is one matrix value (``VLLM_VERSION: ${{ matrix.vllm }}``) with literal ``matrix``
+    values: each holds one of them, as the script's shell expands it (``$VLLM_VERSION``).
+    Each is taken out of ``known``, the variables of one literal value."""
+    out: dict[str, list[list[Token]]] = {}
+    for node in nodes:
+        for name, _key, entry in mapping_items(node):
+            m = _MATRIX_REFERENCE.fullmatch((scalar(entry) or "").strip())
+            if m is not None and m.group(1) in matrix:
+                out[name] = matrix[m.group(1)]
+                known.pop(name, None)
+            elif name in out:
+                del out[name]
+    return out
+
+
 def matrix_references(
     text: str, values: dict[str, list[list[Token]]], alternatives: dict[str, list[list[Token]]]
 ) -> str:
@@ -248,14 +267,16 @@ def pins_at_matrix_values(
     the k-th requirement read at a word is the k-th combination's. A requirement whose
     version is not that value written on its own is left where it is."""
     words: dict[tuple[int, int], tuple[str, list[str]]] = {}  # word -> (its name, the command's names)
+    expands = {n: re.compile(r"\$\{?" + re.escape(n) + r"(?![A-Za-z0-9_])") for n in alternatives}
+
+    def first(name: str, written: list[str]) -> tuple[int, int]:
+        return min((i, m.start()) for i, w in enumerate(written) if (m := expands[name].search(w)))
+
     for command in script.commands:
         written = [t.written or "" for t in command.argv]
-        names = sorted(
-            (n for n in alternatives if any(n in w for w in written)),
-            key=lambda n: min((i, w.index(n)) for i, w in enumerate(written) if n in w),
-        )
+        names = sorted((n for n in alternatives if any(expands[n].search(w) for w in written)), key=lambda n: first(n, written))
         for token, text in zip(command.argv, written, strict=True):
-            mine = [n for n in names if n in text]
+            mine = [n for n in names if expands[n].search(text)]
             if mine:
                 at = move(token)
                 words[(at.line, at.column)] = (mine[0], names)

@@ -43,6 +43,7 @@ from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Sc
 from vllm_upgrade_check.sources.scanners.ciexpr import (
     env_references,
     literal_variables,
+    matrix_env,
     matrix_references,
     matrix_values,
     neutralise_expressions,
@@ -259,7 +260,8 @@ class CiYamlScanner(Scanner):
                 if isinstance(run, yaml.ScalarNode) and scalar(run):
                     scopes = (get(document, "env"), get(job, "env"), get(step, "env"))
                     known = literal_variables(source.text, scopes)
-                    yield from self._script(source, run, hint, known, matrix)
+                    held = matrix_env(scopes, matrix, known) if matrix else {}
+                    yield from self._script(source, run, hint, known, matrix, held)
 
     # -- GitLab CI --------------------------------------------------------------------------
     def _gitlab(self, source: SourceFile, document: yaml.Node) -> Iterator[Fact]:
@@ -316,13 +318,14 @@ class CiYamlScanner(Scanner):
         hint: tuple[str, str] | None,
         variables: dict[str, list[Token]] | None,
         matrix: dict[str, list[list[Token]]] | None = None,
+        held: dict[str, list[list[Token]]] | None = None,
     ) -> list[Fact]:
         """The facts of a CI script ``text``: its ``${{ }}`` expressions neutralised, the
-        literal variables its scopes set known, each literal ``matrix`` value read in turn
-        (:mod:`.ciexpr`)."""
+        literal variables its scopes set known, each literal ``matrix`` value read in turn,
+        as the ``env:`` variables that hold one (``held``) are (:mod:`.ciexpr`)."""
         known = dict(variables or {})
         text = env_references(text, known)
-        alternatives: dict[str, list[list[Token]]] = {}
+        alternatives: dict[str, list[list[Token]]] = dict(held or {})
         if matrix:
             text = matrix_references(text, matrix, alternatives)
         neutral = neutralise_expressions(text)
@@ -348,8 +351,9 @@ class CiYamlScanner(Scanner):
         hint: tuple[str, str] | None = None,
         variables: dict[str, list[Token]] | None = None,
         matrix: dict[str, list[list[Token]]] | None = None,
+        held: dict[str, list[list[Token]]] | None = None,
     ) -> list[Fact]:
-        return self._shell(source, str(node.value), scalar_relocator(source.text, node), hint, variables, matrix)
+        return self._shell(source, str(node.value), scalar_relocator(source.text, node), hint, variables, matrix, held)
 
     # -- Ansible ----------------------------------------------------------------------------
     def _tasks(self, source: SourceFile, node: yaml.Node | None, depth: int = 0) -> Iterator[Fact]:
