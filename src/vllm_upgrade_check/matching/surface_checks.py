@@ -424,8 +424,8 @@ def surface_findings(
     rules: dict[tuple[str, str, str, str, Severity], Rule] = {}
     entries: set[tuple[Location, str]] = set()  # modules run from another file, reported once each
     for fact in facts:
-        if fact.kind not in _JUDGED_KINDS or id(fact) in explained:
-            continue
+        if fact.kind not in _JUDGED_KINDS or (id(fact) in explained and fact.kind != FactKind.LAUNCH):
+            continue  # a pack rule on a launch is about a default, never about the module it runs
         rejected = rejection(fact, versions.target, launches, backends)
         if rejected is None:
             continue
@@ -482,7 +482,7 @@ def with_target_severity(
     backends = transformers_launches(facts)
     out = []
     for finding in findings:
-        if finding.severity != Severity.BLOCKER:
+        if finding.severity != Severity.BLOCKER and finding.fact.kind != FactKind.LAUNCH:
             rejected = rejection(finding.fact, target, launches, backends)
             if rejected is not None and rejected.severity.rank > finding.severity.rank:
                 finding = replace(finding, severity=rejected.severity, deprecated_only=False)
