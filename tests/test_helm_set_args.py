@@ -22,7 +22,8 @@ SCRIPT = (
     "helm upgrade r ./chart --set 'args[2]=--swap-space' --set args[3]=4\n"  # 3: col 39
     "helm upgrade r ./chart --set-json 'server.args=[\"--model\",\"m\",\"--swap-space\",\"4\"]'\n"  # 4: col 64
     'helm upgrade r ./chart --set-string "vllm.args=$ARGS"\n'  # 5: unresolved
-    "helm template r ./chart --set image.tag=v0.17.0,server.extraArgs={--seed,1,--swap-space,2}\n"  # 6: col 76
+    "helm template r ./chart --set \"image.tag=v0.17.0,server.extraArgs={--seed,1,--swap-space,2}\"\n"  # 6: col 77
+    "helm upgrade r ./chart --set vllm.args={--swap-space,4}\n"  # unquoted: bash brace-expands it
     "helm upgrade r other-chart --set 'args={--swap-space,4}'\n"  # not a vLLM chart
 )
 
@@ -37,7 +38,7 @@ def test_set_lists_are_checked_at_the_helm_line(tmp_path: Path) -> None:
     _repo(tmp_path)
     report = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.18.0", from_version="0.17.0"), registry=REGISTRY)
     found = sorted((f.location.path, f.location.line, f.location.column) for f in report.findings if f.rule.id == "VUC0180-001")
-    assert found == [("deploy.sh", 2, 67), ("deploy.sh", 3, 39), ("deploy.sh", 4, 64), ("deploy.sh", 6, 76)]
+    assert found == [("deploy.sh", 2, 67), ("deploy.sh", 3, 39), ("deploy.sh", 4, 64), ("deploy.sh", 6, 77)]
     assert [n for n in report.notes if n.startswith("unresolved:")] == [
         'unresolved: "vllm.args=$ARGS" at deploy.sh:5:38 (helm --set vllm.args); the flags it holds were not checked'
     ]
@@ -71,7 +72,7 @@ def test_a_ci_step_sets_args_too(tmp_path: Path) -> None:
 def test_set_values_that_are_no_argument_list_are_left_alone() -> None:
     script = parse_shell(
         "helm upgrade r ./c --set image.tag=v1 --set 'server.args=--seed' --set 'a.args={x\\,y}' --set-json 'args={\"a\":1}'\n"
-        "helm upgrade r ./c --set 'args={--seed,1},image.tag=v1'\n"
+        "helm upgrade r ./c --set 'args={--seed,1},image.tag=v1' --set args={--seed,2}\n"
     )
     found = [(key, [text for _t, _o, text in items or []]) for _c, key, _w, items in helm_set_args(script)]
     assert found == [("args", ["--seed", "1"])]

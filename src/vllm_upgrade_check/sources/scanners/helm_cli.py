@@ -146,6 +146,14 @@ def _list_items(value: str, offset: int) -> list[tuple[int, str]] | None:
     return out
 
 
+def _quoted_brace(token: Token) -> bool:
+    """Whether the first ``{`` of a ``--set`` word is inside quotes, so that helm gets the
+    ``{a,b}`` list as written (bash brace-expands an unquoted one into several words)."""
+    written = token.written or token.text
+    at = written.find("{")
+    return at >= 0 and any(q in written[:at] for q in "'\"")
+
+
 def _json_items(value: str, offset: int) -> list[tuple[int, str]] | None:
     """``(offset, item)`` of a ``--set-json`` list of strings (each at its text inside its
     quotes where the JSON writes it as is), ``None`` for any other JSON."""
@@ -209,7 +217,9 @@ def helm_set_args(script: ShellScript) -> list[tuple[str, str, Token, SetItems |
                     elif m is not None:
                         indexed.setdefault(m.group("key"), []).append((int(m.group("index")), token, start, value))
                     else:
+                        listed = name == "--set-json" or _quoted_brace(token)
                         items = _json_items(value, start) if name == "--set-json" else _list_items(value, start)
+                        items = items if listed else None  # bash expands an unquoted {a,b} into words
                         if items is not None:
                             found.append((key, token, [(token, o, text) for o, text in items]))
                 continue
