@@ -10,7 +10,7 @@ text; what cannot be resolved becomes an unresolved token, never an invented val
 from __future__ import annotations
 
 from collections import ChainMap
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import replace
 from functools import lru_cache
 
@@ -414,6 +414,7 @@ def parse_shell(
     locate: Locator | None = None,
     variables: MutableMapping[str, list[Token]] | None = None,
     sourced: Sourced | None = None,
+    alternatives: Mapping[str, Alternatives] | None = None,
 ) -> ShellScript:
     """Parse shell text into commands and assignments.
 
@@ -433,6 +434,9 @@ def parse_shell(
             mapping is updated with the text's own assignments (a ``ChainMap`` keeps them
             out of the mappings behind it).
         sourced: reads the files ``source``/``.`` commands name (none are read without it).
+        alternatives: variables known beforehand to hold one of several values (a CI
+            matrix): each command that expands one is read once per value, as a variable
+            the text assigns in alternative branches is.
 
     Returns:
         A :class:`ShellScript`; a syntax error marks ``has_error`` but never raises.
@@ -440,11 +444,17 @@ def parse_shell(
     src = without_final_continuation(parser_safe(text)).encode("utf-8", "replace")
     locate = locate or identity_locator(src)
     variables = variables if variables is not None else {}
-    plain = plain_script(src, locate, variables)  # lines of plain words: no parse needed
-    if plain is not None:
-        return plain
+    if alternatives:
+        for name, values in alternatives.items():
+            if values:
+                variables[name] = values[0]
+    else:
+        plain = plain_script(src, locate, variables)  # lines of plain words: no parse needed
+        if plain is not None:
+            return plain
     tree = _parser().parse(src)
     walker = _Walker(src, locate, variables, sourced)
+    walker.alts.update({n: list(v) for n, v in (alternatives or {}).items() if v})
     walker.walk(tree.root_node)
     for name, body in list(walker.functions.items()):
         if name not in walker.called:

@@ -74,6 +74,9 @@ def runs_stdin(words: Sequence[str]) -> bool:
         return runs_stdin(words[i:])
     if head == "ssh":
         i = _after_options(words, 1, _SSH_VALUE_OPTS)
+        options = [w for w in words[1:i] if w.startswith("-") and not w.startswith("--")]
+        if any(w.startswith("-W") or (w[:2] not in _SSH_VALUE_OPTS and "N" in w[1:]) for w in options):
+            return False  # `ssh -N` / `-W host:port`: no remote command, no shell reads stdin
         rest = list(words[i + 1 :])
         if len(rest) == 1:  # `ssh host "bash -s"`: the remote command is one string
             rest = rest[0].split()

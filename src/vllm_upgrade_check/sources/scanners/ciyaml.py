@@ -44,7 +44,11 @@ from vllm_upgrade_check.sources.scanners.ci_gitlab import resolve_job, script_li
 from vllm_upgrade_check.sources.scanners.ciexpr import (
     env_references,
     literal_variables,
+    matrix_env,
+    matrix_references,
+    matrix_values,
     neutralise_expressions,
+    pins_at_matrix_values,
     restoring,
     with_expressions,
 )
@@ -52,11 +56,12 @@ from vllm_upgrade_check.sources.scanners.compose_cli import compose_chains, may_
 from vllm_upgrade_check.sources.scanners.compose_project import linked_chain_facts
 from vllm_upgrade_check.sources.scanners.containers import scalar_relocator
 from vllm_upgrade_check.sources.scanners.helm_cli import (
+    helm_set_args,
     helm_set_tags,
     helm_values_commands,
     may_pass_helm_values,
 )
-from vllm_upgrade_check.sources.scanners.helm_links import linked_values_facts, set_tag_facts
+from vllm_upgrade_check.sources.scanners.helm_links import linked_values_facts, set_arg_facts, set_tag_facts
 from vllm_upgrade_check.sources.scanners.images import image_fact, image_hint, is_vllm_image
 from vllm_upgrade_check.sources.scanners.manifests import YAML_SUFFIXES
 from vllm_upgrade_check.sources.scanners.requirements import requirement_fact
@@ -192,15 +197,22 @@ class CiYamlScanner(Scanner):
         files: Sequence[str],
         read: Callable[[str], SourceFile | None],
     ) -> list[Fact]:
-        """The ``--set image.tag=TAG`` image facts of one script (:func:`~.helm_links.set_tag_facts`),
+        """The ``--set image.tag=TAG`` image facts (:func:`~.helm_links.set_tag_facts`) and the
+        ``--set KEY.args={...}`` flag facts (:func:`~.helm_links.set_arg_facts`) of one script,
         placed in this file; charts resolved from the directory the script runs in."""
         script = parse_shell(str(node.value))
-        tags = helm_set_tags(script)
-        if not tags:
+        tags, sets = helm_set_tags(script), helm_set_args(script)
+        if not tags and not sets:
             return []
         move = scalar_relocator(source.text, node)
         placed = [(chart, move(token), start, end) for chart, token, start, end in tags]
-        facts = set_tag_facts(placed, posixpath.join(directory, "_") if directory not in ("", ".") else "_", files, read)
+        by = posixpath.join(directory, "_") if directory not in ("", ".") else "_"
+        facts = set_tag_facts(placed, by, files, read)
+        lists = [
+            (chart, key, move(word), None if found is None else [(move(t), at, text) for t, at, text in found])
+            for chart, key, word, found in sets
+        ]
+        facts += set_arg_facts(lists, by, files, read)
         return [replace(f, location=replace(f.location, path=source.relpath)) for f in facts]
 
     def _helm_releases(self, source: SourceFile, document: yaml.Node) -> Iterator[tuple[str, list[str], str]]:
@@ -244,11 +256,14 @@ class CiYamlScanner(Scanner):
                 found = get(service, "image")
                 if isinstance(found, yaml.ScalarNode) and scalar(found):
                     yield self._image(source, found)
+            matrix = matrix_values(source.text, job) if "matrix." in source.text else {}
             for step in items(get(job, "steps")):
                 run = get(step, "run")
                 if isinstance(run, yaml.ScalarNode) and scalar(run):
                     scopes = (get(document, "env"), get(job, "env"), get(step, "env"))
-                    yield from self._script(source, run, hint, literal_variables(source.text, scopes))
+                    known = literal_variables(source.text, scopes)
+                    held = matrix_env(scopes, matrix, known) if matrix else {}
+                    yield from self._script(source, run, hint, known, matrix, held)
 
     # -- GitLab CI --------------------------------------------------------------------------
     def _gitlab(self, source: SourceFile, document: yaml.Node) -> Iterator[Fact]:
@@ -310,15 +325,26 @@ class CiYamlScanner(Scanner):
         relocate: Callable[[Token], Token],
         hint: tuple[str, str] | None,
         variables: dict[str, list[Token]] | None,
+        matrix: dict[str, list[list[Token]]] | None = None,
+        held: dict[str, list[list[Token]]] | None = None,
     ) -> list[Fact]:
         """The facts of a CI script ``text``: its ``${{ }}`` expressions neutralised, the
-        literal variables its scopes set known (:mod:`.ciexpr`)."""
+        literal variables its scopes set known, each literal ``matrix`` value read in turn,
+        as the ``env:`` variables that hold one (``held``) are (:mod:`.ciexpr`)."""
         known = dict(variables or {})
         text = env_references(text, known)
+        alternatives: dict[str, list[list[Token]]] = dict(held or {})
+        if matrix:
+            text = matrix_references(text, matrix, alternatives)
         neutral = neutralise_expressions(text)
         placed = {(t.line, t.column) for tokens in known.values() for t in tokens}
+        placed.update((t.line, t.column) for values in alternatives.values() for tokens in values for t in tokens)
         move = restoring(text, neutral, placed, relocate)
-        facts, script = shell_facts(neutral, source.relpath, self.name, variables=known, hint=hint, relocate=move)
+        facts, script = shell_facts(
+            neutral, source.relpath, self.name, variables=known, hint=hint, relocate=move, alternatives=alternatives
+        )
+        if alternatives:
+            facts = pins_at_matrix_values(facts, script, alternatives, move)
         if neutral == text:
             return facts
         return with_expressions(facts, script, text, neutral, move)
@@ -332,8 +358,10 @@ class CiYamlScanner(Scanner):
         node: yaml.ScalarNode,
         hint: tuple[str, str] | None = None,
         variables: dict[str, list[Token]] | None = None,
+        matrix: dict[str, list[list[Token]]] | None = None,
+        held: dict[str, list[list[Token]]] | None = None,
     ) -> list[Fact]:
-        return self._shell(source, str(node.value), scalar_relocator(source.text, node), hint, variables)
+        return self._shell(source, str(node.value), scalar_relocator(source.text, node), hint, variables, matrix, held)
 
     # -- Ansible ----------------------------------------------------------------------------
     def _tasks(self, source: SourceFile, node: yaml.Node | None, depth: int = 0) -> Iterator[Fact]:
