@@ -1,7 +1,7 @@
 """Compose env files: a service's ``env_file:`` (a path, a list, ``{path:, required:}``
 entries) is the container's environment, so removed ``VLLM_*`` variables there are
 reported at the env file's line; ``docker compose --env-file FILE`` in a script sets the
-values compose interpolates, and ``--project-directory DIR`` the base of relative paths."""
+values compose interpolates, and ``--project-directory DIR`` where the ``.env`` is."""
 
 from __future__ import annotations
 
@@ -42,14 +42,6 @@ def test_a_service_env_file_is_its_environment(tmp_path: Path, env_file: str) ->
     assert found == [("VUC0180-004", "conf/vllm-settings", 2, 1)]
 
 
-def test_environment_wins_over_env_file_name_by_name(tmp_path: Path) -> None:
-    compose = SERVICE + "    env_file: settings\n    environment:\n      VLLM_FUSED_MOE_CHUNK_SIZE: \"1\"\n"
-    found = rows(
-        tmp_path, {"compose.yaml": compose, "settings": "VLLM_FUSED_MOE_CHUNK_SIZE=2\nVLLM_SLEEP_WHEN_IDLE=1\n"}
-    )
-    assert found == [("VUC0180-004", "settings", 2, 1), ("VUC0180-005", "compose.yaml", 7, 7)]
-
-
 def test_env_file_option_gives_the_interpolated_values(tmp_path: Path) -> None:
     compose = 'services:\n  vllm:\n    image: vllm/vllm-openai:${TAG}\n    command: ["--model", "m", "${FLAG}", "4"]\n'
     found = rows(
@@ -63,18 +55,17 @@ def test_env_file_option_gives_the_interpolated_values(tmp_path: Path) -> None:
     assert found == [("VUC000-010", "prod.vars", 1, 5), ("VUC0180-001", "prod.vars", 2, 6)]
 
 
-def test_project_directory_is_where_env_and_env_files_are(tmp_path: Path) -> None:
-    compose = 'services:\n  vllm:\n    image: vllm/vllm-openai:${TAG}\n    env_file: conf/vllm\n    command: ["--model", "m"]\n'
+def test_project_directory_is_where_the_env_is(tmp_path: Path) -> None:
+    compose = 'services:\n  vllm:\n    image: vllm/vllm-openai:${TAG}\n    command: ["--model", "m"]\n'
     found = rows(
         tmp_path,
         {
             "files/compose.yaml": compose,
             "stack/.env": "TAG=v0.16.0\n",
-            "stack/conf/vllm": "VLLM_SLEEP_WHEN_IDLE=1\n",
             "up.sh": "#!/bin/bash\ndocker compose --project-directory=stack -f files/compose.yaml up\n",
         },
     )
-    assert found == [("VUC000-010", "stack/.env", 1, 5), ("VUC0180-004", "stack/conf/vllm", 1, 1)]
+    assert found == [("VUC000-010", "stack/.env", 1, 5)]
 
 
 def test_the_chain_keeps_its_options() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from vllm_upgrade_check.engine import run_scan
-from vllm_upgrade_check.model.facts import Fact, FactKind
+from vllm_upgrade_check.model.facts import Fact, FactKind, Span
 from vllm_upgrade_check.model.options import ScanOptions
 
 UNIT = """[Service]
@@ -54,7 +54,8 @@ def test_values_come_from_the_file_found(tmp_path: Path, env: str, where: str) -
         ("port", "9100", "deploy/judge.service", 3),
     ]
     (flag,) = [f for f in facts if f.name == "calculate_kv_scales" and f.kind == FactKind.ARG]
-    assert flag.location.column == 6 and (flag.spans is None or flag.spans.cut is None)
+    # written as it reads: a fix cuts the flag and the blank after it out of the value
+    assert flag.location.column == 6 and flag.spans is not None and flag.spans.cut == Span(2, 6, 2, 28)
     assert not [n for n in notes if "unresolved" in n]
 
 

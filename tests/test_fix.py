@@ -617,15 +617,15 @@ def test_diff_headers_quote_names_a_tab_or_newline_would_break(tmp_path: Path) -
     assert headers == [b'--- "a/a\\tb.sh"', b'+++ "b/a\\tb.sh"', "--- \"a/plain é.sh\"".encode(), "+++ \"b/plain é.sh\"".encode()]
 
 
-def test_positions_left_for_a_person_are_those_of_the_file_on_disk(tmp_path: Path) -> None:
+def test_positions_left_for_a_person_are_those_scanned(tmp_path: Path) -> None:
     line = 'vllm serve m --max-num-partial-prefills 2 --disable-log-requests --guided-decoding-backend "$B" --port 1\n'
     (tmp_path / "s.sh").write_text(line)
     args = [str(tmp_path), "--from", "0.10.0", "--to", "0.28.0", "--no-bump"]
     diffed = runner.invoke(app, ["fix", *args, "--diff"])
-    assert "s.sh:1:66: VUC0120-001" in diffed.stderr, diffed.stderr  # nothing written: where it is now
+    assert "s.sh:1:66: VUC0120-001" in diffed.stderr, diffed.stderr  # nothing written: where it was scanned
     _code, out = _fix(*args)
     assert (tmp_path / "s.sh").read_text() == 'vllm serve m --guided-decoding-backend "$B" --port 1\n'
-    assert "s.sh:1:14: VUC0120-001" in out, out  # written: where it is in the fixed file
+    assert "s.sh:1:66: VUC0120-001" in out, out  # written: the same position, as the fixes' lines are
 
 
 def test_a_block_list_left_empty_is_written_as_an_empty_list_with_the_files_newlines(tmp_path: Path) -> None:

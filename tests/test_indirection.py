@@ -31,6 +31,7 @@ def scan(tmp_path: Path, files: dict[str, str]) -> tuple[list[Fact], list[tuple[
         ("acme/vllm-gaudi", ["--model=m"], "acme/vllm-gaudi"),
         ("acme/vllm-tools:1", ["python", "x.py"], None),  # another program's args
         ("acme/vllm-tools:1", [], None),
+        ("acme/vllm-rocm:1", ["acme/model-7b", "--swap-space", "4"], "acme/vllm-rocm"),  # a positional model
         ("vllm/vllm-openai:v0.26.0", ["--model", "m"], None),  # vLLM's own: not a vendor's
         ("vllm-project/gateway:1", ["--model", "m"], None),  # only the organisation says vLLM
     ],
@@ -50,7 +51,7 @@ def test_a_vendor_launch_is_checked_and_noted(tmp_path: Path) -> None:
     facts, findings, notes = scan(tmp_path, {"docker-compose.yml": compose, "run.sh": run})
     assert ("VUC0280-001", 4) in findings and ("VUC0270-001", 1) in findings
     vendor = [n for n in notes if "unknown vendor" in n]
-    assert len(vendor) == 2 and "ml-platform/vllm-rocm at docker-compose.yml:4" in vendor[0] + vendor[1]
+    assert len(vendor) == 2 and "ml-platform/vllm-rocm at docker-compose.yml:3" in vendor[0] + vendor[1]  # at the image
     assert not [f for f in facts if f.kind == FactKind.IMAGE]  # no vLLM image to bump
 
 

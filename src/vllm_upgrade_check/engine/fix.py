@@ -136,7 +136,7 @@ def _passes(run: _Run, max_passes: int, bump: bool) -> None:
         unfixed.extend(_bump_phase(run, findings, facts, deferred, target, bump))
     run.result.unfixed = [run.placed(u) for u in unfixed]
     run.result.held_by = [run.placed(u) for u in run.result.held_by]
-    not_bumped = [replace(n, line=run.on_disk(n.path, n.line)) for n in run.result.not_bumped]
+    not_bumped = [replace(n, line=run.as_scanned(n.path, n.line)) for n in run.result.not_bumped]
     run.result.not_bumped = list(dict.fromkeys(not_bumped))
     run.result.applied = _applied_lines(run)
 

@@ -98,7 +98,9 @@ class _Run:
         self.groups = 0
         self.applied: list[tuple[Edit, int]] = []  # each edit written, with the pass (of its file) it was made in
         self.wrote: dict[str, bytes] = {}  # what this run wrote to each file, to notice other writers
-        self.first_seen: dict[tuple[str, str, tuple[str, ...], str], tuple[int | None, int | None]] = {}
+        # where the first scan saw each finding (several findings may share a key: the same
+        # variable in two services of one compose file)
+        self.first_seen: dict[tuple[str, str, tuple[str, ...], str], list[tuple[int | None, int | None]]] = {}
         self.versions: list[Finding] = []  # advisories on a vLLM pin or tag: the bump settles them
         self.lock = RunLock()  # held until the run ends (fix_paths releases it)
 
@@ -130,7 +132,9 @@ class _Run:
         if not self.lines:  # no edit made yet: the files as they were
             for finding in report.findings:
                 loc = finding.location
-                self.first_seen.setdefault(self._key(finding), (loc.line, loc.column))
+                seen = self.first_seen.setdefault(self._key(finding), [])
+                if (loc.line, loc.column) not in seen:
+                    seen.append((loc.line, loc.column))
         return list(report.findings), facts
 
     def text(self, rel: str) -> FileText:
@@ -348,25 +352,35 @@ class _Run:
             return False
         if all(c.fact.scanner == "helm" for c in named):
             return LINKED_VALUES
-        # a Dockerfile's words an entry-point script reads: the Dockerfile read as itself
-        return False if all(c.fact.scanner == "dockerfile" for c in named) else True
+        # a Dockerfile's words an entry-point script reads, a compose file's words its
+        # project reads with the build's Dockerfile or entry script: the file read as itself
+        if all(c.fact.scanner == "dockerfile" for c in named):
+            return False
+        compose_file = rel.endswith((".yml", ".yaml"))
+        return not (compose_file and all(c.fact.scanner == "compose" for c in named))
 
     # -- positions --------------------------------------------------------------------------
     def placed(self, unfixed: Unfixed) -> Unfixed:
-        """``unfixed`` at its line and column in the file on disk when the run ends: the last
-        scan's position where the fixes were written; with an overlay (nothing written),
-        where the first scan saw it (a column on an edited line is the column it had)."""
+        """``unfixed`` at its line and column as scanned, in the file before the run (as
+        every line ``fix`` reports is: the fixes made, what is left to a person, whether
+        written or shown with ``--diff``): the last scan's line told as a line of the file
+        before the run's edits, with the column the first scan saw there (a column on an
+        edited line is the column it had)."""
         loc = unfixed.finding.location
-        if self.overlay is not None and loc.path in self.lines:
-            seen = self.first_seen.get(self._key(unfixed.finding))
-            if seen is not None:
-                return replace(unfixed, line=seen[0], column=seen[1])
-        return replace(unfixed, line=self.on_disk(loc.path, loc.line))
+        if loc.path not in self.lines or loc.line is None:
+            return unfixed
+        line = self.lines[loc.path].original(loc.line)
+        seen = [s for s in self.first_seen.get(self._key(unfixed.finding), []) if s[0] == line]
+        if not seen:
+            return replace(unfixed, line=line)
+        column = loc.column or 0
+        first = min(seen, key=lambda s: abs((s[1] or 0) - column))
+        return replace(unfixed, line=first[0], column=first[1])
 
-    def on_disk(self, rel: str | None, line: int | None) -> int | None:
-        """A line of the last scan's text, as a line of the file on disk when the run ends
-        (with an overlay nothing is written: the file as it was)."""
-        if rel is None or line is None or self.overlay is None or rel not in self.lines:
+    def as_scanned(self, rel: str | None, line: int | None) -> int | None:
+        """A line of the last scan's text, as a line of the file before the run's edits (the
+        line the first scan saw)."""
+        if rel is None or line is None or rel not in self.lines:
             return line
         return self.lines[rel].original(line)
 

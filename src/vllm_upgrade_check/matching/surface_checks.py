@@ -12,7 +12,8 @@ id                        what the target lacks                                 
 ``VUC000-003``            a CLI flag / ``--config`` key its parser does not define     blocker
 ``VUC000-004``            a keyword of ``LLM``/``EngineArgs``/``AsyncEngineArgs``     blocker (TypeError); warning when ``LLM`` pops and ignores it
 ``VUC000-005``            a keyword of ``SamplingParams``                             blocker (TypeError)
-``VUC000-006``            an imported module or name, or a ``vllm.envs`` attribute    blocker (ImportError/AttributeError) when an earlier release had it; warning when none did
+``VUC000-006``            an imported module or name, a ``vllm.envs`` attribute, or   blocker (ImportError/AttributeError) when an earlier release had it; warning when none did
+                          the module a ``python -m`` launch runs
 ``VUC000-007``            an exported ``vllm:`` metric                                blocker in a Prometheus rule's ``expr`` when an earlier release exported it; warning elsewhere
 ``VUC000-008``            an env var its ``vllm/envs.py`` reads                       warning (silently ignored)
 ``VUC000-009``            a value of ``--quantization``, ``--load-format`` or a       blocker when an earlier release accepted it or argparse restricts the values; warning otherwise
@@ -41,7 +42,7 @@ from vllm_upgrade_check.knowledge.known_args import DATA_FILE, KnownArgs, known_
 from vllm_upgrade_check.knowledge.surface import surface_history
 from vllm_upgrade_check.matching.checks import built_in_finding
 from vllm_upgrade_check.matching.matcher import VersionContext
-from vllm_upgrade_check.matching.surface_imports import import_rejection
+from vllm_upgrade_check.matching.surface_imports import import_rejection, launch_module_rejection
 from vllm_upgrade_check.matching.surface_rules import (
     ENGINE_ARG_ID,
     ENV_VAR_ID,
@@ -66,7 +67,7 @@ from vllm_upgrade_check.matching.surface_words import (
     env_gone,
     history_words,
 )
-from vllm_upgrade_check.model.facts import Fact, FactKind
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location
 from vllm_upgrade_check.model.findings import Finding
 from vllm_upgrade_check.model.pack import (
     MatchKind,
@@ -327,6 +328,8 @@ def _judge(fact: Fact, target: Version, call: str | None, transformers: str = ""
         return _flag_rejection(fact, target, known) or value_rejection(fact, target, known)
     if fact.kind == FactKind.IMPORT:
         return import_rejection(fact, target, known)
+    if fact.kind == FactKind.LAUNCH:
+        return launch_module_rejection(fact, target)
     if fact.kind == FactKind.METRIC:
         return _metric_rejection(fact, target)
     if fact.kind == FactKind.ENV_VAR:
@@ -339,7 +342,7 @@ def _judge(fact: Fact, target: Version, call: str | None, transformers: str = ""
 
 
 _JUDGED_KINDS = frozenset(
-    {FactKind.ARG, FactKind.IMPORT, FactKind.METRIC, FactKind.ENV_VAR, FactKind.ARCHITECTURE, FactKind.RESPONSE_FIELD}
+    {FactKind.ARG, FactKind.LAUNCH, FactKind.IMPORT, FactKind.METRIC, FactKind.ENV_VAR, FactKind.ARCHITECTURE, FactKind.RESPONSE_FIELD}
 )
 """The kinds of fact :func:`_judge` judges (it has nothing to say of any other)."""
 
@@ -419,12 +422,20 @@ def surface_findings(
     backends = transformers_launches(facts)
     out: list[Finding] = []
     rules: dict[tuple[str, str, str, str, Severity], Rule] = {}
+    entries: set[tuple[Location, str]] = set()  # modules run from another file, reported once each
     for fact in facts:
-        if fact.kind not in _JUDGED_KINDS or id(fact) in explained:
-            continue
+        if fact.kind not in _JUDGED_KINDS or (id(fact) in explained and fact.kind != FactKind.LAUNCH):
+            continue  # a pack rule on a launch is about a default, never about the module it runs
         rejected = rejection(fact, versions.target, launches, backends)
         if rejected is None:
             continue
+        if fact.kind == FactKind.LAUNCH and fact.entry_at is not None:
+            # the module is written in another file (a KServe runtime's command): the
+            # finding goes there, once however many launches append to it
+            fact = replace(fact, location=fact.entry_at, spans=None, group=None)
+            if (where := (fact.location, fact.name)) in entries:
+                continue
+            entries.add(where)
         key = (rejected.rule_id, rejected.subject, rejected.what, rejected.detail, rejected.severity)
         rule = rules.get(key)
         if rule is None:
@@ -471,7 +482,7 @@ def with_target_severity(
     backends = transformers_launches(facts)
     out = []
     for finding in findings:
-        if finding.severity != Severity.BLOCKER:
+        if finding.severity != Severity.BLOCKER and finding.fact.kind != FactKind.LAUNCH:
             rejected = rejection(finding.fact, target, launches, backends)
             if rejected is not None and rejected.severity.rank > finding.severity.rank:
                 finding = replace(finding, severity=rejected.severity, deprecated_only=False)

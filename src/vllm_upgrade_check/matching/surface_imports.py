@@ -114,6 +114,21 @@ def name_rejection(module: str, name: str, target: Version) -> Rejection | None:
     )
 
 
+def launch_module_rejection(fact: Fact, target: Version) -> Rejection | None:
+    """What ``target`` does with a ``python -m MODULE`` launch fact (``fact.name`` is
+    ``RUNNER -m MODULE``, as :func:`~vllm_upgrade_check.sources.scanners.vllm_argv.find_launch`
+    writes it) whose vLLM module it no longer ships: Python exits with "No module named
+    MODULE" before any flag is read (a blocker when an earlier release had the module, as
+    :func:`module_rejection` decides), else ``None``. One launch is one fact, so one finding."""
+    runner, flag, module = fact.name.partition(" -m ")
+    if not flag or not module.startswith("vllm.") or " " in module or not runner:
+        return None
+    modules = surface_history("modules")
+    if not modules.covers(target) or modules.has(module, target) or not modules.known(module):
+        return None
+    return module_rejection(modules, module, target)
+
+
 def import_rejection(fact: Fact, target: Version, known: KnownArgs) -> Rejection | None:
     """What ``target`` does with import fact ``fact`` (module in ``name``, the imported name or
     ``vllm.envs`` attribute in ``value``) if it cannot satisfy it, else ``None``."""

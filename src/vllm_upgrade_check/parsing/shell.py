@@ -10,7 +10,7 @@ text; what cannot be resolved becomes an unresolved token, never an invented val
 from __future__ import annotations
 
 from collections import ChainMap
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import replace
 from functools import lru_cache
 
@@ -28,6 +28,7 @@ from vllm_upgrade_check.parsing.shell_flow import (
     merged,
     positional,
 )
+from vllm_upgrade_check.parsing.shell_heredoc import body_locator, quoted_delimiter, runs_stdin
 from vllm_upgrade_check.parsing.shell_plain import plain_script
 from vllm_upgrade_check.parsing.shell_script import Assignment, Command, Cut, ShellScript
 from vllm_upgrade_check.parsing.shell_text import (
@@ -280,6 +281,8 @@ class _Walker(WordWalker):
         kind = node.type
         if kind == "comment":
             return
+        if kind == "subshell":
+            self.script.subshells.append(self.span(node))
         if kind == "function_definition":
             named = node.child_by_field_name("name")
             body = node.child_by_field_name("body")
@@ -311,7 +314,48 @@ class _Walker(WordWalker):
                     value = " ".join(t.text for t in self.vars.get(name, []))
                     self.script.assignments.append(Assignment(name, value, line, col, True))
             return
+        if kind == "redirected_statement":
+            self._redirected(node)
+            return
         self._walk_children(node.children)
+
+    def _redirected(self, node: tree_sitter.Node) -> None:
+        """A command with redirections; when a here-document is the standard input of a
+        shell that runs it (:func:`~.shell_heredoc.runs_stdin`: ``bash <<'EOF'``, ``ssh host
+        bash -s <<EOF``), the body's commands are read too, at their lines: expanded with
+        this text's variables for an unquoted delimiter, with none of them for a quoted one
+        (the body's own assignments only)."""
+        first = len(self.script.commands)
+        self._walk_children(node.children)
+        body = node.child_by_field_name("body")
+        if body is None or body.type != "command" or first >= len(self.script.commands):
+            return
+        words = [t.text for t in self.script.commands[first].argv]
+        for redirect in node.named_children:
+            if redirect.type != "heredoc_redirect" or not runs_stdin(self._stdin_reader(words, redirect)):
+                continue
+            start = next((c for c in redirect.named_children if c.type == "heredoc_start"), None)
+            text = next((c for c in redirect.named_children if c.type == "heredoc_body"), None)
+            if start is None or text is None:
+                continue
+            locate = body_locator(self.locate, text.start_point[0], text.start_point[1])
+            known: MutableMapping[str, list[Token]] = {} if quoted_delimiter(self.text(start)) else ChainMap({}, self.vars)
+            inner = parse_shell(self.text(text), locate, known)
+            for command in inner.commands:
+                self.record(command)
+            self.script.assignments.extend(inner.assignments)
+            self.script.unresolved |= inner.unresolved
+            if inner.has_error and not self.script.has_error:
+                self.script.has_error, self.script.error_line = True, inner.error_line
+
+    def _stdin_reader(self, words: list[str], redirect: tree_sitter.Node) -> list[str]:
+        """The words of the command that reads a here-document: the command it is written
+        on, or for ``cat <<EOF | CMD`` the command the pipe feeds (its words as written)."""
+        if not words or words[0].rsplit("/", 1)[-1] != "cat" or any(w != "-" for w in words[1:]):
+            return words
+        pipe = next((c for c in redirect.named_children if c.type == "pipeline"), None)
+        fed = next((c for c in pipe.named_children if c.type == "command"), None) if pipe is not None else None
+        return self.text(fed).split() if fed is not None else []
 
     def _walk_children(self, children: list[tree_sitter.Node]) -> None:
         """Walk sibling nodes in order, noting the comments that cut a command short."""
@@ -371,6 +415,7 @@ def parse_shell(
     variables: MutableMapping[str, list[Token]] | None = None,
     sourced: Sourced | None = None,
     files: Sourced | None = None,
+    alternatives: Mapping[str, Alternatives] | None = None,
 ) -> ShellScript:
     """Parse shell text into commands and assignments.
 
@@ -393,6 +438,9 @@ def parse_shell(
         files: reads the files an unquoted ``$(cat FILE)``, ``$(< FILE)`` or ``$(grep -v
             PATTERN FILE)`` names: their words are the command's words there, placed in
             those files (none are read without it; the word stays unresolved).
+        alternatives: variables known beforehand to hold one of several values (a CI
+            matrix): each command that expands one is read once per value, as a variable
+            the text assigns in alternative branches is.
 
     Returns:
         A :class:`ShellScript`; a syntax error marks ``has_error`` but never raises.
@@ -400,12 +448,18 @@ def parse_shell(
     src = without_final_continuation(parser_safe(text)).encode("utf-8", "replace")
     locate = locate or identity_locator(src)
     variables = variables if variables is not None else {}
-    plain = plain_script(src, locate, variables)  # lines of plain words: no parse needed
-    if plain is not None:
-        return plain
+    if alternatives:
+        for name, values in alternatives.items():
+            if values:
+                variables[name] = values[0]
+    else:
+        plain = plain_script(src, locate, variables)  # lines of plain words: no parse needed
+        if plain is not None:
+            return plain
     tree = _parser().parse(src)
     walker = _Walker(src, locate, variables, sourced)
     walker.files = files
+    walker.alts.update({n: list(v) for n, v in (alternatives or {}).items() if v})
     walker.walk(tree.root_node)
     for name, body in list(walker.functions.items()):
         if name not in walker.called:

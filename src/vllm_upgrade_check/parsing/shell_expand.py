@@ -411,8 +411,14 @@ class WordWalker:
         if kind in ("command_substitution", "process_substitution", "arithmetic_expansion"):
             return self.text(node), False
         if kind == "string":
+            # tree-sitter-bash leaves line breaks next to the quotes out of every child
+            # (``"\n  vllm serve m\n"``): the bytes between children are the string's too
             out, ok = "", True
+            end = node.start_byte
             for child in node.children:
+                if child.start_byte > end:
+                    out += self.src[end : child.start_byte].decode("utf-8", "replace")
+                end = max(end, child.end_byte)
                 if child.type == '"':
                     continue
                 if child.type == "string_content":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from vllm_upgrade_check.model.facts import Span
 from vllm_upgrade_check.parsing.words import Token
 
 
@@ -67,6 +68,8 @@ class ShellScript:
             quote removal; a word not resolved keeps its expansions).
         substituted: the files an unquoted ``$(cat FILE)``, ``$(< FILE)`` or ``$(grep -v
             PATTERN FILE)`` reads into a command's words, as written.
+        subshells: where each ``( ... )`` subshell is written: what changes there (a ``cd``)
+            is not in force after it.
     """
 
     commands: list[Command] = field(default_factory=list)
@@ -76,3 +79,4 @@ class ShellScript:
     error_line: int | None = None
     sourced: list[str] = field(default_factory=list)
     substituted: list[str] = field(default_factory=list)
+    subshells: list[Span] = field(default_factory=list)

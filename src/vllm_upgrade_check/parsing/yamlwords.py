@@ -158,18 +158,24 @@ _KEY_COLON = re.compile(r":((?:[ \t]+[&!][^ \t#]*)*)[ \t]*(?:#.*)?$")
 or tag of the value (kept before the ``[]``), blanks, a comment."""
 
 
-def _block_list_extent(text: str, lines: Sequence[str], elements: Sequence[Span]) -> tuple[Span, str, str]:
+def _block_list_extent(
+    text: str, lines: Sequence[str], elements: Sequence[Span], empty: str = "[]", root: bool = False
+) -> tuple[Span, str, str]:
     """``(whole, left, empty)`` of a block list whose items are written as ``elements``
     (whole lines, in order): where it is written from just after its key's colon
     (``args:| # flags``), what remains of that text when every item is cut (the rest of the
     key's line, the comment lines between the items) and what to write there instead
     (`` []`` before it; after the value's anchor or tag, ``x-flags: &flags []``). Where
     there is no key line, the list starts at its first item and ``[]`` goes on a line of
-    its own, deeper than the dash (at the dash's column for a document's root list)."""
+    its own, deeper than the dash (at the dash's column for a document's root list).
+    ``empty``: the empty collection (``{}`` for a block mapping's entries); ``root``: the
+    collection is the document's (no key above it, whatever line is there: ``---``)."""
     first, last = elements[0], elements[-1]
     row = first.line - 2
     while row >= 0 and (not lines[row].strip() or lines[row].lstrip().startswith("#")):
         row -= 1
+    if root:
+        row = -1
     colon = _KEY_COLON.search(lines[row]) if row >= 0 else None
     on_key = colon is not None
     start = (row + 1, colon.end(1) + 1) if colon is not None else first.start
@@ -184,12 +190,12 @@ def _block_list_extent(text: str, lines: Sequence[str], elements: Sequence[Span]
     kept.append(text[cursor:end])
     left = "".join(kept)
     if on_key:
-        return whole, left, " []" + left
+        return whole, left, f" {empty}" + left
     line = lines[first.line - 1]
     indent = line[: len(line) - len(line.lstrip())]
     if row < 0:  # the document's root (a patch file of JSON 6902 operations): no key to be under
-        return whole, left, f"{indent}[]\n" + left
-    return whole, left, f"{indent}  []\n" + left  # deeper than its key
+        return whole, left, f"{indent}{empty}\n" + left
+    return whole, left, f"{indent}  {empty}\n" + left  # deeper than its key
 
 
 _FLOW_TAIL = re.compile(r"[ \t]*,?[ \t]*(#.*)?")
@@ -325,18 +331,35 @@ def alias_used(text: str, anchor: str) -> bool:
     return re.search(rf"\*{re.escape(anchor)}(?![^\s,\]}}])", text) is not None
 
 
-def entry_cuts(text: str, node: yaml.Node | None) -> dict[int, Span | None]:
+class EntryCuts(dict[int, "Span | None"]):
+    """The cuts of a mapping's entries by ``id`` of their key nodes (:func:`entry_cuts`), and
+    ``extent``: for a block mapping whose every entry has a cut, ``(whole, left, empty)`` as
+    :func:`_block_list_extent` gives them with ``{}``: the cuts that take every entry write
+    ``key: {}`` (a document's ``{}``), never a null that changes the value's type (vLLM's
+    ``--config`` file is read with ``yaml.safe_load`` and iterated with ``.items()``,
+    vllm/utils/argparse_utils.py ``FlexibleArgumentParser.load_config_file``)."""
+
+    extent: tuple[Span, str, str] | None = None
+
+
+def entry_cuts(text: str, node: yaml.Node | None) -> EntryCuts:
     """What to delete to remove each entry of a mapping, by ``id`` of its key node: the whole
     lines of a block mapping entry (trailing comment included; ``None`` when the entry
-    shares a line), or the entry and one comma of a flow mapping (a JSON object)."""
+    shares a line), or the entry and one comma of a flow mapping (a JSON object), whose
+    braces stay when every entry goes. A block mapping records what replaces it when every
+    entry is cut (:attr:`EntryCuts.extent`)."""
+    out = EntryCuts()
     if not isinstance(node, yaml.MappingNode):
-        return {}
+        return out
     lines = text_lines(text)
-    out: dict[int, Span | None] = {}
     if not node.flow_style:
         for key_node, value_node in node.value:
             start, end = key_node.start_mark, value_node.end_mark  # node_span's points, unmade
             out[id(key_node)] = own_lines(lines, (start.line + 1, start.column + 1), (end.line + 1, end.column + 1), INDENT)
+        elements = [c for c in out.values() if c is not None]
+        if elements and len(elements) == len(node.value):
+            root = node.value[0][0].start_mark.column == 0  # only a document's mapping starts there
+            out.extent = _block_list_extent(text, lines, elements, "{}", root)
         return out
     entries = [
         Token("", 0, 0, span=Span.between(node_span(k).start, node_span(v).end)) for k, v in node.value

@@ -28,17 +28,12 @@ from typing import Any
 
 from packaging.markers import default_environment
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import (
-    InvalidSdistFilename,
-    InvalidWheelFilename,
-    canonicalize_name,
-    parse_sdist_filename,
-    parse_wheel_filename,
-)
+from packaging.utils import canonicalize_name
 
 from vllm_upgrade_check.errors import UsageError
 from vllm_upgrade_check.model.environment import Environment, TorchBuild
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location
+from vllm_upgrade_check.parsing.distfiles import parse_dist_url
 from vllm_upgrade_check.parsing.elf import cuda_major_of, file_needed
 from vllm_upgrade_check.parsing.textfiles import read_named_file
 
@@ -225,13 +220,10 @@ _EGG = re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 def _version_from_url(req: Requirement) -> str | None:
-    name = (req.url or "").split("#")[0].rstrip("/").rsplit("/", 1)[-1]
-    try:
-        if name.endswith(".whl"):
-            return str(parse_wheel_filename(name)[1])
-        return str(parse_sdist_filename(name)[1])
-    except (InvalidWheelFilename, InvalidSdistFilename):
-        return None
+    """The version a ``name @ URL`` line's wheel or sdist file name says (percent-decoded:
+    ``vllm-0.20.0%2Bcu126-...whl`` is ``0.20.0+cu126``), or ``None``."""
+    dist = parse_dist_url((req.url or "").rstrip("/"))
+    return None if dist is None else str(dist.version)
 
 
 def read_freeze_file(path: Path) -> Environment:

@@ -20,6 +20,7 @@ from dataclasses import replace
 from packaging.version import InvalidVersion, Version
 
 from vllm_upgrade_check.knowledge.known_args import known_args
+from vllm_upgrade_check.knowledge.subcommands import Subcommand
 from vllm_upgrade_check.model.facts import (
     MODEL_SETTINGS,
     UNSURE_MODEL_NOTE,
@@ -162,6 +163,7 @@ def arg_facts(
     start: Token | None = None,
     hint: tuple[str, str] | None = None,
     syntax: str = "shell",
+    own_flags: Subcommand | None = None,
 ) -> Iterator[Fact]:
     """Facts for the vLLM argv ``args`` (flags and positionals after the entry point).
 
@@ -186,6 +188,9 @@ def arg_facts(
         hint: ``(version, source)`` when the launch's vLLM version is known (image tag).
         syntax: the syntax the words are written in (``shell``, ``yaml``, ``json``,
             ``python``), for quoting what a fix writes.
+        own_flags: the ``vllm`` subcommand the words are given to (``vllm bench
+            throughput``): its own flags (``--num-prompts``, ``-i``) and their values are
+            skipped, as they are no engine flags.
     """
     version_hint, hint_source = hint if hint else (None, None)
     group = f"{start.line}:{start.column}" if start is not None else None  # of the launch's facts
@@ -213,6 +218,11 @@ def arg_facts(
         if text == "--":  # argparse's end of options: not a flag itself
             i += 1
             continue
+        if own_flags is not None and text.startswith("-"):
+            own = own_flags.own_flag(text.partition("=")[0])
+            if own is not None:  # the subcommand's own flag (--num-prompts 10): no engine flag
+                i += 1 + len(owned_words(args, i + 1, "1" if own and "=" not in text else "0"))
+                continue
         if text.startswith("--") and len(text) > 2:
             flag, has_eq, inline = text.partition("=")
             owned: list[Token] = []

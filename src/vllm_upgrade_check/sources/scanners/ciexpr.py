@@ -20,12 +20,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from itertools import islice, product
 
 import yaml
 
-from vllm_upgrade_check.model.facts import Fact, FactKind
+from vllm_upgrade_check.model.facts import Fact, FactKind, Span, Spans
 from vllm_upgrade_check.parsing.shell import ShellScript, Token
-from vllm_upgrade_check.parsing.yamlnodes import get, mapping_items, scalar
+from vllm_upgrade_check.parsing.shell_flow import MAX_COMBINATIONS
+from vllm_upgrade_check.parsing.yamlnodes import get, items, mapping_items, scalar
 from vllm_upgrade_check.parsing.yamlwords import scalar_word
 from vllm_upgrade_check.sources.scanners.templates import PLACEHOLDER
 
@@ -126,7 +128,8 @@ def with_expressions(
         found = held.get((fact.location.line or 0, fact.location.column or 0), [])
         if fact.kind == FactKind.LAUNCH and found:
             words = (fact.value or "").split()
-            missing = [e for e in found if not any(e in w for w in words)]
+            # an expression holds blanks (``${{ inputs.args }}``): look for it in the whole value
+            missing = [e for e in dict.fromkeys(found) if e not in (fact.value or "")]
             if missing:
                 fact = replace(fact, value=" ".join([*missing, *words]), resolved=False)
         out.append(fact)
@@ -156,4 +159,146 @@ def literal_variables(
                 Token(m.group(), word.line, word.column + (m.start() if exact else 0), True, m.group())
                 for m in re.finditer(r"\S+", value)
             ]
+    return out
+
+
+_MATRIX_REFERENCE = re.compile(r"\$\{\{\s*matrix\.([A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)?)\s*\}\}")
+"""``${{ matrix.NAME }}`` (or ``matrix.NAME.FIELD`` of a matrix of mappings): one value of
+the job's ``strategy.matrix`` per run of the job."""
+
+
+def matrix_values(text: str, job: yaml.Node | None) -> dict[str, list[list[Token]]]:
+    """The values of each name of a GitHub Actions job's ``strategy.matrix`` (``NAME`` and,
+    for a list of mappings, ``NAME.FIELD``): the list items of ``NAME`` and the ``include``
+    entries' values of it, in the order written, each split at blanks as the runner's
+    substitution is read by the shell, its words placed where the YAML file writes them.
+
+    A name with a value that is no literal (an expression, a ``$``, a mapping where a word
+    is expected), or a matrix that is itself an expression (``${{ fromJSON(...) }}``), is left
+    out: the script's reference to it stays unresolved (a note names it). ``exclude``
+    entries remove combinations, never values, so they are not read (GitHub docs,
+    "Running variations of jobs in a workflow")."""
+    matrix = get(get(job, "strategy"), "matrix")
+    if not isinstance(matrix, yaml.MappingNode):
+        return {}
+    nodes: dict[str, list[yaml.Node]] = {}
+    for name, _key, entry in mapping_items(matrix):
+        if name == "include":
+            for item in items(entry):
+                for field, _k, value in mapping_items(item):
+                    nodes.setdefault(field, []).append(value)
+                    for sub, _k2, inner in mapping_items(value):
+                        nodes.setdefault(f"{field}.{sub}", []).append(inner)
+        elif name != "exclude":
+            values = list(items(entry)) if isinstance(entry, yaml.SequenceNode) else [entry]
+            nodes.setdefault(name, []).extend(values)
+            for value in values:
+                for sub, _k2, inner in mapping_items(value):
+                    nodes.setdefault(f"{name}.{sub}", []).append(inner)
+    out: dict[str, list[list[Token]]] = {}
+    for name, found in nodes.items():
+        words = [_literal_words(text, node) for node in found]
+        if words and all(w is not None for w in words):
+            out[name] = [w for w in words if w is not None]
+    return out
+
+
+def _literal_words(text: str, node: yaml.Node | None) -> list[Token] | None:
+    """The words of a literal scalar value placed in the YAML file, ``None`` for any other."""
+    value = scalar(node)
+    if not isinstance(node, yaml.ScalarNode) or value is None or "$" in value or "\n" in value:
+        return None
+    word = scalar_word(text, node)
+    exact = (word.written or "").strip("'\"") == value
+    return [
+        Token(m.group(), word.line, word.column + (m.start() if exact else 0), True, m.group())
+        for m in re.finditer(r"\S+", value)
+    ]
+
+
+def matrix_env(
+    nodes: Iterable[yaml.Node | None], matrix: dict[str, list[list[Token]]], known: dict[str, list[Token]]
+) -> dict[str, list[list[Token]]]:
+    """The ``env:`` variables (``nodes``, outermost first: a later one wins) whose whole value
+    is one matrix value (``VLLM_VERSION: ${{ matrix.vllm }}``) with literal ``matrix``
+    values: each holds one of them, as the script's shell expands it (``$VLLM_VERSION``).
+    Each is taken out of ``known``, the variables of one literal value."""
+    out: dict[str, list[list[Token]]] = {}
+    for node in nodes:
+        for name, _key, entry in mapping_items(node):
+            m = _MATRIX_REFERENCE.fullmatch((scalar(entry) or "").strip())
+            if m is not None and m.group(1) in matrix:
+                out[name] = matrix[m.group(1)]
+                known.pop(name, None)
+            elif name in out:
+                del out[name]
+    return out
+
+
+def matrix_references(
+    text: str, values: dict[str, list[list[Token]]], alternatives: dict[str, list[list[Token]]]
+) -> str:
+    """``text`` with each ``${{ matrix.NAME }}`` whose ``NAME`` has literal ``values``
+    (:func:`matrix_values`) written as a shell expansion of the same length, the padded name
+    bound in ``alternatives`` to ``NAME``'s values: the script is then read once per value
+    (:func:`~vllm_upgrade_check.parsing.shell.parse_shell`), each word placed where the
+    matrix writes it."""
+
+    def reference(m: re.Match[str]) -> str:
+        name = m.group(1)
+        if name not in values:
+            return m.group(0)
+        shell = "MATRIX_" + re.sub(r"[^A-Za-z0-9_]", "_", name)
+        padded = shell + "_" * (len(m.group(0)) - len(shell) - 3)
+        alternatives[padded] = values[name]
+        return "${" + padded + "}"
+
+    return _MATRIX_REFERENCE.sub(reference, text) if "matrix." in text else text
+
+
+def pins_at_matrix_values(
+    facts: list[Fact], script: ShellScript, alternatives: dict[str, list[list[Token]]], move: Relocate
+) -> list[Fact]:
+    """``facts`` with each requirement read from a word that expands a matrix value
+    (``pip install vllm==${{ matrix.vllm }}``, read once per value) placed at the value it
+    was read with, where the matrix writes the version: the version in use is that value,
+    and a bump sets it there (``version`` span, YAML syntax). The parser reads a command once
+    per combination of the values it expands, in order (the first name's values slowest), so
+    the k-th requirement read at a word is the k-th combination's. A requirement whose
+    version is not that value written on its own is left where it is."""
+    words: dict[tuple[int, int], tuple[str, list[str]]] = {}  # word -> (its name, the command's names)
+    expands = {n: re.compile(r"\$\{?" + re.escape(n) + r"(?![A-Za-z0-9_])") for n in alternatives}
+
+    def first(name: str, written: list[str]) -> tuple[int, int]:
+        return min((i, m.start()) for i, w in enumerate(written) if (m := expands[name].search(w)))
+
+    for command in script.commands:
+        written = [t.written or "" for t in command.argv]
+        names = sorted((n for n in alternatives if any(expands[n].search(w) for w in written)), key=lambda n: first(n, written))
+        for token, text in zip(command.argv, written, strict=True):
+            mine = [n for n in names if expands[n].search(text)]
+            if mine:
+                at = move(token)
+                words[(at.line, at.column)] = (mine[0], names)
+    if not words:
+        return facts
+    seen: dict[tuple[int, int], int] = {}
+    out = []
+    for fact in facts:
+        where = (fact.location.line or 0, fact.location.column or 0)
+        if fact.kind == FactKind.REQUIREMENT and where in words and fact.value:
+            name, names = words[where]
+            k = seen[where] = seen.get(where, -1) + 1
+            combos = list(islice(product(*(range(len(alternatives[n])) for n in names)), MAX_COMBINATIONS))
+            tokens = alternatives[name][combos[k][names.index(name)]] if k < len(combos) else []
+            version = fact.value.lstrip("=~<>!")
+            if len(tokens) == 1 and tokens[0].text == version:
+                value = tokens[0]
+                span = Span(value.line, value.column, value.line, value.column + len(version))
+                fact = replace(
+                    fact,
+                    location=replace(fact.location, line=value.line, column=value.column),
+                    spans=Spans(version=span, syntax="yaml"),
+                )
+        out.append(fact)
     return out

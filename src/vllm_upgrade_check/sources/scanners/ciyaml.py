@@ -40,10 +40,15 @@ from vllm_upgrade_check.parsing.yamlnodes import (
 )
 from vllm_upgrade_check.parsing.yamlwords import scalar_word
 from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.ci_gitlab import resolve_job, script_lines, used_templates
 from vllm_upgrade_check.sources.scanners.ciexpr import (
     env_references,
     literal_variables,
+    matrix_env,
+    matrix_references,
+    matrix_values,
     neutralise_expressions,
+    pins_at_matrix_values,
     restoring,
     with_expressions,
 )
@@ -51,11 +56,12 @@ from vllm_upgrade_check.sources.scanners.compose_cli import compose_chains, may_
 from vllm_upgrade_check.sources.scanners.compose_project import linked_chain_facts
 from vllm_upgrade_check.sources.scanners.containers import scalar_relocator
 from vllm_upgrade_check.sources.scanners.helm_cli import (
+    helm_set_args,
     helm_set_tags,
     helm_values_commands,
     may_pass_helm_values,
 )
-from vllm_upgrade_check.sources.scanners.helm_links import linked_values_facts, set_tag_facts
+from vllm_upgrade_check.sources.scanners.helm_links import linked_values_facts, set_arg_facts, set_tag_facts
 from vllm_upgrade_check.sources.scanners.images import image_fact, image_hint, is_vllm_image
 from vllm_upgrade_check.sources.scanners.manifests import YAML_SUFFIXES
 from vllm_upgrade_check.sources.scanners.requirements import requirement_fact
@@ -191,15 +197,22 @@ class CiYamlScanner(Scanner):
         files: Sequence[str],
         read: Callable[[str], SourceFile | None],
     ) -> list[Fact]:
-        """The ``--set image.tag=TAG`` image facts of one script (:func:`~.helm_links.set_tag_facts`),
+        """The ``--set image.tag=TAG`` image facts (:func:`~.helm_links.set_tag_facts`) and the
+        ``--set KEY.args={...}`` flag facts (:func:`~.helm_links.set_arg_facts`) of one script,
         placed in this file; charts resolved from the directory the script runs in."""
         script = parse_shell(str(node.value))
-        tags = helm_set_tags(script)
-        if not tags:
+        tags, sets = helm_set_tags(script), helm_set_args(script)
+        if not tags and not sets:
             return []
         move = scalar_relocator(source.text, node)
         placed = [(chart, move(token), start, end) for chart, token, start, end in tags]
-        facts = set_tag_facts(placed, posixpath.join(directory, "_") if directory not in ("", ".") else "_", files, read)
+        by = posixpath.join(directory, "_") if directory not in ("", ".") else "_"
+        facts = set_tag_facts(placed, by, files, read)
+        lists = [
+            (chart, key, move(word), None if found is None else [(move(t), at, text) for t, at, text in found])
+            for chart, key, word, found in sets
+        ]
+        facts += set_arg_facts(lists, by, files, read)
         return [replace(f, location=replace(f.location, path=source.relpath)) for f in facts]
 
     def _helm_releases(self, source: SourceFile, document: yaml.Node) -> Iterator[tuple[str, list[str], str]]:
@@ -224,8 +237,9 @@ class CiYamlScanner(Scanner):
                     if isinstance(run, yaml.ScalarNode) and scalar(run):
                         yield run, scalar(get(step, "working-directory")) or job_dir
         else:
-            for _name, job in _gitlab_jobs(document):
-                for node in _gitlab_lines(job):
+            jobs = dict(_gitlab_jobs(document))
+            for name in jobs:
+                for node in script_lines(resolve_job(name, jobs), jobs, get(document, "default")):
                     yield node, ""
 
     # -- GitHub Actions ---------------------------------------------------------------------
@@ -242,31 +256,40 @@ class CiYamlScanner(Scanner):
                 found = get(service, "image")
                 if isinstance(found, yaml.ScalarNode) and scalar(found):
                     yield self._image(source, found)
+            matrix = matrix_values(source.text, job) if "matrix." in source.text else {}
             for step in items(get(job, "steps")):
                 run = get(step, "run")
                 if isinstance(run, yaml.ScalarNode) and scalar(run):
                     scopes = (get(document, "env"), get(job, "env"), get(step, "env"))
-                    yield from self._script(source, run, hint, literal_variables(source.text, scopes))
+                    known = literal_variables(source.text, scopes)
+                    held = matrix_env(scopes, matrix, known) if matrix else {}
+                    yield from self._script(source, run, hint, known, matrix, held)
 
     # -- GitLab CI --------------------------------------------------------------------------
     def _gitlab(self, source: SourceFile, document: yaml.Node) -> Iterator[Fact]:
         default_image = _gitlab_image(get(document, "image")) or _gitlab_image(get(get(document, "default"), "image"))
         if default_image is not None:
             yield self._image(source, default_image)
-        for _name, job in _gitlab_jobs(document):
+        jobs = dict(_gitlab_jobs(document))
+        templates = used_templates(jobs)
+        for name, job in jobs.items():
             hint = None
             image = _gitlab_image(get(job, "image"))
             if image is not None:
                 yield self._image(source, image)
-            image = image or default_image
+            resolved = resolve_job(name, jobs)  # its extends merged in
+            image = image or _gitlab_image(resolved.keys.get("image")) or default_image
             if image is not None and is_vllm_image(str(image.value)):
                 hint = image_hint(str(image.value), source.relpath, image.start_mark.line + 1)
             for service in items(get(job, "services")):
                 found = _gitlab_image(service)
                 if found is not None:
                     yield self._image(source, found)
-            scopes = (get(document, "variables"), get(job, "variables"))
-            yield from self._session(source, list(_gitlab_lines(job)), hint, literal_variables(source.text, scopes))
+            if name in templates:
+                continue  # its lines are read through the jobs that use it
+            scopes = (get(document, "variables"), *resolved.variables)
+            lines = list(script_lines(resolved, jobs, get(document, "default")))
+            yield from self._session(source, lines, hint, literal_variables(source.text, scopes))
 
     def _session(
         self,
@@ -302,15 +325,26 @@ class CiYamlScanner(Scanner):
         relocate: Callable[[Token], Token],
         hint: tuple[str, str] | None,
         variables: dict[str, list[Token]] | None,
+        matrix: dict[str, list[list[Token]]] | None = None,
+        held: dict[str, list[list[Token]]] | None = None,
     ) -> list[Fact]:
         """The facts of a CI script ``text``: its ``${{ }}`` expressions neutralised, the
-        literal variables its scopes set known (:mod:`.ciexpr`)."""
+        literal variables its scopes set known, each literal ``matrix`` value read in turn,
+        as the ``env:`` variables that hold one (``held``) are (:mod:`.ciexpr`)."""
         known = dict(variables or {})
         text = env_references(text, known)
+        alternatives: dict[str, list[list[Token]]] = dict(held or {})
+        if matrix:
+            text = matrix_references(text, matrix, alternatives)
         neutral = neutralise_expressions(text)
         placed = {(t.line, t.column) for tokens in known.values() for t in tokens}
+        placed.update((t.line, t.column) for values in alternatives.values() for tokens in values for t in tokens)
         move = restoring(text, neutral, placed, relocate)
-        facts, script = shell_facts(neutral, source.relpath, self.name, variables=known, hint=hint, relocate=move)
+        facts, script = shell_facts(
+            neutral, source.relpath, self.name, variables=known, hint=hint, relocate=move, alternatives=alternatives
+        )
+        if alternatives:
+            facts = pins_at_matrix_values(facts, script, alternatives, move)
         if neutral == text:
             return facts
         return with_expressions(facts, script, text, neutral, move)
@@ -324,8 +358,10 @@ class CiYamlScanner(Scanner):
         node: yaml.ScalarNode,
         hint: tuple[str, str] | None = None,
         variables: dict[str, list[Token]] | None = None,
+        matrix: dict[str, list[list[Token]]] | None = None,
+        held: dict[str, list[list[Token]]] | None = None,
     ) -> list[Fact]:
-        return self._shell(source, str(node.value), scalar_relocator(source.text, node), hint, variables)
+        return self._shell(source, str(node.value), scalar_relocator(source.text, node), hint, variables, matrix, held)
 
     # -- Ansible ----------------------------------------------------------------------------
     def _tasks(self, source: SourceFile, node: yaml.Node | None, depth: int = 0) -> Iterator[Fact]:
@@ -388,20 +424,6 @@ def _gitlab_jobs(document: yaml.Node) -> Iterator[tuple[str, yaml.Node]]:
     for name, _key, job in mapping_items(document):
         if name not in _GITLAB_RESERVED and isinstance(job, yaml.MappingNode):
             yield name, job
-
-
-def _gitlab_lines(job: yaml.Node) -> Iterator[yaml.ScalarNode]:
-    """A job's script lines in the order the runner runs them (``before_script``, ``script``,
-    ``after_script``); nested lists (a ``!reference`` or an anchor's list) are flattened, as
-    GitLab does."""
-    for key in _GITLAB_SCRIPTS:
-        stack = [get(job, key)]
-        while stack:
-            node = stack.pop(0)
-            if isinstance(node, yaml.ScalarNode) and scalar(node):
-                yield node
-            elif isinstance(node, yaml.SequenceNode):
-                stack[:0] = list(node.value)
 
 
 def _gitlab_image(node: yaml.Node | None) -> yaml.ScalarNode | None:

@@ -7,14 +7,34 @@ folder's default files, which each compose file's own reading covers."""
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from vllm_upgrade_check.parsing.shell import ShellScript, Token
+from vllm_upgrade_check.parsing.shell_script import Assignment
 from vllm_upgrade_check.sources.scanners.vllm_argv import strip_wrappers
 
 COMPOSE_FILE = "COMPOSE_FILE"
 """The variable compose reads its files from when no ``-f`` is given (``:``-separated)."""
+
+COMPOSE_PATH_SEPARATOR = "COMPOSE_PATH_SEPARATOR"
+"""The variable that sets :data:`COMPOSE_FILE`'s separator (``:`` on Linux and macOS;
+Docker's docs, "Pre-defined environment variables")."""
+
+
+def _separator(
+    command_prefix: Sequence[Assignment], wrapped: Sequence[Token], assigned: Sequence[Assignment], before: tuple[int, int]
+) -> str:
+    """The ``COMPOSE_FILE`` separator a command runs with: ``COMPOSE_PATH_SEPARATOR`` in its
+    ``env`` words, its prefix, or assigned before it; ``:`` otherwise."""
+    for token in wrapped:
+        if token.text.startswith(COMPOSE_PATH_SEPARATOR + "=") and token.resolved:
+            return token.text[len(COMPOSE_PATH_SEPARATOR) + 1 :] or ":"
+    given = next((a for a in command_prefix if a.name == COMPOSE_PATH_SEPARATOR), None)
+    if given is None:
+        earlier = [a for a in assigned if (a.line, a.column) < before]
+        given = earlier[-1] if earlier else None
+    return given.value if given is not None and given.value and "$" not in given.value else ":"
 
 _TAKES_VALUE = frozenset(
     "-p --project-name --env-file --profile --project-directory --ansi --parallel --progress -c --context".split()
@@ -46,6 +66,8 @@ class Named:
     project_directory: str | None = None
     """The folder ``--project-directory`` names, as written: the base of the project's
     relative paths and where its ``.env`` is; ``None``: the first compose file's folder."""
+    option: str = "-f"
+    """How it is named: ``-f`` (``--file``), or ``COMPOSE_FILE`` (the variable's list)."""
 
 
 def may_run_compose(text: str) -> bool:
@@ -72,20 +94,44 @@ def _token_named(token: Token, start: int = 0) -> Named:
     return Named(token.text[start:], token.line, token.column + start, len(token.text) - start, token.resolved)
 
 
-def compose_chains(script: ShellScript, move: Callable[[Token], Token] | None = None) -> list[list[Named]]:
+def compose_chains(
+    script: ShellScript, move: Callable[[Token], Token] | None = None, shell_of: Callable[[int], int] | None = None
+) -> list[list[Named]]:
     """The files of each ``docker compose`` command of ``script`` that names its own (``-f``,
     ``--file``, or ``COMPOSE_FILE`` in its prefix or assigned before it), in order; a word
     the script does not resolve is kept, marked so (:attr:`Named.resolved`). ``move``: places a word where the file read
-    writes it (a CI step's script in a YAML scalar)."""
+    writes it (a CI step's script in a YAML scalar). Each file keeps the folder the last
+    ``cd``/``pushd`` before the command changed to (:attr:`Named.cd`), within the same shell:
+    ``shell_of`` says which shell runs a line (a Makefile's recipe lines each run in their
+    own, :func:`~.makefile.recipe_shells`); one shell by default."""
     place = move or (lambda token: token)
+    shell = shell_of or (lambda _line: 0)
     out: list[list[Named]] = []
     assigned = sorted((a for a in script.assignments if a.name == COMPOSE_FILE and not a.prefix), key=lambda a: (a.line, a.column))
-    cd = ""
+    separators = sorted(
+        (a for a in script.assignments if a.name == COMPOSE_PATH_SEPARATOR and not a.prefix), key=lambda a: (a.line, a.column)
+    )
+    cd, cd_shell = "", 0
+    pushed: list[str] = []  # the folders pushd left
+    inside: list[tuple[tuple[int, int], str]] = []  # (end of a subshell a cd was made in, the folder before)
     for command in script.commands:
         argv, wrapped_env = strip_wrappers(command.argv)  # sudo, env A=1, timeout 60, ...
         words = [t.text for t in argv]
+        here, at = shell(command.line), (command.line, command.column)
+        if here != cd_shell:  # another shell: the cd of the last one is not in force
+            cd, cd_shell, pushed, inside = "", here, [], []
+        while inside and inside[-1][0] <= at:  # past the subshell: its cd is not in force
+            cd = inside.pop()[1]
+        if words and words[0] == "popd":
+            cd = pushed.pop() if pushed else ""
+            continue
         if words and words[0] in ("cd", "pushd"):
             target = words[1] if len(words) > 1 and argv[1].resolved else None
+            if words[0] == "pushd":
+                pushed.append(cd)
+            ends = [s.end for s in script.subshells if s.start <= at < s.end]
+            if ends and (not inside or min(ends) < inside[-1][0]):
+                inside.append((min(ends), cd))
             cd = posixpath.normpath(posixpath.join(cd, target)) if target and not target.startswith(("/", "~", "-")) else ""
             continue
         start = _compose_start(words)
@@ -120,14 +166,17 @@ def compose_chains(script: ShellScript, move: Callable[[Token], Token] | None = 
         if not named and by_env is not None:
             token = place(by_env)
             value = by_env.text[len(COMPOSE_FILE) + 1 :]
-            named = [Named(p, token.line, token.column, len(by_env.text)) for p in value.split(":") if p]
+            sep = _separator(command.prefix, wrapped_env, separators, (command.line, command.column))
+            named = [Named(p, token.line, token.column, len(by_env.text), option=COMPOSE_FILE) for p in value.split(sep) if p]
         if not named:
             given = next((a for a in command.prefix if a.name == COMPOSE_FILE), None)
             if given is None:
                 before = [a for a in assigned if (a.line, a.column) < (command.line, command.column)]
                 given = before[-1] if before else None
             if given is not None and "$" not in given.value:
-                named = [Named(p, given.line, given.column, len(COMPOSE_FILE)) for p in given.value.split(":") if p]
+                sep = _separator(command.prefix, wrapped_env, separators, (command.line, command.column))
+                parts = given.value.split(sep)
+                named = [Named(p, given.line, given.column, len(COMPOSE_FILE), option=COMPOSE_FILE) for p in parts if p]
         if named:
             where = "" if cd == "." else cd
             out.append([replace(n, cd=where, env_files=tuple(env_files), project_directory=project_directory) for n in named])

@@ -23,9 +23,10 @@ from dataclasses import dataclass, replace
 import yaml
 from dockerfile_parse import DockerfileParser
 
-from vllm_upgrade_check.model.facts import Fact
+from vllm_upgrade_check.model.facts import Fact, FactKind
 from vllm_upgrade_check.parsing.shell import Token
 from vllm_upgrade_check.parsing.yamlnodes import get, items, mapping_items, pos, scalar
+from vllm_upgrade_check.sources.scanners.arg_facts import token_location
 from vllm_upgrade_check.sources.scanners.base import SourceFile
 from vllm_upgrade_check.sources.scanners.compose_build import merged_build, service_build
 from vllm_upgrade_check.sources.scanners.compose_env import Dotenv
@@ -33,6 +34,7 @@ from vllm_upgrade_check.sources.scanners.containers import command_syntax, comma
 from vllm_upgrade_check.sources.scanners.dockerfile import DockerfileScanner
 from vllm_upgrade_check.sources.scanners.dockerfile_copies import EntryScript
 from vllm_upgrade_check.sources.scanners.dockerfile_entry import entry_launch_facts
+from vllm_upgrade_check.sources.scanners.shell import argv_facts
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,26 @@ def built_script(
     ``merged``: the builds of every file that writes it, see
     :func:`~.compose_build.merged_build`) runs as its ``ENTRYPOINT``, when that is a script of
     the build context that mentions vLLM."""
+    given = _build_entry(build, compose_rel, read, merged)
+    if given is None or given[0].direct:
+        return None
+    found, context = given
+    path = posixpath.normpath(posixpath.join(context, found.source)) if found.source else found.path
+    script = read(path)
+    if script is not None and script.mentions_vllm():
+        return BuiltScript(replace(found, path=path), script)
+    return None
+
+
+def _build_entry(
+    build: yaml.Node | None,
+    compose_rel: str,
+    read: Callable[[str], SourceFile | None],
+    merged: Sequence[tuple[yaml.Node, str]] = (),
+) -> tuple[EntryScript, str] | None:
+    """The exec-form ``ENTRYPOINT`` a service's build runs (a script, or ``direct``: vLLM
+    itself), with the build context's report path; ``None`` when the Dockerfile is not in
+    the repository or its entry point is the base image's or not an exec form."""
     given = merged_build(merged) if merged else service_build(build, compose_rel)
     if given is None:
         return None
@@ -108,13 +130,59 @@ def built_script(
     for _item in DockerfileScanner().read(source, scripts):
         pass
     found = next((s for s in scripts if s.stage == index), None)
-    if found is None:
-        return None
-    path = posixpath.normpath(posixpath.join(context, found.source)) if found.source else found.path
-    script = read(path)
-    if script is not None and script.mentions_vllm():
-        return BuiltScript(replace(found, path=path), script)
-    return None
+    return (found, context) if found is not None else None
+
+
+def built_entry(
+    build: yaml.Node | None,
+    compose_rel: str,
+    read: Callable[[str], SourceFile | None],
+    merged: Sequence[tuple[yaml.Node, str]] = (),
+) -> EntryScript | None:
+    """The ``direct`` :class:`~.dockerfile_copies.EntryScript` of one service's build (as
+    :func:`built_script` takes its arguments): the Dockerfile's exec-form ``ENTRYPOINT``
+    launches vLLM itself (``["vllm", "serve"]``, ``["python3", "-m",
+    "vllm.entrypoints.openai.api_server"]``, behind ``tini --``), so that the service's
+    ``command``, which replaces the ``CMD``, is the launch's arguments."""
+    given = _build_entry(build, compose_rel, read, merged)
+    return given[0] if given is not None and given[0].direct else None
+
+
+def entry_command_facts(
+    text: str,
+    path: str,
+    entry: EntryScript,
+    merged: MergedWords,
+    dotenv: Dotenv | None = None,
+) -> list[Fact]:
+    """The facts of the launch a built service makes when its Dockerfile's ``ENTRYPOINT``
+    launches vLLM itself (``entry``, :func:`built_entry`) and the service gives a
+    ``command`` (compose file ``text`` at ``path``; ``merged`` as
+    :func:`script_launch_facts` reads it): the ``ENTRYPOINT`` words then the command's,
+    read as one argv. Only the command's words are reported (the ``ENTRYPOINT``'s are the
+    Dockerfile's); the launch is placed at the command's first word. None when the
+    service sets its own ``entrypoint`` or no ``command`` (the Dockerfile's ``CMD`` stands,
+    read with the Dockerfile)."""
+    command_text, command_path, command = merged.command
+    if merged.entrypoint or command is None:
+        return []
+    words = command_words(command_text, command, dotenv)
+    if command_path is not None:
+        words = [replace(w, path=w.path or command_path) for w in words]
+    if not words:
+        return []
+    ours = {(at.path, at.line, at.column) for at in (token_location(path, w) for w in words)}
+    found = argv_facts([*entry.entry_words, *words], path, "compose", entry.hint, syntax=command_syntax(command))
+    place = token_location(path, words[0])
+    group = f"{place.line}:{place.column}"
+    out: list[Fact] = []
+    for fact in found:
+        loc = fact.location
+        if fact.kind == FactKind.LAUNCH:
+            out.append(replace(fact, location=place, group=group, spans=None))
+        elif (loc.path, loc.line, loc.column) in ours:
+            out.append(replace(fact, group=group))
+    return out
 
 
 def service_env(node: yaml.Node | None) -> dict[str, list[Token]]:

@@ -29,6 +29,7 @@ from vllm_upgrade_check.knowledge.versions import tag_version_span
 from vllm_upgrade_check.model.facts import Span
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.sources.scanners.base import SourceFile
+from vllm_upgrade_check.sources.scanners.compose_cli import COMPOSE_FILE, Named
 from vllm_upgrade_check.sources.scanners.images import split_image
 
 MAX_DOTENV_CHARS = 1_000_000
@@ -77,8 +78,15 @@ def read_env_file(rel: str, read: Callable[[str], SourceFile | None]) -> dict[st
     source = read(rel)
     if source is None or len(source.text) > MAX_DOTENV_CHARS:
         return {}
+    return dotenv_values(source.text, rel)
+
+
+def dotenv_values(text: str, rel: str) -> dict[str, DotenvValue]:
+    """The variables of dotenv ``text`` (file ``rel``) as compose reads them (python-dotenv's
+    parser), each placed where its value is written; a value holding ``$`` outside single
+    quotes is left out (compose interpolates it further)."""
     out: dict[str, DotenvValue] = {}
-    for binding in parse_stream(io.StringIO(source.text)):
+    for binding in parse_stream(io.StringIO(text)):
         if binding.key is None or binding.value is None or binding.error:
             continue
         original = binding.original.string
@@ -92,6 +100,35 @@ def read_env_file(rel: str, read: Callable[[str], SourceFile | None]) -> dict[st
         exact = original[at : at + len(binding.value)] == binding.value
         column = at + 1 if exact else max(original.find(binding.key), 0) + 1
         out[binding.key] = DotenvValue(binding.value, rel, binding.original.line, column, exact)
+    return out
+
+
+COMPOSE_PATH_SEPARATOR = "COMPOSE_PATH_SEPARATOR"
+"""The variable that sets :data:`COMPOSE_FILE`'s separator (``:`` on Linux and macOS)."""
+
+
+def dotenv_compose_files(text: str, rel: str) -> list[Named]:
+    """The compose files a project ``.env`` (``text``, file ``rel``) names in
+    ``COMPOSE_FILE``, in order, each placed where it is written there (the value's start when
+    it is not written as it reads): ``docker compose`` run in that folder without ``-f``
+    merges them as ``-f a -f b`` (Docker's docs, "Pre-defined environment variables":
+    ``COMPOSE_FILE`` split at ``COMPOSE_PATH_SEPARATOR``, ``:`` unless that says otherwise).
+    None when the file sets no ``COMPOSE_FILE``, or one that holds ``$``."""
+    if COMPOSE_FILE not in text:
+        return []
+    values = dotenv_values(text, rel)
+    found = values.get(COMPOSE_FILE)
+    if found is None:
+        return []
+    separator = values[COMPOSE_PATH_SEPARATOR].value if COMPOSE_PATH_SEPARATOR in values else ":"
+    out: list[Named] = []
+    offset = 0
+    for part in found.value.split(separator or ":"):
+        stripped = part.strip()
+        if stripped:
+            column = found.column + offset + part.index(stripped) if found.exact else found.column
+            out.append(Named(stripped, found.line, column, len(stripped) if found.exact else len(COMPOSE_FILE), option=COMPOSE_FILE))
+        offset += len(part) + len(separator or ":")
     return out
 
 

@@ -390,5 +390,24 @@ def compose_links(doc: yaml.Node, path: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def env_file_links(doc: yaml.Node, path: str) -> list[tuple[str, bool, int]]:
+    """``(report path, required, line)`` of each file a service of compose file ``path``
+    (document ``doc``) names in ``env_file:`` (a path, a list of paths, or items of the long
+    form ``{path: x, required: false}``, Docker's docs "env_file"), relative to ``path``'s
+    folder; an interpolated or absolute path is left out. Those files are the service's
+    environment, in dotenv syntax."""
+    out: list[tuple[str, bool, int]] = []
+    for service in _services_of(doc):
+        node = get(service, "env_file")
+        for entry in items(node) if isinstance(node, yaml.SequenceNode) else [node]:
+            written_node = get(entry, "path") if isinstance(entry, yaml.MappingNode) else entry
+            written = scalar(written_node)
+            required = scalar(get(entry, "required")) if isinstance(entry, yaml.MappingNode) else None
+            rel = joined(path, written) if written else None
+            if rel is not None and written_node is not None:
+                out.append((rel, (required or "true").lower() != "false", written_node.start_mark.line + 1))
+    return out
+
+
 def _services_of(doc: yaml.Node) -> list[yaml.Node]:
     return [v for _k, _key, v in mapping_items(get(doc, "services")) if isinstance(v, yaml.MappingNode)]

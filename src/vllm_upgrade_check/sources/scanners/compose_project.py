@@ -19,12 +19,17 @@ from collections.abc import Callable, Sequence
 
 from vllm_upgrade_check.model.evolve import evolve
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Span
-from vllm_upgrade_check.parsing.yamlnodes import get
 from vllm_upgrade_check.parsing.yamlwords import node_span
 from vllm_upgrade_check.sources.scanners.base import SourceFile, shared_words
 from vllm_upgrade_check.sources.scanners.compose_build import built_base
 from vllm_upgrade_check.sources.scanners.compose_cli import Named
-from vllm_upgrade_check.sources.scanners.compose_entry import MergedWords, built_script, script_launch_facts
+from vllm_upgrade_check.sources.scanners.compose_entry import (
+    MergedWords,
+    built_entry,
+    built_script,
+    entry_command_facts,
+    script_launch_facts,
+)
 from vllm_upgrade_check.sources.scanners.compose_env import (
     Dotenv,
     DotenvValue,
@@ -33,7 +38,6 @@ from vllm_upgrade_check.sources.scanners.compose_env import (
     read_dotenv,
     read_env_file,
 )
-from vllm_upgrade_check.sources.scanners.compose_envfile import env_file_facts
 from vllm_upgrade_check.sources.scanners.compose_merge import (
     Layer,
     Loader,
@@ -117,15 +121,13 @@ def project_facts(
     read: Reader | None = None,
     notes: bool = True,
     scanner: str = "compose",
-    project_directory: str | None = None,
 ) -> list[Fact]:
     """Facts of every service of ``project`` as read from compose file ``path`` (``text``,
     the file the project is named by): each service's image, entry point and command from
     the file that last writes them (a ``build:``'s base image and entry-point script read
     with ``read``, see :mod:`.compose_build` and :mod:`.compose_entry`), its ``environment``
-    merged by name, the variables of its ``env_file`` files read with ``read``
-    (:mod:`.compose_envfile`; relative to ``project_directory``, the ``--project-directory``, when given).
-    ``notes``: report what the project cannot read as unresolved launches
+    merged by name (its ``env_file`` files are read as dotenv files, see
+    :func:`~.compose_merge.env_file_links`). ``notes``: report what the project cannot read as unresolved launches
     (:func:`unresolved_launch`) where no launch says it."""
     facts: list[Fact] = []
     others: list[tuple[Span, str]] = []
@@ -158,6 +160,15 @@ def project_facts(
                 [p.node for p in service.environment],
             )
             found.extend(script_launch_facts(text, None, path, script, dotenv, words))
+        direct = built_entry(None, path, read, builds) if builds and read is not None and script is None else None
+        if direct is not None and not _launched(found):
+            at = _elsewhere(command, path)
+            words = MergedWords(
+                (command.layer.text, at[1] if at else None, command.node) if command else (text, None, None),
+                entry is not None,
+                [p.node for p in service.environment],
+            )
+            found.extend(entry_command_facts(text, path, direct, words, dotenv))
         if not _launched(found):
             for part in (entry, command):
                 if part is not None:
@@ -167,10 +178,6 @@ def project_facts(
                 for value in dotenv_read(part.layer.text, part.node, dotenv or {}):
                     elsewhere.setdefault(value.path, []).append((dotenv_span(value), who))
         found.extend(_environment_facts(service, scanner))
-        if read is not None and any(get(p.node, "env_file") is not None for p in service.entries):
-            # the container's environment: `environment:` wins over `env_file:` name by name
-            set_here = {n for p in service.environment for n in environment_names(p.node)}
-            found.extend(f for f in env_file_facts(service.entries, read, scanner, project_directory) if f.name not in set_here)
         found = _with_unresolved(found, service, who, scanner, notes)
         facts.extend(evolve(f, owner=who) for f in found)
     if notes:
@@ -226,7 +233,7 @@ def chain_facts(
     names vLLM (``mentions``). ``env_files``: the report paths of the command's
     ``--env-file`` files (``None`` for one not in the repository), read in place of the
     ``.env``, later ones winning; ``project_directory``: the report path of its
-    ``--project-directory``, where the ``.env`` is and the base of relative paths."""
+    ``--project-directory``, where the ``.env`` is."""
     loader = Loader(read)
     layers: list[Layer] = []
     missing: list[Fact] = []
@@ -240,7 +247,7 @@ def chain_facts(
             mentions = mentions or "vllm" in found.text.lower()
         else:
             missing.append(
-                Fact(FactKind.LAUNCH, "compose project", where, raw=named.written, value=f"-f {named.written}: {found}",
+                Fact(FactKind.LAUNCH, "compose project", where, raw=named.written, value=f"{named.option} {named.written}: {found}",
                      origin="cli", scanner=scanner, resolved=False, group=f"{where.line}:{where.column}")
             )
     facts = missing if mentions else []
@@ -257,7 +264,7 @@ def chain_facts(
                 at = posixpath.join(project_directory, "compose.yaml") if project_directory is not None else first.path
                 dotenv = read_dotenv(at, read)
         facts.extend(
-            project_facts(merge(loader, layers), first.text, first.path, dotenv, read, mentions, scanner, project_directory)
+            project_facts(merge(loader, layers), first.text, first.path, dotenv, read, mentions, scanner)
         )
     return facts
 

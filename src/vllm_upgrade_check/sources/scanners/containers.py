@@ -295,7 +295,10 @@ def container_facts(
         words = args[1:] if args[0].token.text == "serve" else args
         tokens = [i.token for i in words]
         syntax = "yaml" if isinstance(args_node, yaml.SequenceNode) else "shell"
-        start = args[0].token
+        # the launch (and the note that its release is unknown) stands at the image
+        start = scalar_word(image_text, image_node) if isinstance(image_node, yaml.ScalarNode) else args[0].token
+        if image_at is not None:
+            start = evolve(start, path=image_at[1])
         yield from arg_facts(tokens, path, scanner, entry=VENDOR_ENTRY + vendor, start=start, syntax=syntax)
         return
     run_image = vllm_image or (CHART_IMAGE if assume_vllm else None)

@@ -18,7 +18,7 @@ from typing import Any
 
 from dockerfile_parse import DockerfileParser
 
-from vllm_upgrade_check.model.facts import EXEC_LITERAL, Fact, FactKind, Skipped, Spans
+from vllm_upgrade_check.model.facts import EXEC_LITERAL, VENDOR_ENTRY, Fact, FactKind, Skipped, Spans
 from vllm_upgrade_check.parsing.shell import Locator, ShellScript, Token, offset_locator, parse_shell
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, env_fact
 from vllm_upgrade_check.sources.scanners.base import FileReference, Scanner, SourceFile
@@ -27,6 +27,13 @@ from vllm_upgrade_check.sources.scanners.dockerfile_copies import (
     copied,
     entry_script,
     json_array,
+)
+from vllm_upgrade_check.sources.scanners.dockerfile_heredocs import (
+    Heredoc,
+    copied_script_facts,
+    copy_destinations,
+    fold,
+    run_facts,
 )
 from vllm_upgrade_check.sources.scanners.dockerfile_text import as_written, exec_tokens, word_at
 from vllm_upgrade_check.sources.scanners.dockerfile_versions import (
@@ -40,6 +47,7 @@ from vllm_upgrade_check.sources.scanners.images import (
     image_hint,
     is_vllm_image,
     replaced_server_note,
+    vendor_vllm_image,
 )
 from vllm_upgrade_check.sources.scanners.shell import _SHELLS, argv_facts, shell_facts
 from vllm_upgrade_check.sources.sniff import is_dockerfile_name
@@ -73,8 +81,8 @@ class DockerfileScanner(Scanner):
         path = source.relpath
         copies: dict[str, str] = {}  # where a COPY/ADD puts a file of the build context -> that file
         workdir = "/"
-        try:
-            parser = DockerfileParser(fileobj=io.BytesIO(source.text.encode("utf-8")))
+        try:  # here-document bodies blanked (dockerfile-parse reads their lines as instructions)
+            parser, heredocs = fold(source.text, lambda t: DockerfileParser(fileobj=io.BytesIO(t.encode("utf-8"))))
             structure = parser.structure
             parents = parser.parent_images
         except Exception as exc:  # dockerfile-parse raises plain exceptions on bad input
@@ -101,6 +109,7 @@ class DockerfileScanner(Scanner):
             locate = offset_locator(body, line, body_offset)
             if instruction == "FROM":
                 yield from run.read_shell_forms(path, self.name)
+                yield from run.copied_scripts_facts(path, self.name)
                 yield from run.launches(path, self.name)
                 yield from run.entry_script(path, copies, scripts, stage)
                 copies, workdir = {}, "/"
@@ -133,6 +142,7 @@ class DockerfileScanner(Scanner):
                 token = word_at(content, written, keyword_len - 1, line, reference)
                 base_is_vllm = is_vllm_image(reference)
                 run.vllm_image = base_is_vllm
+                run.vendor = None if base_is_vllm else (reference, token)
                 if base_is_vllm:
                     if "$" in written:
                         version, note = from_version(
@@ -150,6 +160,15 @@ class DockerfileScanner(Scanner):
                 if instruction == "ENV":
                     # without `$` the values read the same whatever is in scope: parsed once
                     yield from self._env(body, path, line, body_offset, None if "$" in body else script)
+                continue
+            if item["startline"] in heredocs and instruction == "RUN":
+                variables = scope.build()
+                for facts, read in run_facts(item, heredocs[item["startline"]], lines, path, self.name, variables, hint):
+                    yield from with_pin_spans(text, read, facts, variables, vllm_lines)
+                continue
+            if item["startline"] in heredocs and instruction in ("COPY", "ADD"):
+                for dest, doc in copy_destinations(item["value"], heredocs[item["startline"]], workdir):
+                    run.copied_scripts[dest] = doc  # a file the image holds, written here
                 continue
             if instruction == "RUN":
                 variables = scope.build()
@@ -174,6 +193,7 @@ class DockerfileScanner(Scanner):
                 run.set(instruction, None)
                 run.shell_forms.append((instruction, body, locate))
         yield from run.read_shell_forms(path, self.name)
+        yield from run.copied_scripts_facts(path, self.name)
         yield from run.launches(path, self.name)
         yield from run.entry_script(path, copies, scripts, stage)
 
@@ -271,13 +291,16 @@ class _Stage:
         self.own_cmd = False
         self.entry_launches = True  # the entry point runs vLLM (the image's own one does)
         self.image: Fact | None = None  # the stage's vLLM base image, told with its launches
+        self.vendor: tuple[str, Token] | None = None  # another base image (a vendor's vLLM?), where written
         self.env: dict[str, list[Token]] = {}  # the stage's ENV values (a later stage FROM it has them)
         self.shell_forms: list[tuple[str, str, Locator]] = []  # shell-form CMD/ENTRYPOINT, unread
+        self.copied_scripts: dict[str, Heredoc] = {}  # files COPY here-documents create, by destination
+        self.script_launches = False  # the exec-form ENTRYPOINT runs one of them, which launches vLLM
 
     def child(self) -> _Stage:
         """The state a stage ``FROM`` this one starts with."""
         out = _Stage()
-        out.vllm_image, out.hint = self.vllm_image, self.hint
+        out.vllm_image, out.hint, out.vendor = self.vllm_image, self.hint, self.vendor
         out.entry, out.entry_shell, out.cmd = self.entry, self.entry_shell, self.cmd
         out.env = dict(self.env)
         return out
@@ -308,12 +331,29 @@ class _Stage:
             if instruction == "ENTRYPOINT" and self.entry_shell:
                 self.entry_launches = any(f.kind == FactKind.LAUNCH for f in facts)
 
+    def copied_scripts_facts(self, path: str, scanner: str) -> Iterator[Fact]:
+        """The facts of the shell scripts the stage's ``COPY`` here-documents create, at
+        their lines (:func:`~.dockerfile_heredocs.copied_script_facts`); the one its
+        exec-form ``ENTRYPOINT`` runs is read with the ``CMD`` as its ``"$@"``."""
+        if not self.copied_scripts:
+            return
+        entry = self.entry if self.own_entry and not self.entry_shell else None
+        facts, self.script_launches = copied_script_facts(
+            self.copied_scripts, entry, self.cmd or [], self.env, path, scanner, self.hint
+        )
+        yield from facts
+
     def launches(self, path: str, scanner: str) -> Iterator[Fact]:
         """The stage's vLLM base image and the facts of what its container runs."""
         facts = list(self._run(path, scanner))
         if self.image is not None:
             image = self.image
-            if self.own_entry and not self.entry_launches and not any(f.kind == FactKind.LAUNCH for f in facts):
+            if (
+                self.own_entry
+                and not self.entry_launches
+                and not self.script_launches
+                and not any(f.kind == FactKind.LAUNCH for f in facts)
+            ):
                 program = " ".join(t.text for t in (self.entry or [])[:2]) or "its own ENTRYPOINT"
                 note = replaced_server_note(program, "ENTRYPOINT")
                 spans = image.spans or Spans()
@@ -326,8 +366,18 @@ class _Stage:
     ) -> Iterator[FileReference]:
         """The stage's :func:`~.dockerfile_copies.entry_script` when its exec-form
         ``ENTRYPOINT`` runs no vLLM launch of its own: a reference to the script, and its
-        record into ``scripts`` (``stage``: the stage's index)."""
-        if not self.own_entry or self.entry_shell or not self.entry or self.entry_launches:
+        record into ``scripts`` (``stage``: the stage's index). An exec-form ``ENTRYPOINT``
+        that launches vLLM itself is recorded into ``scripts`` as a ``direct`` entry (a
+        compose ``command`` replaces the ``CMD`` after it)."""
+        if not self.own_entry or self.entry_shell or not self.entry:
+            return
+        if self.entry_launches:
+            if scripts is not None:
+                words = self.entry
+                args = [*words[1:], *(self.cmd or [])]
+                scripts.append(EntryScript(path, words[0], words, args, dict(self.env), self.hint, "", len(words) - 1, stage, True))
+            return
+        if self.script_launches:  # a COPY here-document script, read by the heredoc pass
             return
         found = entry_script(path, self.entry, self.cmd or [], copies, self.env, self.hint, stage)
         if found is not None:
@@ -356,6 +406,15 @@ class _Stage:
                 arg_facts(cmd, path, scanner, start=cmd[0] if cmd else None, entry="image vllm", hint=self.hint, syntax="json")
             )
             yield from _literal_words(found, cmd)
+        elif self.vendor is not None:
+            # a vendor's build of vLLM (its name says vLLM) whose command starts as vLLM's
+            # server's does: its flags, the launch (and its unknown release) at the FROM
+            reference, at = self.vendor
+            vendor = vendor_vllm_image(reference, [t.text for t in cmd])
+            if vendor is not None:
+                words = cmd[1:] if cmd and cmd[0].text == "serve" else cmd
+                found = list(arg_facts(words, path, scanner, start=at, entry=VENDOR_ENTRY + vendor, syntax="json"))
+                yield from _literal_words(found, cmd)
 
 
 _EXPANSION = re.compile(r"\$(?:\{[A-Za-z_]\w*[^}]*\}|[A-Za-z_]\w*)")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.sources.scanners.shell import _SHELLS
+from vllm_upgrade_check.sources.scanners.vllm_argv import strip_wrappers
 
 
 def json_array(value: str) -> list[str] | None:
@@ -39,7 +40,9 @@ class EntryScript:
         source: the script as the ``COPY`` names it, relative to the build context;
         entry_args: how many of ``args`` the ``ENTRYPOINT`` writes (the rest are the
         ``CMD``'s, which a compose ``command`` replaces); stage: the 0-based index of the
-        Dockerfile stage whose entry point it is.
+        Dockerfile stage whose entry point it is; direct: the ``ENTRYPOINT`` is no script
+        but launches vLLM itself (``["vllm", "serve"]``, ``["tini", "--", "python3", "-m",
+        "vllm.entrypoints.openai.api_server"]``): ``path`` is then the Dockerfile's.
     """
 
     path: str
@@ -51,6 +54,7 @@ class EntryScript:
     source: str = ""
     entry_args: int = 0
     stage: int = -1
+    direct: bool = False
 
 
 def entry_script(
@@ -63,12 +67,17 @@ def entry_script(
     stage: int = -1,
 ) -> EntryScript | None:
     """The script an exec-form ``ENTRYPOINT`` (``entry``, of Dockerfile ``path``) runs, when
-    it is a script (``/start.sh``, ``bash /start.sh``) that a ``COPY`` put there from the
+    it is a script (``/start.sh``, ``bash /start.sh``, ``tini -- /start.sh``) that a ``COPY`` put there from the
     build context, taken to be the Dockerfile's folder (``copies``: :func:`copied`); its
     arguments are the entry point's further words and ``cmd``; ``stage``: the index of the
     stage it is the entry point of."""
     words = list(entry)
-    at = 1 if len(words) >= 2 and words[0].text.rsplit("/", 1)[-1] in _SHELLS and not words[1].text.startswith("-") else 0
+    # an init program (``tini --``, ``dumb-init --``, ``gosu USER``) runs the script after it
+    unwrapped, _env = strip_wrappers(words)
+    skip = len(words) - len(unwrapped)
+    at = skip
+    if len(words) >= skip + 2 and words[skip].text.rsplit("/", 1)[-1] in _SHELLS and not words[skip + 1].text.startswith("-"):
+        at = skip + 1
     if at >= len(words) or not words[at].text.startswith("/"):
         return None
     source = copies.get(posixpath.normpath(words[at].text))

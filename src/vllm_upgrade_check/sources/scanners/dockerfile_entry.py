@@ -42,9 +42,11 @@ class LinkedDockerfileScanner(DockerfileScanner):
         serving: set[str] = set()  # the notes of images whose entry point does run vLLM's server
         held = set(files)
         for entry in scripts:
+            if entry.direct:
+                continue  # the Dockerfile's own launch, read with it
             entry = in_context(entry, source.relpath, held)
             script = read(entry.path)
-            if script is None or not script.mentions_vllm():
+            if script is None or not (script.mentions_vllm() or passes_vllm(entry)):
                 continue
             found = entry_launch_facts(entry, script, source.relpath, self.name)
             linked.extend(found)
@@ -75,6 +77,12 @@ def in_context(entry: EntryScript, dockerfile: str, files: set[str]) -> EntryScr
         if not candidate.startswith("../") and candidate in files:
             return replace(entry, path=candidate)
     return entry
+
+
+def passes_vllm(entry: EntryScript) -> bool:
+    """Whether the arguments ``entry`` gives its script name vLLM: a script that sets up and
+    then runs ``exec "$@"`` launches what the ``CMD`` (``["vllm", "serve", ...]``) says."""
+    return any("vllm" in t.text.lower() for t in entry.args)
 
 
 def launches_vllm(entry: EntryScript, script: SourceFile) -> bool:

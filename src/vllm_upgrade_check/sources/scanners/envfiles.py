@@ -22,8 +22,11 @@ from dotenv.parser import parse_stream
 
 from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped, Span, Spans
 from vllm_upgrade_check.parsing.shell import Token
+from vllm_upgrade_check.parsing.words import link
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact
 from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Scanner, SourceFile
+from vllm_upgrade_check.sources.scanners.compose_env import dotenv_compose_files
+from vllm_upgrade_check.sources.scanners.compose_project import linked_chain_facts
 from vllm_upgrade_check.sources.scanners.dockerfile import is_dockerfile
 from vllm_upgrade_check.sources.scanners.shell import shell_facts
 
@@ -31,10 +34,17 @@ _EXEC_KEYS = ("ExecStart", "ExecStartPre")
 _MAX_ENV_FILE_CHARS = 256 * 1024
 
 
+NOT_DOTENV_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py", ".sh", ".bash", ".md")
+"""Suffixes of files that are never dotenv files whatever their name starts with
+(``.env.compose.yml`` is a compose file, ``.env.example.json`` JSON): the YAML scanners and
+the others read them."""
+
+
 def is_dotenv(name: str) -> bool:
     """``.env``, ``.env.production``, ``vllm.env``, ``prod.env`` (not ``.envrc``, nor a
-    Dockerfile named ``Dockerfile.env``)."""
-    if is_dockerfile(name):
+    Dockerfile named ``Dockerfile.env``, nor a file of another syntax such as ``.env.yaml``,
+    see :data:`NOT_DOTENV_SUFFIXES`)."""
+    if is_dockerfile(name) or name.lower().endswith(NOT_DOTENV_SUFFIXES):
         return False
     return name == ".env" or name.startswith(".env.") or (name.endswith(".env") and len(name) > 4)
 
@@ -126,9 +136,9 @@ def _unit_words(value: str) -> Iterator[tuple[str, int, int]]:
         yield "".join(out), start, i
 
 
-def _environment_words(value: str, line: int, column: int) -> Iterator[tuple[str, str, int, int]]:
-    """``(name, value, column of the name, column of the value)`` of each ``Environment=``
-    assignment."""
+def _environment_words(value: str, line: int, column: int) -> Iterator[tuple[str, str, int, int, bool]]:
+    """``(name, value, column of the name, column of the value, whether the value is written
+    as it reads from that column on)`` of each ``Environment=`` assignment."""
     for word, start, end in _unit_words(value):
         if "=" not in word:
             continue
@@ -137,14 +147,20 @@ def _environment_words(value: str, line: int, column: int) -> Iterator[tuple[str
         at = written.find("=") + 1
         if written[at : at + 1] in ("\"", "'"):
             at += 1
-        yield name, val, column + start + (1 if written[:1] in "\"'" else 0), column + start + at
+        exact = written[at : at + len(val)] == val
+        yield name, val, column + start + (1 if written[:1] in "\"'" else 0), column + start + at, exact
 
 
-def value_tokens(value: str, line: int, column: int, path: str | None = None) -> list[Token]:
+def value_tokens(value: str, line: int, column: int, path: str | None = None, exact: bool = False) -> list[Token]:
     """A variable's value as systemd splits an unbraced ``$VAR`` (at whitespace), each word
     at its column when the value is written as it reads from ``column`` on (``path``: the
-    file it is written in, when not the unit)."""
+    file it is written in, when not the unit). ``exact``: it is (an ``Environment=`` value
+    with nothing escaped): each word then has its span and its neighbours, so that a fix
+    cuts a flag and its value out of the value (``Environment="OPTS=--swap-space 4 --seed
+    1"`` -> ``Environment="OPTS=--seed 1"``)."""
     words = [(m.group(), column + m.start()) for m in re.finditer(r"\S+", value)]
+    if exact and words:
+        return link([Token(w, line, c, True, w, path=path, span=Span(line, c, line, c + len(w))) for w, c in words])
     return [Token(w, line, c, True, w, path=path) for w, c in words] or [Token(value, line, column, True, value, path=path)]
 
 
@@ -171,6 +187,33 @@ def _braced_as_one_word(text: str, known: set[str]) -> str:
     return "".join(out)
 
 
+_QUOTED_SCRIPT = re.compile(r'"([^"\'\\]*\s[^"\'\\]*)"')
+"""A double-quoted word with blanks in it and no quote or backslash inside (a ``bash -c``
+script)."""
+
+
+def _unexpanded_in_words(text: str) -> str:
+    """``text`` with each double-quoted word that holds blanks and no ``${`` written in single
+    quotes (the same length): systemd replaces ``$NAME`` only as a word of its own and
+    ``${NAME}`` anywhere (systemd.service(5), "Command lines"), so the ``$OPTS`` of
+    ``bash -lc "exec vllm serve m $OPTS"`` reaches bash as written and bash expands it from
+    the service's environment, as it does in single quotes."""
+    out, quote, i = [], "", 0
+    while i < len(text):
+        char = text[i]
+        if quote == "'":
+            quote = "" if char == "'" else quote
+        elif char == "'":
+            quote = "'"
+        elif char == '"' and (m := _QUOTED_SCRIPT.match(text, i)) and "${" not in m.group(1):
+            out.append(f"'{m.group(1)}'")
+            i = m.end()
+            continue
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
 class SystemdScanner(Scanner):
     """systemd ``*.service`` units, dotenv files, and the files units name in ``EnvironmentFile=``
     (yielded as :class:`~.base.FileReference` items; the engine finds the file by path suffix
@@ -189,20 +232,34 @@ class SystemdScanner(Scanner):
             yield from self._unit(source)
         else:
             yield from dotenv_facts(source.text, source.relpath)
+            if source.name == ".env":  # read again with the compose files it names (:meth:`with_referenced`)
+                yield from (FileReference(n.written, self.name) for n in dotenv_compose_files(source.text, source.relpath))
 
     def referenced_file_matches(self, relpath: str, wanted: str) -> bool:
-        # A dotenv file by name is read anyway: not twice.
-        return not is_dotenv(relpath.rsplit("/", 1)[-1]) and _suffix_match(relpath, wanted)
+        # A dotenv file by name is read anyway: not twice; a YAML (or other syntax) file never.
+        name = relpath.rsplit("/", 1)[-1]
+        if is_dotenv(name) or name.lower().endswith(NOT_DOTENV_SUFFIXES):
+            return False
+        return _suffix_match(relpath, wanted)
 
     def read_referenced(self, source: SourceFile) -> Iterator[Fact | Skipped]:
-        if len(source.text) <= _MAX_ENV_FILE_CHARS:
+        if len(source.text) <= _MAX_ENV_FILE_CHARS and not source.name.lower().endswith(NOT_DOTENV_SUFFIXES):
             yield from dotenv_facts(source.text, source.relpath)
 
     def with_referenced(
         self, source: SourceFile, files: Sequence[str], read: Callable[[str], SourceFile | None]
     ) -> list[Fact] | None:
         """A unit read again with the values of the files its ``EnvironmentFile=`` lines
-        name (see :func:`environment_file`); ``None`` for a unit that names none."""
+        name (see :func:`environment_file`); a project ``.env`` that sets ``COMPOSE_FILE``
+        with the project those files make (:func:`~.compose_env.dotenv_compose_files`,
+        what ``docker compose`` runs in its folder; each word placed in the file that writes
+        it); ``None`` for a file that names none."""
+        if source.name == ".env":
+            chain = dotenv_compose_files(source.text, source.relpath)
+            if not chain:
+                return None
+            own = [f for f in dotenv_facts(source.text, source.relpath) if isinstance(f, Fact)]
+            return own + linked_chain_facts([chain], source.relpath, files, read, mentions=source.mentions_vllm())
         if not source.name.endswith(".service"):
             return None
         named = [v for _l, key, _c, v, _m in _unit_lines(source.text) if key == "EnvironmentFile"]
@@ -221,10 +278,13 @@ class SystemdScanner(Scanner):
         exec_lines: dict[int, str] = {}
         for line, key, column, value, more in _unit_lines(source.text):
             if key == "Environment":
-                for name, val, col, start in _environment_words(value, line, column):
+                # a word that is no assignment (`Environment=OPTS=--swap-space 4`: systemd
+                # sets OPTS=--swap-space and ignores `4`) leaves what was meant unsure: no cut
+                stray = any("=" not in word for word, _s, _e in _unit_words(value))
+                for name, val, col, start, exact in _environment_words(value, line, column):
                     # systemd splits an unbraced $VAR at whitespace into several words
                     # (systemd.service(5), "Command lines"): ExecStart=vllm serve $EXTRA.
-                    variables[name] = value_tokens(val, line, start)
+                    variables[name] = value_tokens(val, line, start, exact=exact and not more and not stray)
                     yield env_fact(name, val, path, line, col, self.name)
             elif key == "EnvironmentFile":
                 yield FileReference(value.lstrip("-").strip(), self.name)
@@ -242,8 +302,13 @@ class SystemdScanner(Scanner):
         variables.update(from_files)  # EnvironmentFile= values win over Environment= ones
         # One shell text with every ExecStart value at its own line and column.
         lines = source.text.split("\n")
-        shell_lines = [_braced_as_one_word(exec_lines.get(n, ""), set(variables)) for n in range(1, len(lines) + 1)]
-        facts, script = shell_facts("\n".join(shell_lines), path, self.name, variables=variables)
+        shell_lines = [
+            _unexpanded_in_words(_braced_as_one_word(exec_lines.get(n, ""), set(variables))) for n in range(1, len(lines) + 1)
+        ]
+        # the variables are the service's environment: a `bash -lc 'SCRIPT'` sees them too
+        facts, script = shell_facts(
+            "\n".join(shell_lines), path, self.name, variables=variables, environment=dict(variables)
+        )
         for fact in facts:
             if fact.kind == FactKind.LAUNCH and not fact.resolved and fact.value and problems:
                 fact = replace(fact, value=f"{fact.value} ({'; '.join(problems)})")
@@ -299,7 +364,8 @@ def environment_file(
         at += 1 if original[at : at + 1] in ("\"", "'") else 0
         exact = original[at : at + len(binding.value)] == binding.value
         column = at + 1 if exact else max(original.find(binding.key), 0) + 1
-        values[binding.key] = value_tokens(binding.value, binding.original.line, column, found[0])
+        one_line = exact and "\n" not in binding.value
+        values[binding.key] = value_tokens(binding.value, binding.original.line, column, found[0], exact=one_line)
     return values, ""
 
 

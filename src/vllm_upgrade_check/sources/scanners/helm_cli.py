@@ -6,7 +6,9 @@ that names vLLM (``vllm/vllm-stack``, ``oci://…/vllm-chart``)."""
 
 from __future__ import annotations
 
+import json
 import posixpath
+import re
 
 from vllm_upgrade_check.parsing.shell import ShellScript, Token
 
@@ -100,3 +102,135 @@ def helm_set_tags(script: ShellScript) -> list[tuple[str, Token, int, int]]:
 def may_pass_helm_values(text: str) -> bool:
     """A cheap test: ``helm`` and a values option (``-f``, ``--values``, ``--set``) appear in ``text``."""
     return "helm" in text and ("-f" in text or "--values" in text or "--set" in text)
+
+
+_ARG_SETS = frozenset({"--set", "--set-string", "--set-json"})
+ARG_KEYS = frozenset({"args", "extraArgs"})
+"""The last key of a value that is a container's argument list (a chart's ``args`` /
+``extraArgs``, as the Helm values scanner reads them)."""
+_INDEXED = re.compile(r"^(?P<key>.+?)\[(?P<index>\d+)\]$")
+
+
+def _top_level(text: str) -> list[tuple[int, str]]:
+    """``(offset, part)`` of each ``key=value`` pair of a ``--set`` value: commas split
+    them except inside ``{...}`` lists and after a backslash (Helm ``strvals``)."""
+    parts: list[tuple[int, str]] = []
+    depth, start, i = 0, 0, 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth = max(depth - 1, 0)
+        elif c == "," and depth == 0:
+            parts.append((start, text[start:i]))
+            start = i + 1
+        i += 1
+    parts.append((start, text[start:]))
+    return parts
+
+
+def _list_items(value: str, offset: int) -> list[tuple[int, str]] | None:
+    """``(offset, item)`` of a Helm ``{a,b,c}`` list written at ``offset``, ``None`` for a
+    value that is no such list or escapes a comma (its items are then not where they read)."""
+    if not (value.startswith("{") and value.endswith("}")) or "\\" in value:
+        return None
+    out, at = [], offset + 1
+    for item in value[1:-1].split(","):
+        if item:
+            out.append((at, item))
+        at += len(item) + 1
+    return out
+
+
+def _quoted_brace(token: Token) -> bool:
+    """Whether the first ``{`` of a ``--set`` word is inside quotes, so that helm gets the
+    ``{a,b}`` list as written (bash brace-expands an unquoted one into several words)."""
+    written = token.written or token.text
+    at = written.find("{")
+    return at >= 0 and any(q in written[:at] for q in "'\"")
+
+
+def _json_items(value: str, offset: int) -> list[tuple[int, str]] | None:
+    """``(offset, item)`` of a ``--set-json`` list of strings (each at its text inside its
+    quotes where the JSON writes it as is), ``None`` for any other JSON."""
+    try:
+        found = json.loads(value)
+    except ValueError:
+        return None
+    if not isinstance(found, list) or not all(isinstance(v, str | int | float) for v in found):
+        return None
+    out, at = [], 0
+    for item in found:
+        text = item if isinstance(item, str) else json.dumps(item)
+        quoted = json.dumps(text) if isinstance(item, str) else text
+        where = value.find(quoted, at)
+        if where < 0:
+            return None
+        out.append((offset + where + (1 if isinstance(item, str) else 0), text))
+        at = where + len(quoted)
+    return out
+
+
+SetItems = list[tuple[Token, int, str]]
+"""The items of a ``--set`` argument list: ``(word, offset in word.text, text)``."""
+
+
+def helm_set_args(script: ShellScript) -> list[tuple[str, str, Token, SetItems | None]]:
+    """``(chart, key, word, items)`` of each container argument list a ``helm
+    install|upgrade|template`` command of ``script`` sets: ``--set KEY={a,b}`` (or
+    ``--set-string``, ``--set=``, in a comma list), ``--set KEY[N]=a`` (the indexes of one
+    key gathered in order), ``--set-json 'KEY=["a","b"]'``, where ``KEY`` ends in one of
+    :data:`ARG_KEYS`. ``items`` (:data:`SetItems`) in the list's order; ``None`` when the
+    script does not resolve the word (``--set "vllm.args=$ARGS"``)."""
+    out: list[tuple[str, str, Token, SetItems | None]] = []
+    for command in script.commands:
+        argv = list(command.argv)
+        words = [t.text for t in argv]
+        if len(words) < 3 or posixpath.basename(words[0]) != "helm" or words[1] not in _SUBCOMMANDS:
+            continue
+        positional: list[str] = []
+        found: list[tuple[str, Token, SetItems | None]] = []
+        indexed: dict[str, list[tuple[int, Token, int, str]]] = {}
+        i = 2
+        while i < len(words):
+            name, eq, _inline = words[i].partition("=")
+            if name in _ARG_SETS:
+                token = argv[i] if eq else (argv[i + 1] if i + 1 < len(argv) else None)
+                base = len(name) + 1 if eq else 0
+                i += 1 if eq else 2
+                if token is None:
+                    continue
+                for at, part in _top_level(token.text[base:]) if name != "--set-json" else [(0, token.text[base:])]:
+                    key, has, value = part.partition("=")
+                    key = key.strip()
+                    m = _INDEXED.match(key)
+                    last = (m.group("key") if m else key).rsplit(".", 1)[-1]
+                    if not has or last not in ARG_KEYS:
+                        continue
+                    start = base + at + len(key) + 1
+                    if not token.resolved:
+                        found.append((key, token, None))
+                    elif m is not None:
+                        indexed.setdefault(m.group("key"), []).append((int(m.group("index")), token, start, value))
+                    else:
+                        listed = name == "--set-json" or _quoted_brace(token)
+                        items = _json_items(value, start) if name == "--set-json" else _list_items(value, start)
+                        items = items if listed else None  # bash expands an unquoted {a,b} into words
+                        if items is not None:
+                            found.append((key, token, [(token, o, text) for o, text in items]))
+                continue
+            if words[i].startswith("-"):
+                i += 2 if name in _TAKES_VALUE | _VALUES and not eq else 1
+                continue
+            positional.append(words[i])
+            i += 1
+        for key, entries in indexed.items():
+            entries.sort(key=lambda e: e[0])
+            found.append((key, entries[0][1], [(token, start, value) for _i, token, start, value in entries]))
+        if positional:
+            out.extend((positional[-1], key, token, items) for key, token, items in found)
+    return out

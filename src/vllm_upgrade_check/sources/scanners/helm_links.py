@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 
 import yaml
 
 from vllm_upgrade_check.knowledge.versions import tag_version_span
-from vllm_upgrade_check.model.facts import Fact
+from vllm_upgrade_check.model.facts import Fact, FactKind, Spans
 from vllm_upgrade_check.parsing.shell import Sourced, Token, parse_shell
 from vllm_upgrade_check.parsing.words import sub_span
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, get, items, scalar
+from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts
 from vllm_upgrade_check.sources.scanners.base import Conditional, FileReference, ScanItem, SourceFile
 from vllm_upgrade_check.sources.scanners.compose_cli import compose_chains, may_run_compose
 from vllm_upgrade_check.sources.scanners.compose_project import linked_chain_facts
@@ -24,12 +26,14 @@ from vllm_upgrade_check.sources.scanners.helm import (
     override_image_facts,
 )
 from vllm_upgrade_check.sources.scanners.helm_cli import (
+    SetItems,
+    helm_set_args,
     helm_set_tags,
     helm_values_commands,
     may_pass_helm_values,
 )
 from vllm_upgrade_check.sources.scanners.images import image_fact
-from vllm_upgrade_check.sources.scanners.makefile import MakefileScanner, make_shell_text
+from vllm_upgrade_check.sources.scanners.makefile import MakefileScanner, make_shell_text, recipe_shells
 from vllm_upgrade_check.sources.scanners.shell import ShellScanner, compose_references, shell_facts
 
 
@@ -175,6 +179,49 @@ def set_tag_facts(
     return out
 
 
+def set_arg_facts(
+    sets: Sequence[tuple[str, str, Token, SetItems | None]],
+    by: str,
+    files: Sequence[str],
+    read: Callable[[str], SourceFile | None],
+) -> list[Fact]:
+    """The flag facts of the container argument lists helm commands in file ``by`` set on a
+    vLLM chart (:func:`~.helm_cli.helm_set_args`: ``--set 'vllm.args={--model,m,--swap-space,4}'``,
+    ``--set args[2]=--swap-space``, ``--set-json``), each at its place in the ``--set`` word
+    (the word's place when the word is not written as its text), no fix placed (the list is
+    edited by hand). A list the script does not resolve is one unresolved launch fact, so a
+    note names it. A chart is a vLLM chart when its local ``values.yaml`` mentions vLLM or
+    its reference names vLLM, as for the values files it is passed."""
+    dirs = {posixpath.dirname(f) or "." for f in files}  # "." for the root (`helm upgrade r .`)
+    out: list[Fact] = []
+    for chart, key, word, listed in sets:
+        chart_dir = _resolve(chart, by, dirs)
+        values = read(posixpath.normpath(posixpath.join(chart_dir, "values.yaml"))) if chart_dir is not None else None
+        if not (values.mentions_vllm() if values is not None else "vllm" in chart.lower()):
+            continue
+        entry = f"helm --set {key}"
+        if listed is None:
+            unknown = Token(word.text, word.line, word.column, False, word.written)
+            out.extend(
+                f
+                for f in arg_facts([unknown], by, "helm", positional_model=False, entry=entry, start=word)
+                if f.kind == FactKind.LAUNCH
+            )
+            continue
+        tokens = []
+        for token, start, text in listed:
+            span = sub_span(token, start, start + len(text))
+            line, column = span.start if span is not None else (token.line, token.column)
+            tokens.append(Token(text, line, column, True, text))
+        note = f"the flag is an item of helm's --set {key} list; edit the list by hand"
+        out.extend(
+            replace(f, spans=Spans(note=note)) if f.kind == FactKind.ARG else f
+            for f in arg_facts(tokens, by, "helm", positional_model=False, entry=entry, start=word)
+            if f.kind != FactKind.LAUNCH
+        )
+    return out
+
+
 class LinkedShellScanner(ShellScanner):
     """The shell scanner, reading a script again with the values files its helm commands pass
     to a vLLM chart (:meth:`with_referenced`)."""
@@ -199,6 +246,7 @@ class LinkedShellScanner(ShellScanner):
         linked = linked_values_facts(helm_values_commands(script), source.relpath, files, read) if helm else []
         if helm:
             linked += set_tag_facts(helm_set_tags(script), source.relpath, files, read)
+            linked += set_arg_facts(helm_set_args(script), source.relpath, files, read)
         if compose:
             chains = compose_chains(script)
             linked += linked_chain_facts(chains, source.relpath, files, read, mentions=source.mentions_vllm())
@@ -289,6 +337,6 @@ class LinkedMakefileScanner(MakefileScanner):
             linked += linked_values_facts(helm_values_commands(script), source.relpath, files, read)
             linked += set_tag_facts(helm_set_tags(script), source.relpath, files, read)
         if compose:
-            chains = compose_chains(script)
+            chains = compose_chains(script, shell_of=recipe_shells(source.text))
             linked += linked_chain_facts(chains, source.relpath, files, read, mentions=source.mentions_vllm())
         return [*facts, *linked] if linked else None

@@ -8,6 +8,8 @@ carry, and :func:`image_fact` makes the ``image`` fact, with where a tag bump ed
 
 from __future__ import annotations
 
+import re
+
 from vllm_upgrade_check.knowledge.versions import tag_version_span, version_from_tag
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Span, Spans
 from vllm_upgrade_check.parsing.words import Token, sub_span, token_location
@@ -54,16 +56,37 @@ def is_vllm_image(reference: str) -> bool:
     repo, _tag = split_image(reference)
     return repo in VLLM_IMAGES or any(repo.endswith("/" + image) for image in VLLM_IMAGES)
 
+_MODEL_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+"""A Hugging Face model id (``org/name``), as ``vllm serve MODEL`` takes its positional."""
+
+_SCRIPT_SUFFIXES = (".py", ".sh", ".bash", ".js", ".rb", ".pl")
+"""What a first word ending so runs: a program, not a model."""
+
+
+def positional_model(args: list[str]) -> bool:
+    """Whether ``args`` start with a model id given as ``vllm serve``'s positional
+    (``["acme/model-7b", "--swap-space", "4"]``): an ``org/name`` word (no leading slash,
+    no script suffix) followed by nothing or by a flag. The entry point of vLLM's image in
+    recent releases is ``vllm serve`` (docker/Dockerfile ``ENTRYPOINT ["vllm", "serve"]``),
+    whose ``model_tag`` positional is the model (vllm/entrypoints/cli/serve.py)."""
+    if not args or not _MODEL_ID.fullmatch(args[0]) or args[0].lower().endswith(_SCRIPT_SUFFIXES):
+        return False
+    return len(args) == 1 or args[1].startswith("--")
+
+
 def vendor_vllm_image(reference: str, args: list[str]) -> str | None:
     """The repository of an image that is no known vLLM image but whose repository's name says
     vLLM (``registry.example.net/ml-platform/vllm-rocm``) and whose container args start as
-    vLLM's server's do (``--model``, ``--model=...`` or ``serve``): read as a vLLM launch whose
-    release is unknown. ``None`` otherwise."""
+    vLLM's server's do (``--model``, ``--model=...``, ``serve``, or a model id as ``vllm
+    serve``'s positional, see :func:`positional_model`): read as a vLLM launch whose release
+    is unknown. ``None`` otherwise."""
     repo, _tag = split_image(reference)
     if is_vllm_image(reference) or "vllm" not in repo.rsplit("/", 1)[-1].lower() or not args:
         return None
     first = args[0]
-    return repo if first in ("--model", "serve") or first.startswith("--model=") else None
+    if first in ("--model", "serve") or first.startswith("--model=") or positional_model(args):
+        return repo
+    return None
 
 
 DIGEST_NOTE = "the image is pinned by digest; update the digest by hand"

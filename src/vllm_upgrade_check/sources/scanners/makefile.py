@@ -61,6 +61,25 @@ def make_shell_text(text: str) -> tuple[str, dict[str, list[Token]]]:
     return "\n".join(out), variables
 
 
+def recipe_shells(text: str) -> Callable[[int], int]:
+    """Which shell runs each line of Makefile ``text``: the 1-based line that starts its
+    recipe line (make runs every recipe line in a shell of its own, its ``\\`` continuations
+    in the same one; with ``.ONESHELL:`` a whole recipe is one shell, GNU make's manual,
+    "Recipe Execution"). A ``cd`` on one recipe line is not in force on the next."""
+    one_shell = any(line.startswith(".ONESHELL:") for line in text.split("\n"))
+    shells: dict[int, int] = {}
+    start, continuing, in_recipe = 0, False, False
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.startswith("\t") or continuing:
+            if not continuing and not (one_shell and in_recipe):
+                start = number
+            shells[number] = start
+            continuing, in_recipe = line.endswith("\\"), True
+        elif line.strip() and not line.lstrip().startswith("#"):
+            in_recipe = False
+    return lambda line: shells.get(line, 0)
+
+
 def _at(line: int, column: int) -> Callable[[Point], Point]:
     """Maps a point of a one-line value parsed alone to where the value starts (``line``, ``column``)."""
     return lambda point: (line, column + point[1] - 1)

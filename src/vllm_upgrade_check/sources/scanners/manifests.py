@@ -25,15 +25,16 @@ from vllm_upgrade_check.sources.scanners.base import (
     shared_words,
 )
 from vllm_upgrade_check.sources.scanners.compose_env import project_dotenv_path, read_dotenv
-from vllm_upgrade_check.sources.scanners.compose_envfile import env_file_links
 from vllm_upgrade_check.sources.scanners.compose_merge import (
     OVERRIDE_NAMES,
     Layer,
     compose_links,
+    env_file_links,
     is_compose_project,
 )
 from vllm_upgrade_check.sources.scanners.compose_project import compose_file_facts
 from vllm_upgrade_check.sources.scanners.containers import container_env, container_facts
+from vllm_upgrade_check.sources.scanners.envfiles import SystemdScanner
 from vllm_upgrade_check.sources.scanners.kserve import predictor_items, runtime_references
 from vllm_upgrade_check.sources.scanners.kustomize import KUSTOMIZATION_NAMES, kustomization_items
 from vllm_upgrade_check.sources.scanners.kustomize_containers import container_op_facts
@@ -291,8 +292,8 @@ class ManifestScanner(Scanner):
                 layer = Layer(source.relpath, text, doc)
                 facts.extend(compose_file_facts(layer, read, dotenv, source.mentions_vllm(), exists))
                 links.extend(FileReference(rel, self.name) for rel in compose_links(doc, source.relpath))
-                if "env_file" in text:  # read again with the env files of its services
-                    links.extend(FileReference(rel, self.name) for rel in env_file_links(layer))
+                for rel, required, line in env_file_links(doc, source.relpath):  # read as dotenv files
+                    links.append(FileReference(rel, SystemdScanner.name, source.relpath if required else "", line, "env_file"))
                 if "$" in text:  # read again with the project's .env (compose interpolates it)
                     links.append(FileReference(project_dotenv_path(source.relpath), self.name))
             elif is_kubernetes(doc):

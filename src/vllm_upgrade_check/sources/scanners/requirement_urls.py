@@ -7,6 +7,15 @@ from __future__ import annotations
 
 import re
 
+from packaging.utils import canonicalize_name
+
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Span, Spans
+from vllm_upgrade_check.parsing.distfiles import is_dist_name, parse_dist_url
+from vllm_upgrade_check.parsing.words import Token, content_columns, sub_span
+
+URL_UNPLACED = "the scanner could not tell where the URL's version is written; change it by hand"
+"""The note of a URL pin whose version has no place a fix can edit."""
+
 _GIT_REF = re.compile(r"@(?:refs/tags/)?([^/@]+)$")
 _ARCHIVE = re.compile(r"/archive/(?:refs/tags/)?([^/]+?)\.(?:tar\.gz|zip)$")
 HASH_FRAGMENT = re.compile(r"#.*\b(?:sha1|sha224|sha256|sha384|sha512|md5)=", re.IGNORECASE)
@@ -31,15 +40,9 @@ def url_version(url: str) -> tuple[str, int, int] | None:
     ``...@refs/tags/v0.20.0``) or a tag's archive (``https://github.com/vllm-project/vllm/archive/refs/tags/v0.20.0.tar.gz``,
     ``.../archive/v0.20.0.zip``); ``offset`` is where the version is written in ``url`` and
     ``count`` how often it is written there. ``None`` when the URL names no version (a branch,
-    a commit, a name without one: :func:`url_ref`)."""
-    from packaging.utils import (
-        InvalidSdistFilename,
-        InvalidWheelFilename,
-        parse_sdist_filename,
-        parse_wheel_filename,
-    )
-    from packaging.version import InvalidVersion, Version
-
+    a commit, a name without one: :func:`url_ref`). A file name is read percent-decoded
+    (:func:`~vllm_upgrade_check.parsing.distfiles.parse_dist_url`: ``vllm-0.20.0%2Bcu126-...whl``
+    installs ``0.20.0+cu126``); ``offset`` is then where its public version is written."""
     path = url.split("#", 1)[0].split("?", 1)[0]
     version: str | None = None
     name = path.rsplit("/", 1)[-1]
@@ -58,20 +61,10 @@ def url_version(url: str) -> tuple[str, int, int] | None:
             return None
         version, at = text, archive.end(1) - len(text)
     else:
-        try:
-            if name.endswith(".whl"):
-                parsed = parse_wheel_filename(name)[1]
-            elif name.endswith((".tar.gz", ".zip")):
-                parsed = parse_sdist_filename(name)[1]
-            else:
-                return None
-        except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+        dist = parse_dist_url(path)  # percent-decoded: vllm-0.20.0%2Bcu126-...whl is 0.20.0+cu126
+        if dist is None:
             return None
-        written = name.split("-", 2)[1] if name.count("-") >= 1 else ""
-        text = written.removesuffix(".tar.gz").removesuffix(".zip")
-        if Version(text) != parsed:
-            return None
-        version, at = text, len(path) - len(name) + name.index("-") + 1
+        version, at = dist.written, dist.offset
     return version, at, url.count(version.split("+", 1)[0])
 
 
@@ -88,4 +81,70 @@ def url_ref(url: str) -> str | None:
     return archive.group(1) if archive is not None else None
 
 
-__all__ = ["HASH_FRAGMENT", "url_ref", "url_version"]
+def url_pin_spans(
+    text: str,
+    url: str,
+    pinned: tuple[str, int, int],
+    line: int,
+    column: int,
+    token: Token | None,
+    syntax: str,
+) -> Spans:
+    """Where a fix moves the version ``pinned`` (:func:`url_version`) of ``url``, written in
+    requirement ``text`` (a shell word ``token``, else from ``line``/``column``): the public
+    version where the URL writes it once (a local label, ``+cu126`` or ``%2Bcu126``, stays as
+    written); else, or when a hash fragment pins the file, no place and a note."""
+    version, at, count = pinned
+    public = version.split("+", 1)[0]
+    offset = text.find(url) + at
+    where = None
+    if token is not None and token.text == text:
+        where = sub_span(token, offset, offset + len(public))
+    elif token is None and "\n" not in text:
+        where = Span(line, column + offset, line, column + offset + len(public))
+    note = "" if count == 1 else f"the URL writes the version {count} times; change it by hand"
+    if HASH_FRAGMENT.search(url):
+        note = "the URL carries the archive's hash, which a new tag changes; change both by hand"
+        where = None
+    return Spans(version=where, syntax=syntax, note=note if where is not None else note or URL_UNPLACED)
+
+
+def direct_file_fact(
+    text: str,
+    path: str | None,
+    line: int,
+    column: int,
+    scanner: str,
+    token: Token | None = None,
+    syntax: str = "requirements",
+) -> Fact | None:
+    """The ``requirement`` fact of a wheel or sdist given by URL or path alone (a
+    requirements line or a ``pip install`` word: ``https://download.pytorch.org/whl/cu121/
+    torch-2.3.0%2Bcu121-cp310-cp310-linux_x86_64.whl``): the project and the exact version
+    its file name says (percent-decoded, :func:`~vllm_upgrade_check.parsing.distfiles.
+    parse_dist_url`), ``==VERSION``, with :func:`url_pin_spans`. ``None`` for any other
+    text."""
+    stripped = text.strip()
+    if not is_dist_name(stripped.split("#", 1)[0].split("?", 1)[0]):
+        return None
+    dist = parse_dist_url(stripped)
+    if dist is None:
+        return None
+    pinned = (dist.written, dist.offset, stripped.count(dist.written.split("+", 1)[0]))
+    spans = url_pin_spans(stripped, stripped, pinned, line, column, token, syntax)
+    found_at = content_columns(token) if token is not None and token.text == stripped else None
+    if found_at is not None:
+        line, column, _end = found_at
+    return Fact(
+        FactKind.REQUIREMENT,
+        canonicalize_name(dist.name),
+        Location(path, line, column, line, column + len(stripped)),
+        raw=stripped,
+        value=f"=={dist.written}",
+        origin="file",
+        scanner=scanner,
+        spans=spans,
+    )
+
+
+__all__ = ["HASH_FRAGMENT", "URL_UNPLACED", "direct_file_fact", "url_pin_spans", "url_ref", "url_version"]

@@ -19,7 +19,11 @@ from vllm_upgrade_check.parsing.reqtext import parse_requirement, specifier_offs
 from vllm_upgrade_check.parsing.toml import TomlProblem, load_toml
 from vllm_upgrade_check.parsing.words import Token, content_columns, sub_span
 from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Scanner, SourceFile
-from vllm_upgrade_check.sources.scanners.requirement_urls import HASH_FRAGMENT, url_version
+from vllm_upgrade_check.sources.scanners.requirement_urls import (
+    direct_file_fact,
+    url_pin_spans,
+    url_version,
+)
 
 _REQ_NAME = re.compile(
     r"^(requirements|constraints)[\w.-]*\.(txt|in)$|^[\w.-]*requirements[\w.-]*\.(txt|in)$"
@@ -66,20 +70,8 @@ def requirement_fact(
     if pinned is not None and req.url is not None:
         # ``vllm @ https://.../vllm-0.20.0-cp38-abi3-manylinux1_x86_64.whl``: read as the pin
         # the URL installs; the version is moved where it is written once, else by hand
-        version, at, count = pinned
-        specifier = f"=={version}"
-        version = version.split("+", 1)[0]  # a local label (+cu126) stays as written
-        offset = stripped.find(req.url) + at
-        where = None
-        if token is not None and token.text == stripped:
-            where = sub_span(token, offset, offset + len(version))
-        elif token is None and "\n" not in stripped:
-            where = Span(line, column + offset, line, column + offset + len(version))
-        note = "" if count == 1 else f"the URL writes the version {count} times; change it by hand"
-        if HASH_FRAGMENT.search(req.url):
-            note = "the URL carries the archive's hash, which a new tag changes; change both by hand"
-            where = None
-        spans = Spans(version=where, syntax=syntax, note=note if where is not None else note or URL_UNPLACED)
+        specifier = f"=={pinned[0]}"
+        spans = url_pin_spans(stripped, req.url, pinned, line, column, token, syntax)
     found_at = content_columns(token) if token is not None and token.text == stripped else None
     if found_at is not None:
         line, column, _end = found_at
@@ -95,7 +87,6 @@ def requirement_fact(
     )
 
 
-URL_UNPLACED = "the scanner could not tell where the URL's version is written; change it by hand"
 """``Spans.note`` of a vLLM URL requirement whose version has no span."""
 
 
@@ -119,6 +110,11 @@ def pip_install_facts(argv: Sequence[Token], path: str | None, scanner: str) -> 
             fact = requirement_fact(
                 text, path, argv[i].line, argv[i].column, scanner, token=argv[i], syntax="shell"
             )
+            if fact is not None:
+                yield fact
+        elif argv[i].resolved and not text.startswith("git+"):
+            # a wheel or sdist by URL or path (torch-2.3.0%2Bcu121-...whl): the pin its name says
+            fact = direct_file_fact(text, path, argv[i].line, argv[i].column, scanner, token=argv[i], syntax="shell")
             if fact is not None:
                 yield fact
         i += 1
@@ -145,6 +141,8 @@ def requirements_txt_facts(text: str, path: str, scanner: str) -> Iterator[Fact 
                 yield fact
             continue  # a placeholder for the name too: only the template knows what it installs
         fact = requirement_fact(body, path, start + 1, column, scanner)
+        if fact is None and _pip_only(body):  # a wheel or sdist by URL or path
+            fact = direct_file_fact(body, path, start + 1, column, scanner)
         if fact is not None and hashed:
             fact = replace(fact, spans=Spans(syntax="requirements", note=HASHED))
         elif fact is not None and not lines[start].lstrip().startswith(body):

@@ -24,16 +24,19 @@ from vllm_upgrade_check.sources.scanners.base import (
 )
 from vllm_upgrade_check.sources.scanners.compose_cli import compose_chains, may_run_compose
 from vllm_upgrade_check.sources.scanners.helm_cli import (
+    helm_set_args,
     helm_set_tags,
     helm_values_commands,
     may_pass_helm_values,
 )
 from vllm_upgrade_check.sources.scanners.images import image_fact, replaced_server_note
 from vllm_upgrade_check.sources.scanners.requirements import pip_install_facts
+from vllm_upgrade_check.sources.scanners.ssh import ssh_remote_command
 from vllm_upgrade_check.sources.scanners.vllm_argv import (
     find_launch,
     launch_facts,
     other_program_image,
+    strip_wrappers,
     unknown_image_launch,
 )
 
@@ -79,6 +82,8 @@ def shell_facts(
     relocate: Relocate | None = None,
     sourced: Sourced | None = None,
     files: Sourced | None = None,
+    environment: Mapping[str, list[Token]] | None = None,
+    alternatives: Mapping[str, list[list[Token]]] | None = None,
 ) -> tuple[list[Fact], ShellScript]:
     """Facts of every vLLM launch and ``pip install`` in shell ``text``, and the env vars set.
 
@@ -96,11 +101,14 @@ def shell_facts(
             by searching the file, e.g. folded YAML scalars).
         sourced: reads the files ``source FILE`` names (see :func:`parse_shell`).
         files: reads the files ``$(cat FILE)`` names (see :func:`parse_shell`).
+        environment: the exported variables the commands run with (a systemd unit's
+            ``Environment=``): what a ``bash -c 'SCRIPT'`` command's script starts with.
+        alternatives: variables that hold one of several values (see :func:`parse_shell`).
 
     Returns:
         ``(facts, parsed script)``.
     """
-    script = parse_shell(text, locate, variables, sourced, files)
+    script = parse_shell(text, locate, variables, sourced, files=files, alternatives=alternatives)
     move = relocate or (lambda token: token)
     facts: list[Fact] = []
     for assignment in script.assignments:
@@ -115,7 +123,8 @@ def shell_facts(
         argv = [move(t) for t in command.argv]
         prefix = [move(Token(a.name, a.line, a.column, True, f"{a.name}={a.value}")) for a in command.prefix]
         found = argv_facts(
-            argv, path, scanner, hint, prefix_env=prefix, values={a.name: a.value for a in command.prefix}
+            argv, path, scanner, hint, prefix_env=prefix, values={a.name: a.value for a in command.prefix},
+            variables=environment,
         )
         if not any(f.kind == FactKind.LAUNCH for f in found) and argv:
             who = f"{argv[0].text} (line {command.line})"
@@ -161,29 +170,27 @@ def argv_facts(
     variables: Mapping[str, list[Token]] | None = None,
 ) -> list[Fact]:
     """Facts of one command's argv: a vLLM launch, a ``pip install``, or ``sh -c 'TEXT'``
-    (TEXT parsed as shell, its positions inside the argument). ``syntax``: what the argv
+    (TEXT parsed as shell, its positions inside the argument), or the command an ``ssh``
+    runs on the remote host (:mod:`.ssh`). ``syntax``: what the argv
     is written in (``shell``, or ``yaml``/``json``/``python`` for a list); ``variables``:
     the environment an ``sh -c`` script starts with (a Dockerfile stage's ``ENV``), not
-    changed."""
+    changed. A shell behind a wrapper (``env bash -c``, ``exec sh -c``, ``tini -- sh -c``)
+    is read the same. A here-document a shell reads as its script is read by the parser
+    (:func:`~vllm_upgrade_check.parsing.shell.parse_shell`), with the commands around it."""
+    shell = strip_wrappers(argv)[0] if argv and argv[0].text.rsplit("/", 1)[-1] not in _SHELLS else list(argv)
     if (
-        len(argv) >= 3
-        and argv[0].text.rsplit("/", 1)[-1] in _SHELLS
-        and argv[1].text.startswith("-")
-        and "c" in argv[1].text
+        len(shell) >= 3
+        and shell[0].text.rsplit("/", 1)[-1] in _SHELLS
+        and shell[1].text.startswith("-")
+        and "c" in shell[1].text
     ):
-        script_token = argv[2]
-        inner = _inner_locator(script_token)
-        known = dict(variables) if variables else None
-        if known:
-            # a variable's words are placed where the variable is set, not in the argument
-            theirs = {(t.line, t.column, t.text) for tokens in known.values() for t in tokens}
-            within = inner
-
-            def inner(token: Token) -> Token:
-                return token if (token.line, token.column, token.text) in theirs else within(token)
-
-        facts, _ = shell_facts(script_token.text, path, scanner, variables=known, hint=hint, relocate=inner)
-        return facts
+        return _script_facts(shell[2], path, scanner, hint, variables)
+    remote = ssh_remote_command(argv)
+    if remote is not None:
+        # the remote host's shell runs the words after the destination (:mod:`.ssh`)
+        if len(remote) == 1:
+            return _script_facts(remote[0], path, scanner, hint, variables)
+        return argv_facts(remote, path, scanner, hint, syntax=syntax, variables=variables)
     launch = find_launch(argv)
     if launch is None:
         other = other_program_image(argv)
@@ -200,6 +207,29 @@ def argv_facts(
         for t in prefix_env
     ]
     facts.extend(launch_facts(launch, path, scanner, hint, syntax))
+    return facts
+
+
+def _script_facts(
+    script_token: Token,
+    path: str | None,
+    scanner: str,
+    hint: tuple[str, str] | None,
+    variables: Mapping[str, list[Token]] | None,
+) -> list[Fact]:
+    """Facts of a shell script written as one word (``sh -c 'TEXT'``, ``ssh host 'TEXT'``),
+    its positions inside the word (:func:`_inner_locator`)."""
+    inner = _inner_locator(script_token)
+    known = dict(variables) if variables else None
+    if known:
+        # a variable's words are placed where the variable is set, not in the argument
+        theirs = {(t.line, t.column, t.text) for tokens in known.values() for t in tokens}
+        within = inner
+
+        def inner(token: Token) -> Token:
+            return token if (token.line, token.column, token.text) in theirs else within(token)
+
+    facts, _ = shell_facts(script_token.text, path, scanner, variables=known, hint=hint, relocate=inner)
     return facts
 
 
@@ -220,13 +250,52 @@ def _inner_locator(token: Token) -> Relocate:
     def point(p: tuple[int, int]) -> tuple[int, int]:
         return (base_line, base_col + p[1] - 1) if p[0] == 1 else (base_line + p[0] - 1, p[1])
 
+    offsets = None if exact else written_offsets(written, token.text)
+    starts = [0] + [i + 1 for i, c in enumerate(token.text) if c == "\n"]
+
+    def placed(p: tuple[int, int]) -> tuple[int, int]:
+        # through the escapes (``"...\\<newline>..."``): where the character is written
+        if offsets is not None and 1 <= p[0] <= len(starts):
+            at = starts[p[0] - 1] + p[1] - 1
+            if 0 <= at < len(offsets):
+                w = offsets[at]
+                before = written.rfind("\n", 0, w)
+                if before < 0:
+                    return base_line, base_col - quote + w
+                return base_line + written.count("\n", 0, w), w - before
+        return point(p)
+
     def move(inner: Token) -> Token:
         if exact:
             return inner.moved(point)
-        line, column = point((inner.line, inner.column))
+        line, column = placed((inner.line, inner.column))
         return replace(inner.unplaced(), line=line, column=column)
 
     return move
+
+
+def written_offsets(written: str, text: str) -> list[int] | None:
+    """For each character of ``text``, its index in ``written``, the shell word it is read
+    from (bare, ``'...'``, or ``"..."`` whose backslashes escape ``$ ` " \\`` and remove a
+    line break, as bash reads them); ``None`` when ``written`` does not read as ``text``
+    that way (an expansion, another syntax's escapes)."""
+    if written == text:
+        return list(range(len(text)))
+    if len(written) < 2 or written[0] != written[-1] or written[0] not in "'\"":
+        return None
+    if written[0] == "'":
+        return list(range(1, len(written) - 1)) if written[1:-1] == text else None
+    out: list[int] = []
+    i, end = 1, len(written) - 1
+    while i < end:
+        if written[i] == "\\" and i + 1 < end and written[i + 1] in '$`"\\\n':
+            if written[i + 1] != "\n":
+                out.append(i + 1)
+            i += 2
+            continue
+        out.append(i)
+        i += 1
+    return out if "".join(written[j] for j in out) == text else None
 
 
 class ShellScanner(Scanner):
@@ -281,4 +350,6 @@ class ShellScanner(Scanner):
             for written in values:
                 yield FileReference(written, self.name)
         for chart, _token, _start, _end in helm_set_tags(script):  # --set image.tag: read with the chart
+            yield FileReference(f"{chart.rstrip('/')}/values.yaml", self.name)
+        for chart, _key, _word, _items in helm_set_args(script):  # --set args={...}: read with the chart
             yield FileReference(f"{chart.rstrip('/')}/values.yaml", self.name)

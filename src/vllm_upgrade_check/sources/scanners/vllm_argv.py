@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
+from vllm_upgrade_check.knowledge.subcommands import MODULE_SUBCOMMANDS, SUBCOMMANDS, subcommand
 from vllm_upgrade_check.model.facts import UNKNOWN_IMAGE_ENTRY, VENDOR_ENTRY, Fact, FactKind
 from vllm_upgrade_check.parsing.words import Token, token_location
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, env_fact
@@ -122,10 +123,20 @@ WRAPPERS: dict[tuple[str, ...], Wrapper] = {
     ("kubectl", "exec"): Wrapper(_opts("-c --container -n --namespace --context"), dash_dash=True),
     ("conda", "run"): Wrapper(_opts("-n --name -p --prefix --cwd")),
     ("mamba", "run"): Wrapper(_opts("-n --name -p --prefix --cwd")),
+    ("tini",): Wrapper(_opts("-p -e")),
+    ("tini-static",): Wrapper(_opts("-p -e")),
+    ("docker-init",): Wrapper(_opts("-p -e")),
+    ("dumb-init",): Wrapper(_opts("-r --rewrite")),
+    ("catatonit",): Wrapper(),
+    ("gosu",): Wrapper(positionals=1),
+    ("su-exec",): Wrapper(positionals=1),
 }
 """Commands that run the command after them, keyed by their leading words (coreutils,
 ``sudo``, Slurm ``srun``, ``ray job submit``, Python environment runners, ``docker exec
-CONTAINER``/``kubectl exec POD --`` into a running container)."""
+CONTAINER``/``kubectl exec POD --`` into a running container, and the init programs a
+container's ``ENTRYPOINT`` starts with: ``tini [-g] [-p SIGNAL] --`` (``docker-init`` is
+Docker's ``--init`` copy of it), ``dumb-init [-r s:r] --``, ``catatonit --``, ``gosu USER``
+and ``su-exec USER``)."""
 
 PYTHON_RUNNERS: dict[str, frozenset[str]] = {
     "python": _opts("-W -X -c"),
@@ -142,19 +153,12 @@ PYTHON_RUNNERS: dict[str, frozenset[str]] = {
 ``torchrun -m`` / ``--module`` per torch.distributed.run), with their value-taking options."""
 
 VLLM_SUBCOMMANDS: dict[tuple[str, ...], bool] = {
-    ("serve",): True,
-    ("run-batch",): False,
-    ("bench", "throughput"): False,
-    ("bench", "latency"): False,
-    ("bench", "startup"): False,
-    ("bench", "mm-processor"): False,
+    sub.words: sub.positional_model for sub in SUBCOMMANDS if sub.engine_args
 }
 """``vllm`` subcommands that parse engine args, and whether the first positional is the
-model. ``serve`` (vllm/entrypoints/cli/serve.py, ``model_tag``); ``run-batch``
-(entrypoints/openai/run_batch.py ``make_arg_parser`` adds ``AsyncEngineArgs``); ``bench
-throughput|latency|startup|mm-processor`` (vllm/benchmarks/*.py ``add_cli_args`` add
-``EngineArgs``/``AsyncEngineArgs``, 0.28.0 and 0.33.0). ``bench serve`` is an HTTP client and
-takes no engine args."""
+model (:data:`~vllm_upgrade_check.knowledge.subcommands.SUBCOMMANDS`: ``serve``,
+``run-batch``, ``bench throughput|latency|startup|mm-processor``). ``bench serve``, ``chat``
+and ``complete`` are HTTP clients and take no engine args."""
 
 _DOCKER_VALUE_OPTS = frozenset(
     """-e --env --env-file -v --volume -p --publish --name --gpus --ipc --shm-size --runtime
@@ -179,6 +183,9 @@ class Launch:
         image: the image token, when launched through ``docker run``.
         env: ``NAME=value`` tokens given with ``docker run -e``.
         positional_model: ``True`` when the first positional is the model (``vllm serve``).
+        command: the ``vllm`` subcommand's words (``("bench", "throughput")``), whose own
+            flags (:mod:`~vllm_upgrade_check.knowledge.subcommands`) are no engine flags;
+            empty for the server.
     """
 
     entry: str
@@ -187,6 +194,7 @@ class Launch:
     image: Token | None = None
     env: tuple[Token, ...] = ()
     positional_model: bool = True
+    command: tuple[str, ...] = ()
 
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
@@ -262,11 +270,11 @@ def strip_wrappers(argv: Sequence[Token]) -> tuple[list[Token], list[Token]]:
     return tokens, env
 
 
-def _vllm_subcommand(args: Sequence[Token]) -> tuple[str, bool, int] | None:
-    """(entry, positional model, words used) for a ``vllm`` subcommand that takes engine args."""
+def _vllm_subcommand(args: Sequence[Token]) -> tuple[str, bool, tuple[str, ...]] | None:
+    """(entry, positional model, its words) for a ``vllm`` subcommand that takes engine args."""
     for words, positional in VLLM_SUBCOMMANDS.items():
         if tuple(t.text for t in args[: len(words)]) == words:
-            return "vllm " + " ".join(words), positional, len(words)
+            return "vllm " + " ".join(words), positional, words
     return None
 
 
@@ -293,8 +301,10 @@ def _find_entry(tokens: list[Token]) -> Launch | None:
         sub = _vllm_subcommand(tokens[1:])
         if sub is None:
             return None
-        entry, positional, used = sub
-        return Launch(entry, tuple(tokens[1 + used :]), tokens[0], positional_model=positional)
+        entry, positional, words = sub
+        return Launch(
+            entry, tuple(tokens[1 + len(words) :]), tokens[0], positional_model=positional, command=words
+        )
     runner = "python" if head.startswith("python") else head
     if runner in PYTHON_RUNNERS:
         value_opts = PYTHON_RUNNERS[runner] - {"-m", "--module"}
@@ -310,13 +320,16 @@ def _find_entry(tokens: list[Token]) -> Launch | None:
             module = rest[1].text
             args = rest[2:]
             positional = module == "vllm.entrypoints.cli.main"
+            command = MODULE_SUBCOMMANDS.get(module, ())
             if positional:
                 sub = _vllm_subcommand(args)
                 if sub is None:
                     return None
-                _entry, positional, used = sub
-                args = args[used:]
-            return Launch(f"{runner} -m {module}", tuple(args), tokens[0], positional_model=positional)
+                _entry, positional, command = sub
+                args = args[len(command) :]
+            return Launch(
+                f"{runner} -m {module}", tuple(args), tokens[0], positional_model=positional, command=command
+            )
         return None
     if head in ("docker", "podman", "nerdctl") and len(tokens) > 1:
         return _docker_run(tokens)
@@ -456,4 +469,5 @@ def launch_facts(
         start=launch.start,
         hint=hint,
         syntax=syntax,
+        own_flags=subcommand(launch.command),
     )

@@ -27,7 +27,7 @@ from vllm_upgrade_check.knowledge.known_args import known_args
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, mapping_items, pos, scalar, to_python
-from vllm_upgrade_check.parsing.yamlwords import entry_cuts, scalar_text_span
+from vllm_upgrade_check.parsing.yamlwords import EntryCuts, entry_cuts, scalar_text_span
 from vllm_upgrade_check.sources.scanners.arg_facts import json_subkey_facts
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.manifests import YAML_SUFFIXES, is_compose, is_kubernetes
@@ -105,12 +105,19 @@ def entry_spans(
     text: str, key_node: yaml.Node, value_node: yaml.Node, cuts: dict[int, Span | None], syntax: str = "yaml"
 ) -> Spans:
     """Where a fix edits the mapping entry ``key: value``: the key, a scalar value (inside
-    its quotes), and the entry's cut from :func:`~vllm_upgrade_check.parsing.yamlwords.entry_cuts`."""
+    its quotes), and the entry's cut from :func:`~vllm_upgrade_check.parsing.yamlwords.entry_cuts`,
+    with what replaces the mapping when the cuts take every entry (``{}``, see
+    :class:`~vllm_upgrade_check.parsing.yamlwords.EntryCuts`)."""
+    taken = cuts.get(id(key_node))
+    extent = cuts.extent if isinstance(cuts, EntryCuts) and taken is not None else None
     return Spans(
         name=scalar_text_span(text, key_node) if isinstance(key_node, yaml.ScalarNode) else None,
         value=scalar_text_span(text, value_node) if isinstance(value_node, yaml.ScalarNode) else None,
-        cut=cuts.get(id(key_node)),
+        cut=taken,
         syntax=syntax,
+        listed=extent[0] if extent else None,
+        left=extent[1] if extent else "",
+        emptied=extent[2] if extent else "",
     )
 
 

@@ -10,10 +10,17 @@ arguments, its environment or its pin.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 
 RAY_CONFIGS = frozenset({"LLMConfig"})
 """Ray Serve LLM classes whose ``engine_kwargs`` are vLLM engine args (``ray.serve.llm``)."""
+RAY_LLM_MODULES = ("ray.serve.llm", "ray.llm")
+"""The modules (and those below them) whose :data:`RAY_CONFIGS` are Ray Serve LLM's: Ray's
+``python/ray/serve/llm/__init__.py`` exports ``LLMConfig`` from
+``ray.llm._internal.serve.configs.server_models``. A class of that name from any other
+module (``mylib.LLMConfig``, ``ray.tune.LLMConfig``) is not Ray Serve LLM's."""
+_RAY_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+ray(?:\.[\w.]+)?[ \t]+import|import[ \t]+ray)\b", re.MULTILINE)
 MODAL_INSTALLS = frozenset({"pip_install", "uv_pip_install"})
 """Methods of ``modal.Image`` whose arguments are requirements."""
 
@@ -43,6 +50,61 @@ def imported_from(
                     local = alias.asname or alias.name.split(".")[0]
                     out[local] = alias.name if alias.asname else local
     return out
+
+
+def may_import_ray_llm(text: str) -> bool:
+    """Whether Python ``text`` may import a :data:`RAY_LLM_MODULES` module (``from
+    ray.serve.llm import LLMConfig``, ``import ray.llm``, ``from ray.serve import llm``): a
+    text test (an import of ``ray`` and the word ``llm``), so a file that mentions no vLLM is
+    still read for its Ray Serve LLM configs; which calls are theirs
+    :func:`is_ray_llm_config` decides."""
+    return "llm" in text and "ray" in text and _RAY_IMPORT.search(text) is not None
+
+
+def bound_modules(imports: Iterable[ast.AST], prefix: str, text: str | None = None) -> dict[str, str]:
+    """The names a file binds from module ``prefix`` or one below it, each with the dotted
+    path it stands for (``import ray``: ``{"ray": "ray"}``; ``import ray.serve.llm as rsl``:
+    ``{"rsl": "ray.serve.llm"}``; ``from ray.serve.llm import LLMConfig as C``: ``{"C":
+    "ray.serve.llm.LLMConfig"}``; ``from ray import serve``: ``{"serve": "ray.serve"}``).
+    ``imports`` and ``text`` as for :func:`imported_from`."""
+    out: dict[str, str] = {}
+    if text is not None and prefix not in text and text.isascii():
+        return out
+    for node in imports:
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            if node.module == prefix or node.module.startswith(prefix + "."):
+                out.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == prefix or alias.name.startswith(prefix + "."):
+                    if alias.asname:
+                        out[alias.asname] = alias.name
+                    else:  # `import ray.serve.llm` binds `ray`
+                        out[alias.name.split(".")[0]] = alias.name.split(".")[0]
+    return out
+
+
+def qualified_call(func: ast.expr, bound: dict[str, str]) -> str | None:
+    """The dotted path a call's ``func`` names through the file's ``bound`` names
+    (:func:`bound_modules`): ``rsl.LLMConfig`` with ``{"rsl": "ray.serve.llm"}`` ->
+    ``"ray.serve.llm.LLMConfig"``; ``None`` when it starts from no bound name or reads
+    through a call."""
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name) or func.id not in bound:
+        return None
+    return ".".join([bound[func.id], *reversed(parts)])
+
+
+def is_ray_llm_config(qualified: str | None) -> bool:
+    """Whether ``qualified`` (:func:`qualified_call`) is a :data:`RAY_CONFIGS` class of a
+    :data:`RAY_LLM_MODULES` module (``ray.serve.llm.LLMConfig``, ``ray.llm.LLMConfig``)."""
+    if qualified is None:
+        return False
+    module, _, name = qualified.rpartition(".")
+    return name in RAY_CONFIGS and any(module == m or module.startswith(m + ".") for m in RAY_LLM_MODULES)
 
 
 def chain_root(node: ast.AST) -> str | None:

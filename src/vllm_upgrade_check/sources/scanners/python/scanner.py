@@ -13,11 +13,13 @@ from vllm_upgrade_check.sources.scanners.base import FileReference, ScanItem, Sc
 from vllm_upgrade_check.sources.scanners.python.index import parsed_module
 from vllm_upgrade_check.sources.scanners.python.modules import ModuleReader, imported_names
 from vllm_upgrade_check.sources.scanners.python.names import RESPONSE_FIELDS
+from vllm_upgrade_check.sources.scanners.python.platforms import may_import_ray_llm
 from vllm_upgrade_check.sources.scanners.python.walker import file_facts
 
 
 class PythonSourceScanner(Scanner):
-    """``*.py`` files that mention vLLM (or read ``reasoning_content``), parsed with :mod:`ast`."""
+    """``*.py`` files that mention vLLM or import Ray Serve LLM (or read ``reasoning_content``),
+    parsed with :mod:`ast`."""
 
     name = "python"
 
@@ -34,9 +36,11 @@ class PythonSourceScanner(Scanner):
         return source.name.endswith(".py")
 
     def scan(self, source: SourceFile) -> Iterator[ScanItem]:
-        """The facts of ``source``: all of them when it mentions vLLM, else only its reads of
-        response fields; a syntax error skips the file."""
-        vllm = source.mentions_vllm() and not only_prose_mentions(source.text)
+        """The facts of ``source``: all of them when it mentions vLLM (in code, not only in
+        prose) or may import Ray Serve LLM (:func:`.platforms.may_import_ray_llm`, whose
+        ``LLMConfig(engine_kwargs=...)`` configures vLLM), else only its reads of response
+        fields; a syntax error skips the file."""
+        vllm = (source.mentions_vllm() and not only_prose_mentions(source.text)) or may_import_ray_llm(source.text)
         client = any(field in source.text for field in self.fields)
         if not vllm and not client:
             return

@@ -34,12 +34,14 @@ from vllm_upgrade_check.sources.scanners.python.names import (
 )
 from vllm_upgrade_check.sources.scanners.python.platforms import (
     MODAL_INSTALLS,
-    RAY_CONFIGS,
+    bound_modules,
     chain_root,
     dict_value,
     engine_kwargs_call,
     imported_from,
+    is_ray_llm_config,
     keyword,
+    qualified_call,
 )
 from vllm_upgrade_check.sources.scanners.python.responses import ResponseReader
 from vllm_upgrade_check.sources.scanners.python.scope import Scope, last_binding
@@ -375,7 +377,7 @@ class _Module:
                 self.class_names = set(self.classes.values())
         imports_vllm = bool(self.source.aliases) or any(f.kind == FactKind.IMPORT for f in self.facts)
         self.responses = ResponseReader(self.source, imports_vllm, self.fields, index.calls)
-        self.ray, self.modal = imported_from(index.imports, "ray", text), imported_from(index.imports, "modal", text)
+        self.ray, self.modal = bound_modules(index.imports, "ray", text), imported_from(index.imports, "modal", text)
         self.walk_scope(index.module, index.inner)
         for key, (_func, body) in self.builders.items():
             if key not in self.called and "." in key:  # a method no call of the file reaches
@@ -414,14 +416,11 @@ class _Module:
         """Ray Serve LLM's ``LLMConfig`` and a Modal image's installs and env (:mod:`.platforms`)."""
         func = call.func
         root = chain_root(func)
-        if isinstance(func, ast.Attribute):
-            name = func.attr
-        else:
-            name = self.ray.get(root or "", "") if isinstance(func, ast.Name) else ""
-        if name in RAY_CONFIGS and root in self.ray:
+        name = func.attr if isinstance(func, ast.Attribute) else ""
+        if is_ray_llm_config(qualified_call(func, self.ray)):
             engine = engine_kwargs_call(call)
             if engine is not None:
-                self.engine_call(engine, name, scope)
+                self.engine_call(engine, "LLMConfig", scope)
             env = dict_value(keyword(call, "runtime_env"), "env_vars")
             for key, value in zip(getattr(env, "keys", []), getattr(env, "values", []), strict=False):
                 if key is not None:
