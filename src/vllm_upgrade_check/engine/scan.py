@@ -19,6 +19,7 @@ from vllm_upgrade_check.knowledge.known_args import known_args
 from vllm_upgrade_check.knowledge.registry import Registry, load_registry
 from vllm_upgrade_check.knowledge.requires import release_requirements
 from vllm_upgrade_check.knowledge.versions import parse_version
+from vllm_upgrade_check.matching.abbreviations import with_expansions
 from vllm_upgrade_check.matching.advisories import ADVISORY_IDS, advisory_findings
 from vllm_upgrade_check.matching.checks import ABBREVIATED_FLAG_ID, UNKNOWN_FLAG_ID, unknown_flag_findings
 from vllm_upgrade_check.matching.cut_launch import CUT_LAUNCH_ID, cut_launch_findings
@@ -304,8 +305,10 @@ def _run_scan(
                 known.env_gone_by(target),
                 gone_subjects(rules, target),
             )
+            facts, abbreviation_notes = with_expansions(facts, context, known)
         else:  # nothing to match: the target's surface and parser data are not loaded
             context = VersionContext(target, option, default)
+            abbreviation_notes = []
         findings = with_target_severity(match_rules(without_stale_pins(rules, target), facts, context), facts, target)
         if facts:
             findings = with_readded(findings, known, target)  # a removal the target takes back: info
@@ -345,6 +348,7 @@ def _run_scan(
                 f"several vLLM versions in the scanned files: {', '.join(pins)}; each file is checked from its own"
             )
         notes.extend(unresolved_notes(facts))
+        notes.extend(abbreviation_notes)
         notes.extend(vendor_notes(facts))
         if default.version is not None and default.version >= target:
             notes.append(

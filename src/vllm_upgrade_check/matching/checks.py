@@ -200,17 +200,20 @@ def unknown_flag_findings(
             continue  # argparse adds --help to every parser
         if known.is_known(fact.name):
             continue
-        if (answered := ruled.get((fact.name, fact.aliases))) is None:
-            answered = ruled[(fact.name, fact.aliases)] = any(fact.answers_to(n) for n in rule_names)
-        if answered:
-            continue
+        key = (fact.raw or fact.name, fact.name)
+        # an abbreviation the target expands is warned of even where a rule names the full flag
+        # (``matching.abbreviations`` gives the fact that flag as an alias)
+        expands = known.expansions(fact.raw or fact.name, versions.target) if key not in rules else ()
+        if len(expands) != 1 and (key not in rules or rules[key].id != ABBREVIATED_FLAG_ID):
+            if (answered := ruled.get((fact.name, fact.aliases))) is None:
+                answered = ruled[(fact.name, fact.aliases)] = any(fact.answers_to(n) for n in rule_names)
+            if answered:
+                continue
         launch = per_launch.setdefault((fact.location.path, fact.group), [])
         launch.append(fact)
         if len(launch) > MAX_UNKNOWN_PER_LAUNCH:
             continue
-        key = (fact.raw or fact.name, fact.name)
         if key not in rules:
-            expands = known.expansions(fact.raw or fact.name, versions.target)
             rules[key] = (
                 abbreviated_flag_rule(fact, expands[0], versions.target)
                 if len(expands) == 1
