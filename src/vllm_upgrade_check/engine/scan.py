@@ -35,7 +35,7 @@ from vllm_upgrade_check.matching.surface_checks import (
     with_target_severity,
 )
 from vllm_upgrade_check.model.environment import Environment
-from vllm_upgrade_check.model.facts import UNRESOLVED_NOTE, VENDOR_ENTRY, Fact, FactKind
+from vllm_upgrade_check.model.facts import ENV_VALUE, UNRESOLVED_NOTE, VENDOR_ENTRY, Fact, FactKind
 from vllm_upgrade_check.model.findings import Finding, ReleaseInfo, Replacement, Report, VersionBasis
 from vllm_upgrade_check.model.options import ScanOptions
 from vllm_upgrade_check.model.pack import Applicability, DependencyMatch, FixAction, MatchKind, Pack, Rule
@@ -78,6 +78,13 @@ def unresolved_notes(facts: Sequence[Fact]) -> list[str]:
         if fact.kind == FactKind.LAUNCH and not fact.resolved and fact.value:
             notes.append(
                 f"{UNRESOLVED_NOTE}{fact.value} at {fact.location} ({fact.name}); the flags it holds were not checked"
+            )
+        elif fact.kind == FactKind.ARG and fact.scanner == "python" and fact.value and ENV_VALUE.fullmatch(fact.value):
+            shown = fact.raw if fact.origin != "python" else f"{fact.name}="
+            notes.append(
+                f"{UNRESOLVED_NOTE}the value of {shown} at {fact.location} is read from the environment "
+                f"({fact.value}, no default); the {'flag' if fact.origin != 'python' else 'keyword'} was checked, "
+                "its value was not"
             )
     return notes
 

@@ -20,6 +20,7 @@ from vllm_upgrade_check.sources.scanners.python.builders import (
     method_classes,
     receiver_class,
 )
+from vllm_upgrade_check.sources.scanners.python.envreads import env_default
 from vllm_upgrade_check.sources.scanners.python.index import TreeIndex
 from vllm_upgrade_check.sources.scanners.python.keywords import KeywordReader
 from vllm_upgrade_check.sources.scanners.python.modules import ModuleReader
@@ -133,6 +134,7 @@ class _Module:
                 continue
             names.add(entry.name)
             written = entry.source or self.source
+            literal = is_literal(entry.value_node) or env_default(written, entry.value_node) is not None
             spans = (
                 self.keywords.entry_spans(entry)
                 if entry.source is None
@@ -147,11 +149,11 @@ class _Module:
                     value=entry.value,
                     origin=origin,
                     scanner="python",
-                    resolved=is_literal(entry.value_node),
+                    resolved=literal,
                     spans=spans,
                 )
             )
-            if origin == "python" and entry.name == "model" and entry.value:
+            if origin == "python" and entry.name == "model" and entry.value and literal:
                 served = entry.value
                 self.facts.append(
                     Fact(
