@@ -29,3 +29,12 @@ subprocess.run(
         os.getenv("KV", "fp4_e9"),
     ]
 )
+
+
+def make_llm(**kw):
+    # ok: VUC0270-001
+    return LLM(model="acme/m", **kw)
+
+
+# ruleid: VUC0270-001
+engine = make_llm(max_num_partial_prefills=4)
