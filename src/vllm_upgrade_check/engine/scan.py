@@ -5,7 +5,7 @@ Callable from tests without the CLI. Nothing here prints or exits.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -50,11 +50,15 @@ from vllm_upgrade_check.sources.tree import scan_files
 
 
 def detect_from(facts: Sequence[Fact], env: Environment | None) -> Assumption:
-    """The run-wide "from" version: the installed vllm, else the oldest vllm pin or vLLM image
-    tag in the scanned files, else unknown."""
+    """The run-wide "from" version, for what says nothing of its own version: the oldest of the
+    installed vllm and the vllm pins and vLLM image tags in the scanned files (which of them
+    runs a launch that names none is not known, so nothing one of them would cross is
+    missed), else unknown. Each file that names its own version is checked from it (its
+    facts' ``version_hint``); the environment's facts from the installed vllm."""
+    installed: Assumption | None = None
     if env is not None and env.vllm:
         try:
-            return Assumption(
+            installed = Assumption(
                 Version(env.vllm), VersionBasis.ENVIRONMENT, f"installed vllm {env.vllm} ({env.source})"
             )
         except ValueError:
@@ -62,10 +66,23 @@ def detect_from(facts: Sequence[Fact], env: Environment | None) -> Assumption:
     pins = [(v, f) for f in facts if (v := pinned_version(f)) is not None]
     if pins:
         version, fact = min(pins, key=lambda p: p[0])
-        return Assumption(version, VersionBasis.REPOSITORY, f"{fact.location} {fact.raw}")
+        if installed is None or installed.version is None or version < installed.version:
+            newer = f" (older than the {installed.source})" if installed is not None else ""
+            return Assumption(version, VersionBasis.REPOSITORY, f"{fact.location} {fact.raw}{newer}")
+    if installed is not None:
+        return installed
     return Assumption(
         None, VersionBasis.UNKNOWN, "no vLLM version found: every release up to the target is checked"
     )
+
+
+def installed_hint(facts: Iterable[Fact], env: Environment) -> list[Fact]:
+    """The environment's ``facts``, each assumed to run its installed vllm (when known and
+    the fact names no version of its own), whatever the run-wide from-version is."""
+    if not env.vllm:
+        return list(facts)
+    source = f"installed vllm {env.vllm} ({env.source})"
+    return [f if f.version_hint else f.evolve(version_hint=env.vllm, hint_source=source) for f in facts]
 
 
 def unresolved_notes(facts: Sequence[Fact]) -> list[str]:
@@ -285,9 +302,10 @@ def _run_scan(
         from vllm_upgrade_check.sources.host.gpus import host_facts
 
         if request.environment is not None:
-            facts.extend(environment_facts(request.environment))
+            facts.extend(installed_hint(environment_facts(request.environment), request.environment))
         if request.host is not None:
-            facts.extend(host_facts(request.host))
+            host = host_facts(request.host)
+            facts.extend(installed_hint(host, request.environment) if request.environment is not None else host)
         for pack in registry.packs_for(target):
             if pack.wheel is not None:
                 facts = without_replaced_requirers(facts, pack)
