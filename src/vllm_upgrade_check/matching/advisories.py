@@ -227,7 +227,7 @@ def _requirement_advisory(fact: Fact, target: Version) -> Rule | None:
             MOVE_ID,
             Severity.INFO,
             match,
-            f"vllm{spec} pins a release older than the target; move it to =={_shown(target)}",
+            f"vllm{spec} pins a release older than the target; move it to =={_shown(target)}{_written_elsewhere(fact)}",
             f"Pin vllm=={_shown(target)} once the blockers are fixed (fix does it then).",
             _release_evidence(target, f"the release upgraded to, {_shown(target)}"),
         )
