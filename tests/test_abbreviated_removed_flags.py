@@ -71,6 +71,8 @@ def test_known_from_version_settles_the_prefix(tmp_path: Path) -> None:
     ids = {f.rule.id for f in report.findings}
     assert "VUC0180-001" in ids  # --swap-space, removed in 0.18.0
     assert "VUC000-016" in ids  # and 0.33.0 reads it as --swa-bounded-replay
+    (warning,) = [f for f in report.findings if f.rule.id == "VUC000-016"]
+    assert "expands it to --swa-bounded-replay in 0.33.0 (the release in use expands it to --swap-space" in warning.rule.message
     assert not [n for n in report.notes if n.startswith("--swa at")]
 
 
