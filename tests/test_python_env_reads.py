@@ -67,3 +67,18 @@ def test_no_default_is_an_unresolved_note_for_the_value_only(tmp_path: Path, bod
     assert len(notes) == 1
     assert f"the value of {shown} at app.py:5:" in notes[0] and "${KV}" in notes[0]
     assert "flags it holds were not checked" not in notes[0]
+
+
+@pytest.mark.parametrize("setter", ['os.environ["KV"] = "fp4_e9"', 'os.environ.setdefault("KV", "fp4_e9")'])
+def test_value_the_file_sets_wins_over_the_default(tmp_path: Path, setter: str) -> None:
+    body = setter + '\nsubprocess.run(["vllm", "serve", "acme/m", "--kv-cache-dtype", os.getenv("KV", "auto")])\n'
+    report = _scan(tmp_path, body)
+    assert [(f.rule.id, f.location.line) for f in report.findings] == [("VUC000-009", 6)]
+    assert "fp4_e9" in report.findings[0].rule.message
+
+
+def test_value_the_file_sets_resolves_a_read_without_default(tmp_path: Path) -> None:
+    body = 'os.environ["KV"] = "auto"\nllm = LLM(model="acme/m", kv_cache_dtype=os.environ["KV"])\n'
+    report = _scan(tmp_path, body)
+    assert not report.findings
+    assert not [n for n in report.notes if n.startswith("unresolved:")]

@@ -52,13 +52,48 @@ def env_read(source: PythonSource, node: ast.AST | None) -> tuple[str, ast.expr 
 
 
 def env_default(source: PythonSource, node: ast.AST | None) -> ast.Constant | None:
-    """The literal default (a string, number or boolean; not ``None``) of the environment
-    read ``node``, else ``None``."""
+    """The value the environment read ``node`` has when the deployment sets nothing else: what
+    the file itself sets the variable to at module level (``os.environ["X"] = "8"``,
+    ``os.environ.setdefault("X", "8")``), else the read's literal default (a string, number
+    or boolean; not ``None``), else ``None``."""
     read = env_read(source, node)
-    if read is None or not isinstance(read[1], ast.Constant):
+    if read is None:
+        return None
+    set_here = _module_sets(source).get(read[0])
+    if set_here is not None:
+        return set_here
+    if not isinstance(read[1], ast.Constant):
         return None
     value = read[1].value
     return read[1] if isinstance(value, (str, int, float, bool)) else None
+
+
+_SETS: dict[int, tuple[PythonSource, dict[str, ast.Constant]]] = {}
+
+
+def _module_sets(source: PythonSource) -> dict[str, ast.Constant]:
+    """The environment variables the file's module-level statements set to a string literal
+    (the last one written wins), read once per file."""
+    held = _SETS.get(id(source))
+    if held is not None and held[0] is source:
+        return held[1]
+    found: dict[str, ast.Constant] = {}
+    for stmt in source.tree.body:
+        value: ast.expr | None = None
+        key: ast.expr | None = None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
+            if source.qualified(stmt.targets[0].value) == "os.environ":
+                key, value = stmt.targets[0].slice, stmt.value
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and len(stmt.value.args) == 2:
+            if source.qualified(stmt.value.func) == "os.environ.setdefault":
+                key, value = stmt.value.args
+        if isinstance(key, ast.Constant) and isinstance(key.value, str) and isinstance(value, ast.Constant):
+            if isinstance(value.value, str):
+                found[key.value] = value
+    if len(_SETS) > 64:
+        _SETS.clear()
+    _SETS[id(source)] = (source, found)
+    return found
 
 
 def env_value_text(source: PythonSource, node: ast.AST) -> str | None:
@@ -79,9 +114,10 @@ def value_text(source: PythonSource, node: ast.AST) -> str:
 
 
 def env_word(source: PythonSource, node: ast.AST) -> Token | None:
-    """The argv word of an environment read (``None`` for anything else): its literal default,
-    placed at the default, or the unresolved ``${NAME}`` placed at the read when it has none;
-    either way the whole read expression is its span, which a fix cuts as its list's element."""
+    """The argv word of an environment read (``None`` for anything else): its value when the
+    deployment sets nothing else (:func:`env_default`), or the unresolved ``${NAME}`` when it
+    has none; placed at the read, whose whole expression is its span (a fix cuts it as its
+    list's element)."""
     read = env_read(source, node)
     if read is None:
         return None
@@ -90,7 +126,5 @@ def env_word(source: PythonSource, node: ast.AST) -> Token | None:
     if default is None:
         loc = source.loc(node)
         return Token(placeholder(read[0]), loc.line or 0, loc.column or 0, False, source.segment(node), span=span)
-    loc = source.loc(default)
-    quoted = source.segment(default)[:1] in ("'", '"')
-    text = str(default.value)
-    return Token(text, loc.line or 0, (loc.column or 0) + quoted, True, source.segment(node), span=span)
+    loc = source.loc(node)
+    return Token(str(default.value), loc.line or 0, loc.column or 0, True, source.segment(node), span=span)
