@@ -79,3 +79,18 @@ def test_mirror_pin_is_named_as_deployed(tmp_path: Path) -> None:
     root = _repo(tmp_path, *CASES["to-mirror"])
     report = run_scan(ScanOptions.of(paths=[root], to_version="0.20.0"))
     assert report.from_source is not None and "registry.corp/mirror/vllm-openai:v0.16.0" in report.from_source
+
+
+
+def test_manifest_without_vllm_and_no_mapping_gives_nothing(tmp_path: Path) -> None:
+    """A manifest that names no vLLM is read only for what a kustomization may map to vLLM's
+    image: with no such mapping, nothing of it reaches the report (its env neither)."""
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n    - name: web\n"
+        "      image: nginx:1.27\n      args: [\"-g\", \"daemon off;\"]\n"
+        "      env:\n        - {name: HF_HUB_OFFLINE, value: '1'}\n"
+    )
+    (tmp_path / "deploy.yaml").write_text(text)
+    facts: list = []
+    report = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.20.0"), facts_out=facts)
+    assert not facts and not report.findings

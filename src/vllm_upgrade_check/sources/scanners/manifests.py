@@ -285,16 +285,10 @@ class ManifestScanner(Scanner):
         )
         # a container of another image, which a kustomization's images: may map to vLLM's
         mappable = "containers" in lower and ("args" in lower or "command" in lower)
-        if (
-            "configmap" not in lower
-            and not mappable
-            and not source.mentions_vllm()
-            and not builds
-            and not values
-            and not kserve
-            and not patch
-            and not composed
-        ):
+        unread = not (
+            "configmap" in lower or source.mentions_vllm() or builds or values or kserve or patch or composed
+        )
+        if unread and not mappable:
             return
         text = source.text
         templated = has_template_actions(text)
@@ -340,5 +334,8 @@ class ManifestScanner(Scanner):
                     found = tuple(untemplated(env) if templated else env)
                     links.append(Conditional(CONFIG_MAP_KEY + name, found))
                 links.extend(Reference(CONFIG_MAP_KEY + name) for name in _env_from_refs(doc))
+        if unread:  # read only for the containers a kustomization may map to vLLM's image
+            yield from (c for c in links if isinstance(c, Conditional) and c.key.startswith(MAPPED_IMAGE_KEY))
+            return
         yield from untemplated(iter(facts)) if templated else facts
         yield from links
