@@ -193,18 +193,12 @@ class KnownArgs:
         key = ("expansions", wanted, at)
         if key in self._memo:
             return self._memo[key]  # type: ignore[return-value]
-        by_length = self._by_length(at)
-        found = tuple(
-            sorted(
-                f
-                for length, names in by_length.items()
-                if length > len(wanted)
-                for f in names
-                if f.startswith(wanted)
-            )
-        )
-        if wanted in by_length.get(len(wanted), ()):
-            found = ()
+        prefixed = self._memo.get(("prefixed", wanted))
+        if prefixed is None:  # the flags of any release it prefixes: one pass over the flags
+            prefixed = tuple(sorted(f for f in self.flags if len(f) > len(wanted) and f.startswith(wanted)))
+            if len(self._memo) < MEMO_ENTRIES:
+                self._memo[("prefixed", wanted)] = prefixed
+        found = () if self.defines(wanted, at) else tuple(f for f in prefixed if self.defines(f, at))  # type: ignore[attr-defined]
         if len(self._memo) < MEMO_ENTRIES:
             self._memo[key] = found
         return found
