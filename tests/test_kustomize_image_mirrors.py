@@ -94,3 +94,17 @@ def test_manifest_without_vllm_and_no_mapping_gives_nothing(tmp_path: Path) -> N
     facts: list = []
     report = run_scan(ScanOptions.of(paths=[tmp_path], to_version="0.20.0"), facts_out=facts)
     assert not facts and not report.findings
+
+
+def test_vendor_looking_mirror_mapped_to_vllm_has_no_unknown_vendor_note(tmp_path: Path) -> None:
+    image = "registry.corp/mirror/vllm-openai"
+    root = _repo(tmp_path, image + ":latest", image, "vllm/vllm-openai")
+    report = run_scan(ScanOptions.of(paths=[root], to_version="0.20.0"))
+    assert ("VUC0180-001", "base/deploy.yaml", 11) in {(f.rule.id, f.location.path, f.location.line) for f in report.findings}
+    assert not [n for n in report.notes if "unknown vendor" in n]
+
+
+def test_mirror_of_a_registry_qualified_name_keeps_its_tag(tmp_path: Path) -> None:
+    root = _repo(tmp_path, "docker.io/vllm/vllm-openai:latest", "docker.io/vllm/vllm-openai", "registry.corp/m/vllm-openai")
+    report = run_scan(ScanOptions.of(paths=[root], to_version="0.20.0"))
+    assert report.from_source == "overlay/kustomization.yaml:4:11 registry.corp/m/vllm-openai:v0.16.0"

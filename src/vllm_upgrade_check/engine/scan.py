@@ -108,12 +108,14 @@ def unresolved_notes(facts: Sequence[Fact]) -> list[str]:
 
 def vendor_notes(facts: Sequence[Fact]) -> list[str]:
     """One note per launch read from a vendor's image whose repository names vLLM (see
-    :func:`~vllm_upgrade_check.sources.scanners.images.vendor_vllm_image`)."""
+    :func:`~vllm_upgrade_check.sources.scanners.images.vendor_vllm_image`), unless a
+    kustomization maps that repository to vLLM's image (an alias of its image fact)."""
+    mapped = {alias for f in facts if f.kind == FactKind.IMAGE for alias in f.aliases}  # a kustomization's
     return [
         f"{fact.name[len(VENDOR_ENTRY) :]} at {fact.location}: an image of an unknown vendor whose name says "
         "vLLM, run with vLLM's flags; its flags were checked as vLLM's, and which vLLM release it holds is not known"
         for fact in facts
-        if fact.kind == FactKind.LAUNCH and fact.name.startswith(VENDOR_ENTRY)
+        if fact.kind == FactKind.LAUNCH and fact.name.startswith(VENDOR_ENTRY) and fact.name[len(VENDOR_ENTRY) :] not in mapped
     ]
 
 

@@ -76,7 +76,7 @@ def kustomize_image_facts(text: str, doc: yaml.Node, path: str) -> Iterator[Fact
     registry.corp/mirror/vllm-openai, newTag: v0.16.0}`` deploys vLLM 0.16.0 from the mirror,
     so its fact is named for the vLLM image ``name`` says (its ``raw`` is the mirror's
     reference as deployed), and so is the reverse, a mirror name that ``newName`` maps to
-    vLLM's image."""
+    vLLM's image (the mirror's repository is then an alias of the fact)."""
     for entry in items(get(doc, "images")):
         if not isinstance(entry, yaml.MappingNode) or (get(entry, "newTag") is None and get(entry, "digest") is None):
             continue  # a newName alone keeps each resource's tag: the version is the resource's
@@ -86,7 +86,10 @@ def kustomize_image_facts(text: str, doc: yaml.Node, path: str) -> Iterator[Fact
             # a mirror of vLLM's image: named for the vLLM image ``name`` says, deployed as the mirror
             facts, _hint, vllm = image_pair(text, entry, path, repo_key="name", tag_key="newTag")
             mirror = (scalar(get(entry, "newName")) or "").strip()
-            facts = [replace(f, raw=mirror + f.raw[len(f.name):]) if mirror else f for f in facts]
+            facts = [replace(f, raw=f"{mirror}:{f.value}" if f.value else mirror) if mirror else f for f in facts]
+        elif vllm and repo_key == "newName" and (name := (scalar(get(entry, "name")) or "").strip()):
+            # the name the manifests use runs vLLM's image: a vendor-looking mirror is vLLM here
+            facts = [replace(f, aliases=(*f.aliases, split_image(name)[0])) for f in facts]
         if not vllm:
             continue
         if get(entry, "digest") is not None:
