@@ -66,3 +66,15 @@ def test_argv_built_from_kwargs_reports_at_the_call(tmp_path: Path) -> None:
     )
     report = _scan(tmp_path, body)
     assert [(f.rule.id, f.location.line) for f in report.findings] == [("VUC0270-001", 12)]
+
+
+def test_factory_parameters_bound_by_the_call_are_the_engine_values(tmp_path: Path) -> None:
+    body = (
+        'def make_llm(model, kv="auto", **kw):\n'
+        "    return LLM(model=model, kv_cache_dtype=kv, **kw)\n\n\n"
+        'bad = make_llm("acme/m", kv="fp4_e9")\n'
+        'good = make_llm("acme/m")\n'
+    )
+    report = _scan(tmp_path, body)
+    assert [(f.rule.id, f.location.line) for f in report.findings] == [("VUC000-009", 6)]
+    assert "kv_cache_dtype='fp4_e9'" in report.findings[0].rule.message

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.sources.scanners.python.index import TreeIndex
 from vllm_upgrade_check.sources.scanners.python.keywords import Entry, KeywordReader
 from vllm_upgrade_check.sources.scanners.python.names import ENGINE_CALLS
@@ -67,16 +68,27 @@ def _engine(source: PythonSource, call: ast.Call) -> str | None:
 
 
 def spliced_entries(
-    keywords: KeywordReader, call: ast.Call, scope: Scope, spliced: dict[str, list[Entry]] | None
+    keywords: KeywordReader,
+    call: ast.Call,
+    scope: Scope,
+    spliced: dict[str, list[Entry]] | None,
+    params: dict[str, Token] | None = None,
 ) -> list[Entry]:
     """The keyword entries of engine ``call``, each ``**name`` of ``spliced`` (a factory's
-    ``**kwarg`` as one call of it binds it) replaced by that call's keywords."""
+    ``**kwarg`` as one call of it binds it) replaced by that call's keywords, and each
+    ``key=param`` of a parameter in ``params`` that the call binds to a literal word given
+    that word as its value (``LLM(model=model, **kw)`` of ``make_llm("acme/m")``)."""
     if not spliced:
         return keywords.keyword_entries(call.keywords, scope, call.lineno) or []
     out: list[Entry] = []
     for kw in call.keywords:
         if kw.arg is None and isinstance(kw.value, ast.Name) and kw.value.id in spliced:
             out.extend(spliced[kw.value.id])
+        elif kw.arg is not None and isinstance(kw.value, ast.Name) and (bound := (params or {}).get(kw.value.id)):
+            if bound.resolved:  # the literal the call passes, placed at the keyword here
+                out.append(Entry(kw.arg, bound.text, kw, value_node=ast.Constant(bound.text)))
+            else:
+                out.extend(keywords.keyword_entries([kw], scope, call.lineno) or [])
         else:
             out.extend(keywords.keyword_entries([kw], scope, call.lineno) or [])
     return out

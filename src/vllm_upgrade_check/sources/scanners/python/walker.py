@@ -24,7 +24,7 @@ from vllm_upgrade_check.sources.scanners.python.envreads import env_default
 from vllm_upgrade_check.sources.scanners.python.factories import Factory, factories, spliced_entries
 from vllm_upgrade_check.sources.scanners.python.imports import import_facts
 from vllm_upgrade_check.sources.scanners.python.index import TreeIndex
-from vllm_upgrade_check.sources.scanners.python.keywords import Entry, KeywordReader
+from vllm_upgrade_check.sources.scanners.python.keywords import KeywordReader
 from vllm_upgrade_check.sources.scanners.python.modules import ModuleReader
 from vllm_upgrade_check.sources.scanners.python.names import (
     ENGINE_CALLS,
@@ -104,16 +104,16 @@ class _Module:
             self.facts.append(fact)
 
     # ---- facts -----------------------------------------------------------------
-    def engine_call(
-        self, call: ast.Call, what: str, scope: Scope, spliced: dict[str, list[Entry]] | None = None
-    ) -> None:
+    def engine_call(self, call: ast.Call, what: str, scope: Scope, spliced: CallBinding | None = None) -> None:
         """The facts of a call of vLLM class ``what``: its keywords as ``arg`` facts (origin
         ``sampling`` for sampling parameters), and for an engine its model and ``launch``;
-        ``spliced``: the keywords one call of a factory passes for its ``**kwarg``."""
+        ``spliced``: what one call of a factory binds its parameters to (its ``**kwarg``)."""
         origin = "sampling" if what in SAMPLING_CALLS else "python"
         first_fact = len(self.facts)
         self.keywords.call_cuts(call)
-        entries = spliced_entries(self.keywords, call, scope, spliced)
+        entries = spliced_entries(
+            self.keywords, call, scope, spliced.kwargs if spliced else None, spliced.params if spliced else None
+        )
         names: set[str] = set()
         unresolved: list[str] = []
         served: str | None = None
@@ -454,7 +454,7 @@ class _Module:
             return
         self.keywords.call_cuts(call)
         first = len(self.facts)
-        self.engine_call(factory.engine, factory.what, factory.scope, binding.kwargs)
+        self.engine_call(factory.engine, factory.what, factory.scope, binding)
         group, at = f"call {call.lineno}:{call.col_offset + 1}", self.source.loc(call.func)
         self.facts[first:] = [
             f.evolve(group=group, location=at if f.kind == FactKind.LAUNCH else f.location) for f in self.facts[first:]
