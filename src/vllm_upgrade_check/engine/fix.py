@@ -70,7 +70,7 @@ def _vllm_facts(facts: Iterable[Fact]) -> dict[str, list[Fact]]:
         if rel is None:
             continue
         vllm_pin = fact.kind == FactKind.REQUIREMENT and fact.name == "vllm" and fact.origin == "file"
-        vllm_image = fact.kind == FactKind.IMAGE and is_vllm_image(fact.raw or fact.name) and bool(fact.value)
+        vllm_image = fact.kind == FactKind.IMAGE and (is_vllm_image(fact.raw or fact.name) or is_vllm_image(fact.name)) and bool(fact.value)
         if vllm_pin or vllm_image:
             out.setdefault(rel, []).append(fact)
     return out

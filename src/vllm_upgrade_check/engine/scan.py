@@ -5,7 +5,7 @@ Callable from tests without the CLI. Nothing here prints or exits.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from vllm_upgrade_check.knowledge.known_args import known_args
 from vllm_upgrade_check.knowledge.registry import Registry, load_registry
 from vllm_upgrade_check.knowledge.requires import release_requirements
 from vllm_upgrade_check.knowledge.versions import parse_version
+from vllm_upgrade_check.matching.abbreviations import with_expansions
 from vllm_upgrade_check.matching.advisories import ADVISORY_IDS, advisory_findings
 from vllm_upgrade_check.matching.checks import ABBREVIATED_FLAG_ID, UNKNOWN_FLAG_ID, unknown_flag_findings
 from vllm_upgrade_check.matching.cut_launch import CUT_LAUNCH_ID, cut_launch_findings
@@ -35,6 +36,7 @@ from vllm_upgrade_check.matching.surface_checks import (
 )
 from vllm_upgrade_check.model.environment import Environment
 from vllm_upgrade_check.model.facts import (
+    ENV_VALUE,
     EXEC_LITERAL,
     UNKNOWN_IMAGE_ENTRY,
     UNRESOLVED_NOTE,
@@ -56,11 +58,15 @@ from vllm_upgrade_check.sources.tree import scan_files
 
 
 def detect_from(facts: Sequence[Fact], env: Environment | None) -> Assumption:
-    """The run-wide "from" version: the installed vllm, else the oldest vllm pin or vLLM image
-    tag in the scanned files, else unknown."""
+    """The run-wide "from" version, for what says nothing of its own version: the oldest of the
+    installed vllm and the vllm pins and vLLM image tags in the scanned files (which of them
+    runs a launch that names none is not known, so nothing one of them would cross is
+    missed), else unknown. Each file that names its own version is checked from it (its
+    facts' ``version_hint``); the environment's facts from the installed vllm."""
+    installed: Assumption | None = None
     if env is not None and env.vllm:
         try:
-            return Assumption(
+            installed = Assumption(
                 Version(env.vllm), VersionBasis.ENVIRONMENT, f"installed vllm {env.vllm} ({env.source})"
             )
         except ValueError:
@@ -68,10 +74,23 @@ def detect_from(facts: Sequence[Fact], env: Environment | None) -> Assumption:
     pins = [(v, f) for f in facts if (v := pinned_version(f)) is not None]
     if pins:
         version, fact = min(pins, key=lambda p: p[0])
-        return Assumption(version, VersionBasis.REPOSITORY, f"{fact.location} {fact.raw}")
+        if installed is None or installed.version is None or version < installed.version:
+            newer = f" (older than the {installed.source})" if installed is not None else ""
+            return Assumption(version, VersionBasis.REPOSITORY, f"{fact.location} {fact.raw}{newer}")
+    if installed is not None:
+        return installed
     return Assumption(
         None, VersionBasis.UNKNOWN, "no vLLM version found: every release up to the target is checked"
     )
+
+
+def installed_hint(facts: Iterable[Fact], env: Environment) -> list[Fact]:
+    """The environment's ``facts``, each assumed to run its installed vllm (when known and
+    the fact names no version of its own), whatever the run-wide from-version is."""
+    if not env.vllm:
+        return list(facts)
+    source = f"installed vllm {env.vllm} ({env.source})"
+    return [f if f.version_hint else f.evolve(version_hint=env.vllm, hint_source=source) for f in facts]
 
 
 def unresolved_notes(facts: Sequence[Fact]) -> list[str]:
@@ -96,17 +115,26 @@ def unresolved_notes(facts: Sequence[Fact]) -> list[str]:
             else:
                 why = "the flags it holds were not checked"
             notes.append(f"{UNRESOLVED_NOTE}{fact.value} at {fact.location} ({fact.name}); {why}")
+        elif fact.kind == FactKind.ARG and fact.scanner == "python" and fact.value and ENV_VALUE.fullmatch(fact.value):
+            shown = fact.raw if fact.origin != "python" else f"{fact.name}="
+            notes.append(
+                f"{UNRESOLVED_NOTE}the value of {shown} at {fact.location} is read from the environment "
+                f"({fact.value}, no default); the {'flag' if fact.origin != 'python' else 'keyword'} was checked, "
+                "its value was not"
+            )
     return notes
 
 
 def vendor_notes(facts: Sequence[Fact]) -> list[str]:
     """One note per launch read from a vendor's image whose repository names vLLM (see
-    :func:`~vllm_upgrade_check.sources.scanners.images.vendor_vllm_image`)."""
+    :func:`~vllm_upgrade_check.sources.scanners.images.vendor_vllm_image`), unless a
+    kustomization maps that repository to vLLM's image (an alias of its image fact)."""
+    mapped = {alias for f in facts if f.kind == FactKind.IMAGE for alias in f.aliases}  # a kustomization's
     return [
         f"{fact.name[len(VENDOR_ENTRY) :]} at {fact.location}: an image of an unknown vendor whose name says "
         "vLLM, run with vLLM's flags; its flags were checked as vLLM's, and which vLLM release it holds is not known"
         for fact in facts
-        if fact.kind == FactKind.LAUNCH and fact.name.startswith(VENDOR_ENTRY)
+        if fact.kind == FactKind.LAUNCH and fact.name.startswith(VENDOR_ENTRY) and fact.name[len(VENDOR_ENTRY) :] not in mapped
     ]
 
 
@@ -295,9 +323,10 @@ def _run_scan(
         from vllm_upgrade_check.sources.host.gpus import host_facts
 
         if request.environment is not None:
-            facts.extend(environment_facts(request.environment))
+            facts.extend(installed_hint(environment_facts(request.environment), request.environment))
         if request.host is not None:
-            facts.extend(host_facts(request.host))
+            host = host_facts(request.host)
+            facts.extend(installed_hint(host, request.environment) if request.environment is not None else host)
         for pack in registry.packs_for(target):
             if pack.wheel is not None:
                 facts = without_replaced_requirers(facts, pack)
@@ -322,8 +351,10 @@ def _run_scan(
                 known.env_gone_by(target),
                 gone_subjects(rules, target),
             )
+            facts, abbreviation_notes = with_expansions(facts, context, known)
         else:  # nothing to match: the target's surface and parser data are not loaded
             context = VersionContext(target, option, default)
+            abbreviation_notes = []
         findings = with_target_severity(match_rules(without_stale_pins(rules, target), facts, context), facts, target)
         if facts:
             findings = with_readded(findings, known, target)  # a removal the target takes back: info
@@ -363,6 +394,7 @@ def _run_scan(
                 f"several vLLM versions in the scanned files: {', '.join(pins)}; each file is checked from its own"
             )
         notes.extend(unresolved_notes(facts))
+        notes.extend(abbreviation_notes)
         notes.extend(vendor_notes(facts))
         if default.version is not None and default.version >= target:
             notes.append(

@@ -193,21 +193,32 @@ class KnownArgs:
         key = ("expansions", wanted, at)
         if key in self._memo:
             return self._memo[key]  # type: ignore[return-value]
-        by_length = self._by_length(at)
-        found = tuple(
-            sorted(
-                f
-                for length, names in by_length.items()
-                if length > len(wanted)
-                for f in names
-                if f.startswith(wanted)
-            )
-        )
-        if wanted in by_length.get(len(wanted), ()):
-            found = ()
+        prefixed = self._memo.get(("prefixed", wanted))
+        if prefixed is None:  # the flags of any release it prefixes: one pass over the flags
+            prefixed = tuple(sorted(f for f in self.flags if len(f) > len(wanted) and f.startswith(wanted)))
+            if len(self._memo) < MEMO_ENTRIES:
+                self._memo[("prefixed", wanted)] = prefixed
+        found = () if self.defines(wanted, at) else tuple(f for f in prefixed if self.defines(f, at))  # type: ignore[attr-defined]
         if len(self._memo) < MEMO_ENTRIES:
             self._memo[key] = found
         return found
+
+    def expansion(self, flag: str, at: Version | None = None) -> str | None:
+        """The one CLI flag that ``flag`` abbreviates (see :meth:`expansions`) in release
+        ``at``; without ``at``, the one every release where it abbreviates a single flag
+        agrees on. ``None`` when it abbreviates none, several, or (without ``at``) different
+        flags in different releases: then which flag it is cannot be told."""
+        if at is not None:
+            found = self.expansions(flag, at)
+            return found[0] if len(found) == 1 else None
+        key = ("expansion", flag)
+        if key in self._memo:
+            return self._memo[key]  # type: ignore[return-value]
+        seen = {found[0] for release in self.releases if len(found := self.expansions(flag, release)) == 1}
+        answer = next(iter(seen)) if len(seen) == 1 else None
+        if len(self._memo) < MEMO_ENTRIES:
+            self._memo[key] = answer
+        return answer
 
     def _by_length(self, at: Version | None) -> dict[int, list[str]]:
         """The CLI flags release ``at`` defines (every release's without ``at``), by length."""

@@ -130,7 +130,7 @@ def _written_elsewhere(fact: Fact) -> str:
 
 
 def _image_advisory(fact: Fact, target: Version) -> Rule | None:
-    if not is_vllm_image(fact.raw or fact.name):
+    if not (is_vllm_image(fact.raw or fact.name) or is_vllm_image(fact.name)):  # a mirror: named for vLLM's image
         return None
     tag = fact.value
     if tag is None or tag.lower() in FLOATING_TAGS or (version_from_tag(tag) is None and "$" not in tag):
@@ -227,7 +227,7 @@ def _requirement_advisory(fact: Fact, target: Version) -> Rule | None:
             MOVE_ID,
             Severity.INFO,
             match,
-            f"vllm{spec} pins a release older than the target; move it to =={_shown(target)}",
+            f"vllm{spec} pins a release older than the target; move it to =={_shown(target)}{_written_elsewhere(fact)}",
             f"Pin vllm=={_shown(target)} once the blockers are fixed (fix does it then).",
             _release_evidence(target, f"the release upgraded to, {_shown(target)}"),
         )

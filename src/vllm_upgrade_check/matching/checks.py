@@ -123,13 +123,16 @@ ABBREVIATED_FLAG_ID = "VUC000-016"
 """Id of the built-in rule for a flag written as an abbreviation argparse expands."""
 
 
-def abbreviated_flag_rule(fact: Fact, full: str, target: Version | None) -> Rule:
+def abbreviated_flag_rule(fact: Fact, full: str, target: Version | None, was: str | None = None) -> Rule:
     """The warning for a flag written as an abbreviation of ``full`` (the one flag of
     ``target`` it prefixes): argparse expands it today (vLLM leaves ``allow_abbrev`` on), and
-    refuses it as ambiguous once a release adds another flag with that prefix."""
+    refuses it as ambiguous once a release adds another flag with that prefix. ``was``: the
+    other flag the release in use expands it to, when it is not ``full`` (its meaning changes)."""
     written = fact.raw or "--" + fact.name.replace("_", "-")
     written = written.split("=", 1)[0]
     at = f" in {target}" if target is not None else ""
+    if was is not None and was != full:
+        at += f" (the release in use expands it to {was}: its meaning changes)"
     return Rule(
         id=ABBREVIATED_FLAG_ID,
         name="abbreviated-vllm-flag",
@@ -188,7 +191,7 @@ def unknown_flag_findings(
     if not known.covers(versions.target):
         return []
     findings = []
-    rules: dict[tuple[str, str], Rule] = {}  # one rule object per flag as written
+    rules: dict[tuple[str, str, tuple[str, ...]], Rule] = {}  # one rule object per flag as written
     ruled: dict[tuple[str, tuple[str, ...]], bool] = {}  # names a loaded rule matches
     per_launch: dict[tuple[str | None, str | None], list[Fact]] = {}
     for fact in facts:
@@ -200,19 +203,23 @@ def unknown_flag_findings(
             continue  # argparse adds --help to every parser
         if known.is_known(fact.name):
             continue
-        if (answered := ruled.get((fact.name, fact.aliases))) is None:
-            answered = ruled[(fact.name, fact.aliases)] = any(fact.answers_to(n) for n in rule_names)
-        if answered:
-            continue
+        key = (fact.raw or fact.name, fact.name, fact.aliases)
+        # an abbreviation the target expands is warned of even where a rule names the full flag
+        # (``matching.abbreviations`` gives the fact that flag as an alias)
+        expands = known.expansions(fact.raw or fact.name, versions.target) if key not in rules else ()
+        if len(expands) != 1 and (key not in rules or rules[key].id != ABBREVIATED_FLAG_ID):
+            if (answered := ruled.get((fact.name, fact.aliases))) is None:
+                answered = ruled[(fact.name, fact.aliases)] = any(fact.answers_to(n) for n in rule_names)
+            if answered:
+                continue
         launch = per_launch.setdefault((fact.location.path, fact.group), [])
         launch.append(fact)
         if len(launch) > MAX_UNKNOWN_PER_LAUNCH:
             continue
-        key = (fact.raw or fact.name, fact.name)
         if key not in rules:
-            expands = known.expansions(fact.raw or fact.name, versions.target)
+            was = next(("--" + a.replace("_", "-") for a in fact.aliases if known.is_known(a)), None)
             rules[key] = (
-                abbreviated_flag_rule(fact, expands[0], versions.target)
+                abbreviated_flag_rule(fact, expands[0], versions.target, was)
                 if len(expands) == 1
                 else unknown_flag_rule(fact, known, versions.target, expands)
             )

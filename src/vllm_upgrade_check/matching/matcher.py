@@ -106,10 +106,10 @@ class VersionContext:
         if self.option is not None:
             return Assumption(self.option, VersionBasis.OPTION, "--from")
         if fact.version_hint is not None:
+            # a fact of no file is the environment's (its installed vllm)
+            basis = VersionBasis.FILE if fact.location.path is not None else VersionBasis.ENVIRONMENT
             try:
-                return Assumption(
-                    Version(fact.version_hint), VersionBasis.FILE, fact.hint_source or "same file"
-                )
+                return Assumption(Version(fact.version_hint), basis, fact.hint_source or "same file")
             except InvalidVersion:
                 pass
         return self.default

@@ -8,6 +8,7 @@ matcher turns (rule, fact) pairs into findings (:mod:`.findings`).
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -53,6 +54,10 @@ class FactKind(str, Enum):
 
 UNRESOLVED_NOTE = "unresolved: "
 """Start of a report note about a launch holding words the repository does not resolve."""
+
+ENV_VALUE = re.compile(r"\$\{([A-Za-z_]\w*)\}")
+"""The value of a Python keyword or argv word read from an environment variable with no
+default (``os.environ["X"]``, ``os.getenv("X")``): ``${X}``, which no value check judges."""
 
 EXEC_LITERAL = " (exec form: Docker does not expand variables there, so vLLM is given these words as written)"
 """End of the unresolved words of a Dockerfile exec-form launch whose words hold ``$NAME``

@@ -231,6 +231,8 @@ def arg_facts(
                 value: str | None = inline
             else:
                 takes, sure = known.arity(flag, version)
+                if takes is None and (full := known.expansion(flag, version)) is not None:
+                    takes, sure = known.arity(full, version)  # an abbreviation argparse expands
                 owned = owned_words(args, i + 1, takes)
                 value = " ".join(t.text for t in owned) if owned else None
             name, aliases = normalise_flag(flag)

@@ -25,9 +25,9 @@ from dataclasses import replace
 import yaml
 
 from vllm_upgrade_check.knowledge.known_args import known_args
-from vllm_upgrade_check.knowledge.versions import tag_version_span, version_from_tag
+from vllm_upgrade_check.knowledge.versions import version_from_tag
 from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Span, Spans
-from vllm_upgrade_check.parsing.words import Token, sub_span
+from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.parsing.yamlnodes import (
     YamlProblem,
     documents,
@@ -38,8 +38,6 @@ from vllm_upgrade_check.parsing.yamlnodes import (
     scalar,
 )
 from vllm_upgrade_check.parsing.yamlwords import (
-    alias_used,
-    anchor_of,
     entry_cuts,
     scalar_word,
     sequence_words,
@@ -54,7 +52,14 @@ from vllm_upgrade_check.sources.scanners.base import (
     Scanner,
     SourceFile,
 )
-from vllm_upgrade_check.sources.scanners.images import image_fact, image_hint, is_vllm_image
+from vllm_upgrade_check.sources.scanners.helm_images import (
+    MAPPED_IMAGE_KEY,
+    image_pair,
+    kustomize_image_facts,
+    mapped_to_vllm,
+    tag_version_at,
+)
+from vllm_upgrade_check.sources.scanners.images import image_fact, is_vllm_image
 from vllm_upgrade_check.sources.scanners.manifests import HELM_IMAGE_KEY, YAML_SUFFIXES, untemplated
 from vllm_upgrade_check.sources.scanners.templates import has_template_actions, neutralise_templates
 from vllm_upgrade_check.sources.scanners.vllm_config import config_arg_fact, entry_spans
@@ -105,54 +110,9 @@ def _keyed_arg(
     return config_arg_fact(key, value, path, p.line, p.column, "helm", aliases, name=name, hint=hint, spans=spans)
 
 
-def _image(
-    text: str, mapping: yaml.Node, path: str, repo_key: str = "repository", tag_key: str = "tag"
-) -> tuple[list[Fact], tuple[str, str] | None, bool]:
-    """Image facts of ``repository`` + ``tag`` in ``mapping`` (or its ``image`` mapping); the
-    version is bumped in the ``tag:`` beside the repository (an anchor other values share is
-    named and left alone). ``repo_key``/``tag_key``: other spellings of the pair (a Kustomize
-    ``images:`` entry's ``name``/``newTag``)."""
-    holder = get(mapping, "image") if repo_key == "repository" else mapping
-    if isinstance(holder, yaml.ScalarNode):
-        reference = scalar(holder) or ""
-        if not is_vllm_image(reference):
-            return [], None, False
-        token = scalar_word(text, holder)
-        return [image_fact(token, path, "helm", syntax="yaml")], image_hint(reference, path, pos(holder).line), True
-    if not isinstance(holder, yaml.MappingNode):
-        holder = mapping
-    repo_node = get(holder, repo_key)
-    repo = scalar(repo_node)
-    if not isinstance(repo_node, yaml.ScalarNode) or not repo:
-        return [], None, False
-    tag_node = get(holder, tag_key)
-    tag = (scalar(tag_node) or "").strip()  # a `tag: |` block scalar ends in a newline
-    reference = f"{repo}:{tag}" if tag else repo
-    if not is_vllm_image(reference):
-        return [], None, False
-    repo_word = scalar_word(text, repo_node)
-    token = Token(reference, repo_word.line, repo_word.column, True, repo)
-    version, note = _tag_version(text, tag_node) if isinstance(tag_node, yaml.ScalarNode) and tag else (None, "")
-    fact = image_fact(token, path, "helm", version=version, note=note, syntax="yaml")
-    return [fact], image_hint(reference, path, repo_word.line), True
-
-
-def _tag_version(text: str, tag_node: yaml.ScalarNode) -> tuple[Span | None, str]:
-    """Where the version of a ``tag:`` value is written (a bump sets it there), or why it
-    cannot be set: an anchor other values share, a value not written as one word."""
-    anchor = anchor_of(text, tag_node)
-    found = tag_version_span((scalar(tag_node) or "").strip())
-    word = value_word(text, tag_node)
-    if anchor is not None and alias_used(text, anchor):
-        return None, f"the tag is anchor &{anchor}, which other values use; set it by hand"
-    if found is None or word.span is None:
-        return None, "the tag beside the repository is not written as one value; set it by hand"
-    return sub_span(word, *found), ""
-
-
 def model_spec_facts(text: str, spec: yaml.Node, path: str) -> Iterator[Fact]:
     """Facts of one production-stack ``servingEngineSpec.modelSpec[]`` entry."""
-    images, hint, _ = _image(text, spec, path)
+    images, hint, _ = image_pair(text, spec, path)
     yield from images
     names: set[str] = {"host", "port"}
     facts: list[Fact] = []
@@ -237,7 +197,7 @@ def values_facts(text: str, doc: yaml.Node, path: str) -> Iterator[Fact]:
     for mapping in _mappings(doc):
         if id(mapping) in spec_ids:
             continue
-        images, hint, vllm = _image(text, mapping, path)
+        images, hint, vllm = image_pair(text, mapping, path)
         if not vllm or (get(mapping, "image") is None and mapping is not doc and _is_image_holder(mapping)):
             continue
         yield from images
@@ -287,22 +247,6 @@ KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kus
 """The names ``kustomize build`` reads a directory's kustomization from."""
 
 
-def kustomize_image_facts(text: str, doc: yaml.Node, path: str) -> Iterator[Fact]:
-    """Image facts of a kustomization's ``images:`` overrides whose image (``newName``, else
-    ``name``) is vLLM's: ``{name: vllm/vllm-openai, newTag: v0.16.0}`` is the version every
-    manifest of that image runs, bumped in ``newTag``; a ``digest:`` pin cannot be bumped."""
-    for entry in items(get(doc, "images")):
-        if not isinstance(entry, yaml.MappingNode) or (get(entry, "newTag") is None and get(entry, "digest") is None):
-            continue  # a newName alone keeps each resource's tag: the version is the resource's
-        repo_key = "newName" if get(entry, "newName") is not None else "name"
-        facts, _hint, vllm = _image(text, entry, path, repo_key=repo_key, tag_key="newTag")
-        if not vllm:
-            continue
-        if get(entry, "digest") is not None:
-            facts = [replace(f, spans=Spans(syntax="yaml", note="pinned by digest; set it by hand")) for f in facts]
-        yield from facts
-
-
 def is_values_name(name: str) -> bool:
     """``values*.yaml`` and override names such as ``prod-values.yaml`` / ``prod.values.yaml``."""
     stem = name.rsplit(".", 1)[0]
@@ -345,7 +289,7 @@ def override_facts(text: str, doc: yaml.Node, path: str, repository: str | None 
             hint = (str(found), f"{path}:{line} image tag {tag}")
         if repository is not None and is_vllm_image(repository):
             word = value_word(text, tag_node)
-            version, note = _tag_version(text, tag_node)
+            version, note = tag_version_at(text, tag_node)
             token = Token(f"{repository}:{tag}", word.line, word.column, True, tag)
             yield image_fact(token, path, "helm", version=version, note=note, syntax="yaml")
     read: set[int] = set()
@@ -480,7 +424,7 @@ class HelmValuesScanner(Scanner):
             if override_tag(doc) is not None:  # its tag is the chart's image's: read with the chart
                 yield FileReference(chart_values_path(chart), self.name)
 
-    def _kustomization(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+    def _kustomization(self, source: SourceFile) -> Iterator[Fact | Skipped | Reference]:
         try:
             docs = documents(source.text)
         except YamlProblem as exc:
@@ -488,3 +432,4 @@ class HelmValuesScanner(Scanner):
             return
         for doc in docs:
             yield from kustomize_image_facts(source.text, doc, source.relpath)
+            yield from (Reference(MAPPED_IMAGE_KEY + name) for name in mapped_to_vllm(doc))

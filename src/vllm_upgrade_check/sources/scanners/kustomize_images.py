@@ -14,7 +14,7 @@ runs (none, null, no string, a ``${VAR}`` placeholder kustomize does not expand)
 
 A strategic-merge patch *file* with a vLLM image is also a manifest of its own, whose image
 the manifest scanner reads; only an inline one (in the kustomization) is read here. A
-kustomization's ``images:`` transformer is read by :func:`~.helm.kustomize_image_facts`.
+kustomization's ``images:`` transformer is read by :func:`~.helm_images.kustomize_image_facts`.
 """
 
 from __future__ import annotations

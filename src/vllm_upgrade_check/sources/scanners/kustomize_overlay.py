@@ -99,7 +99,7 @@ def images_base_words(read: Reader, relpath: str, doc: yaml.Node) -> Iterator[Co
     vLLM image or absent), the arg and env facts of each base container whose image is the
     entry's ``name`` (whatever its registry or tag), with the version hint of the tag the
     entry sets, keyed ``CONTAINER_KEY kind/name/index``. The facts of the entry itself (the
-    image to move, its bump) are read with the kustomization (:func:`~.helm.kustomize_image_facts`)."""
+    image to move, its bump) are read with the kustomization (:func:`~.helm_images.kustomize_image_facts`)."""
     entries = [e for e in items(get(doc, "images")) if isinstance(e, yaml.MappingNode)]
     wanted: list[tuple[str, tuple[str, str]]] = []
     for entry in entries:

@@ -35,6 +35,8 @@ from vllm_upgrade_check.sources.scanners.compose_merge import (
 from vllm_upgrade_check.sources.scanners.compose_project import compose_file_facts
 from vllm_upgrade_check.sources.scanners.containers import container_env, container_facts
 from vllm_upgrade_check.sources.scanners.envfiles import SystemdScanner
+from vllm_upgrade_check.sources.scanners.helm_images import MAPPED_IMAGE_KEY
+from vllm_upgrade_check.sources.scanners.images import is_vllm_image, split_image
 from vllm_upgrade_check.sources.scanners.kserve import predictor_items, runtime_references
 from vllm_upgrade_check.sources.scanners.kustomize import KUSTOMIZATION_NAMES, kustomization_items
 from vllm_upgrade_check.sources.scanners.kustomize_containers import container_op_facts
@@ -104,11 +106,19 @@ def _values_image(node: yaml.Node | None) -> bool:
 
 
 def kubernetes_facts(
-    text: str, doc: yaml.Node, path: str, scanner: str, chart_image: list[Fact] | None = None
+    text: str,
+    doc: yaml.Node,
+    path: str,
+    scanner: str,
+    chart_image: list[Fact] | None = None,
+    mapped: dict[str, list[Fact]] | None = None,
 ) -> Iterator[Fact]:
     """Facts of a Kubernetes object: every container's image, command/args and env. With
     ``chart_image`` (a Helm template's), the facts of a container whose image is only
-    template actions go there instead: they count when the chart's values name a vLLM image."""
+    template actions go there instead: they count when the chart's values name a vLLM image.
+    With ``mapped``, a container whose image is no vLLM image and that launches nothing has
+    its command and args read as vLLM's image would run them, by image repository: they
+    count where a kustomization maps that repository to vLLM's image (:data:`MAPPED_IMAGE_KEY`)."""
     facts: list[Fact] = []
     others: list[tuple[Span, str]] = []
     for container in _containers(doc):
@@ -124,9 +134,24 @@ def kubernetes_facts(
         who = f"container {scalar(get(container, 'name')) or '?'}"
         if not any(f.kind == FactKind.LAUNCH for f in found):
             others.extend(read_by(words, who))
+            repo = _plain_repository(image_node)
+            if mapped is not None and repo is not None and (command is not None or args is not None):
+                as_vllm = list(container_facts(text, path, scanner, image_node, command, args, env, assume_vllm=True))
+                if any(f.kind == FactKind.LAUNCH for f in as_vllm):
+                    as_vllm.extend(env_facts(text, get(container, "env"), path, scanner))
+                    mapped.setdefault(repo, []).extend(evolve(f, owner=who) for f in as_vllm)
         found.extend(env_facts(text, get(container, "env"), path, scanner))
         facts.extend(evolve(f, owner=who) for f in found)
     yield from shared_words(launchers_only(facts), others)
+
+
+def _plain_repository(node: yaml.Node | None) -> str | None:
+    """The repository of a container's ``image`` when it is written out and is no vLLM image
+    (what a kustomization's ``images:`` entry may name), else ``None``."""
+    image = (scalar(node) or "").strip()
+    if not image or "$" in image or is_templated(image) or is_vllm_image(image):
+        return None
+    return split_image(image)[0]
 
 
 def is_compose(doc: yaml.Node) -> bool:
@@ -260,15 +285,12 @@ class ManifestScanner(Scanner):
         composed = ("services" in lower or "include" in lower) and (
             source.name in OVERRIDE_NAMES or "extends" in lower or "include" in lower
         )
-        if (
-            "configmap" not in lower
-            and not source.mentions_vllm()
-            and not builds
-            and not values
-            and not kserve
-            and not patch
-            and not composed
-        ):
+        # a container of another image, which a kustomization's images: may map to vLLM's
+        mappable = "containers" in lower and ("args" in lower or "command" in lower)
+        unread = not (
+            "configmap" in lower or source.mentions_vllm() or builds or values or kserve or patch or composed
+        )
+        if unread and not mappable:
             return
         text = source.text
         templated = has_template_actions(text)
@@ -298,7 +320,9 @@ class ManifestScanner(Scanner):
                     links.append(FileReference(project_dotenv_path(source.relpath), self.name))
             elif is_kubernetes(doc):
                 chart_image: list[Fact] | None = [] if values and templated else None
-                pod_facts = list(kubernetes_facts(text, doc, source.relpath, "kubernetes", chart_image))
+                mapped: dict[str, list[Fact]] = {}
+                pod_facts = list(kubernetes_facts(text, doc, source.relpath, "kubernetes", chart_image, mapped))
+                links.extend(Conditional(MAPPED_IMAGE_KEY + repo, tuple(found)) for repo, found in mapped.items())
                 links.extend(runtime_references(doc, pod_facts))
                 links.extend(container_references(doc, pod_facts))
                 facts.extend(pod_facts)
@@ -314,5 +338,8 @@ class ManifestScanner(Scanner):
                     found = tuple(untemplated(env) if templated else env)
                     links.append(Conditional(CONFIG_MAP_KEY + name, found))
                 links.extend(Reference(CONFIG_MAP_KEY + name) for name in _env_from_refs(doc))
+        if unread:  # read only for the containers a kustomization may map to vLLM's image
+            yield from (c for c in links if isinstance(c, Conditional) and c.key.startswith(MAPPED_IMAGE_KEY))
+            return
         yield from untemplated(iter(facts)) if templated else facts
         yield from links

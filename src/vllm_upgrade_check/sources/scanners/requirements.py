@@ -366,6 +366,7 @@ def poetry_facts(text: str, poetry: dict[str, object], path: str, scanner: str) 
             if spec is None:
                 continue
             found = re.compile(rf"(?m)^[ \t]*\"?{re.escape(name)}\"?[ \t]*=").search(text, after.get(name, 0))
+            found = found or _subtable_version(text, name, after.get(name, 0))
             if found is not None:
                 after[name] = found.end()
             index = found.start() + len(found.group()) - len(found.group().lstrip()) if found else 0
@@ -373,8 +374,29 @@ def poetry_facts(text: str, poetry: dict[str, object], path: str, scanner: str) 
             column = index - (text.rfind("\n", 0, index) + 1) + 1 if found else 1
             fact = requirement_fact(f"{name}{spec}", path, line, column, scanner, syntax="toml")
             if fact is not None:
-                raw = f"{name} = {constraint!r}" if constraint != spec else fact.raw
+                raw = _entry_text(text, index, name, constraint) if constraint != spec else fact.raw
                 yield replace(fact, raw=raw, spans=Spans(syntax="toml", note="a Poetry constraint: change it by hand"))
+
+
+def _subtable_version(text: str, name: str, start: int) -> re.Match[str] | None:
+    """The ``version =`` key of a dependency written as a table of its own
+    (``[tool.poetry.group.gpu.dependencies.xformers]``), else ``None``."""
+    header = re.compile(rf"(?m)^[ \t]*\[[^\]\n]*dependencies\.\"?{re.escape(name)}\"?\][ \t]*$").search(text, start)
+    if header is None:
+        return None
+    end = text.find("\n[", header.end())
+    return re.compile(r"(?m)^[ \t]*version[ \t]*=").search(text, header.end(), end if end >= 0 else len(text))
+
+
+def _entry_text(text: str, index: int, name: str, constraint: str) -> str:
+    """A Poetry dependency entry as the file writes it: the line of ``name = ...`` at
+    ``index`` (``vllm = "^0.17.1"``, ``vllm = {version = "0.17.1", extras = ["audio"]}``),
+    else as TOML writes it (``vllm = "0.17.1"``)."""
+    end = text.find("\n", index)
+    line = text[index : end if end >= 0 else len(text)].strip()
+    if re.match(rf"\"?{re.escape(name)}\"?[ \t]*=", line) and constraint in line:
+        return line
+    return f'{name} = "{constraint}"'
 
 
 def _strings(value: object) -> Iterable[str]:

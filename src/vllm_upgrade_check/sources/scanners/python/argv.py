@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.sources.scanners.python.attributes import self_attribute
+from vllm_upgrade_check.sources.scanners.python.envreads import env_word
 from vllm_upgrade_check.sources.scanners.python.keywords import Entry, KeywordReader
 from vllm_upgrade_check.sources.scanners.python.names import const_text, dotted_name
 from vllm_upgrade_check.sources.scanners.python.scope import Scope, last_binding, later_updates
@@ -380,6 +381,8 @@ class ArgvBuilder:
 
     def word(self, node: ast.AST, env: dict[str, Token]) -> Token:
         """One argv word; positioned at the string literal, or at the dict key/value it came from."""
+        if (from_env := env_word(self.source, node)) is not None:
+            return from_env  # os.environ.get("X", "default"): the default, cut as the element
         text, anchor = self.evaluate(node, env)
         if text is None:
             return self.unresolved(node)
@@ -403,6 +406,8 @@ class ArgvBuilder:
         """``(text, anchor)``: the string value and the token it derives from (for positions)."""
         if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float)):
             return str(node.value), None
+        if (from_env := env_word(self.source, node)) is not None:
+            return (from_env.text, from_env) if from_env.resolved else (None, None)  # the default
         if dotted_name(node) == "sys.executable":
             return "python", None  # the interpreter running the launcher
         if isinstance(node, ast.Name) and node.id in env:
@@ -473,6 +478,8 @@ class ArgvBuilder:
         """A word that cannot be computed: its source text, marked unresolved. An f-string
         reads as its literal parts with each unknown field as ``{expression}``, so that a
         flag name written literally (``f"--num-scheduler-steps={n * 2}"``) is still a flag."""
+        if (from_env := env_word(self.source, node)) is not None:
+            return from_env  # os.environ["X"]: ${X}, a value no check judges
         loc = self.source.loc(node)
         written = self.source.segment(node)
         text = written

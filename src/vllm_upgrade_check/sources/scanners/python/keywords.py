@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 from vllm_upgrade_check.model.facts import Location, Span, Spans
 from vllm_upgrade_check.parsing.words import cut
+from vllm_upgrade_check.sources.scanners.python.envreads import value_text
 from vllm_upgrade_check.sources.scanners.python.modules import ModuleReader, imported_names
 from vllm_upgrade_check.sources.scanners.python.names import DICT_CHANGES, const_text, dotted_name, is_logging
 from vllm_upgrade_check.sources.scanners.python.scope import Scope, last_binding, later_updates
@@ -80,7 +81,7 @@ class KeywordReader:
                 if name is None:
                     out.append(self._unread("", key))
                     continue
-                out.append(Entry(name, self.source.value_text(value), key, value_node=value))
+                out.append(Entry(name, value_text(self.source, value), key, value_node=value))
             return out
         if isinstance(node, ast.Call) and dotted_name(node.func) == "dict" and not node.args:
             self.call_cuts(node)
@@ -183,7 +184,7 @@ class KeywordReader:
                         None if statement is None else self.source.whole_lines(statement)
                     )
                     entries.append(
-                        Entry(key, self.source.value_text(stmt.value), target.slice, value_node=stmt.value)
+                        Entry(key, value_text(self.source, stmt.value), target.slice, value_node=stmt.value)
                     )
                 elif isinstance(target, ast.Name) and target.id == name:
                     return self.dict_entries(stmt.value, scope, stmt.lineno, depth + 1)
@@ -230,7 +231,7 @@ class KeywordReader:
                 else:
                     out.extend(inner)
             else:
-                out.append(Entry(kw.arg, self.source.value_text(kw.value), kw, value_node=kw.value))
+                out.append(Entry(kw.arg, value_text(self.source, kw.value), kw, value_node=kw.value))
         return out
 
     def _pair_span(self, key: ast.AST | None, value: ast.AST) -> Span | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Span, Spans
+from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Spans
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.sources.scanners.arg_facts import env_fact, with_model_settings
 from vllm_upgrade_check.sources.scanners.base import SourceFile, shared_words
@@ -20,6 +20,9 @@ from vllm_upgrade_check.sources.scanners.python.builders import (
     method_classes,
     receiver_class,
 )
+from vllm_upgrade_check.sources.scanners.python.envreads import env_default
+from vllm_upgrade_check.sources.scanners.python.factories import Factory, factories, spliced_entries
+from vllm_upgrade_check.sources.scanners.python.imports import import_facts
 from vllm_upgrade_check.sources.scanners.python.index import TreeIndex
 from vllm_upgrade_check.sources.scanners.python.keywords import KeywordReader
 from vllm_upgrade_check.sources.scanners.python.modules import ModuleReader
@@ -93,6 +96,7 @@ class _Module:
         # with their scopes: read at each call of them in the file (see builder_call)
         self.builders: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]] = {}
         self.functions: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, Scope]] = {}
+        self.factories: dict[str, Factory] = {}  # functions passing **kwarg to an engine (factory_call)
         self.classes: dict[int, str] = {}  # a method's scope -> its class (see builders.method_classes)
         self.class_names: set[str] = set()
         self.called: set[str] = set()  # the builders some call of the file was read with
@@ -102,13 +106,16 @@ class _Module:
             self.facts.append(fact)
 
     # ---- facts -----------------------------------------------------------------
-    def engine_call(self, call: ast.Call, what: str, scope: Scope) -> None:
+    def engine_call(self, call: ast.Call, what: str, scope: Scope, spliced: CallBinding | None = None) -> None:
         """The facts of a call of vLLM class ``what``: its keywords as ``arg`` facts (origin
-        ``sampling`` for sampling parameters), and for an engine its model and ``launch``."""
+        ``sampling`` for sampling parameters), and for an engine its model and ``launch``;
+        ``spliced``: what one call of a factory binds its parameters to (its ``**kwarg``)."""
         origin = "sampling" if what in SAMPLING_CALLS else "python"
         first_fact = len(self.facts)
         self.keywords.call_cuts(call)
-        entries = self.keywords.keyword_entries(call.keywords, scope, call.lineno) or []
+        entries = spliced_entries(
+            self.keywords, call, scope, spliced.kwargs if spliced else None, spliced.params if spliced else None
+        )
         names: set[str] = set()
         unresolved: list[str] = []
         served: str | None = None
@@ -135,6 +142,7 @@ class _Module:
                 continue
             names.add(entry.name)
             written = entry.source or self.source
+            literal = is_literal(entry.value_node) or env_default(written, entry.value_node) is not None
             if entry.at is not None:  # a key of the YAML file the dict is loaded from
                 placed, spans = entry.at
             else:
@@ -153,11 +161,11 @@ class _Module:
                     value=entry.value,
                     origin=origin,
                     scanner="python",
-                    resolved=is_literal(entry.value_node),
+                    resolved=literal,
                     spans=spans,
                 )
             )
-            if origin == "python" and entry.name == "model" and entry.value:
+            if origin == "python" and entry.name == "model" and entry.value and literal:
                 served = entry.value
                 self.facts.append(
                     Fact(
@@ -191,44 +199,7 @@ class _Module:
 
     def import_facts(self, node: ast.Import | ast.ImportFrom) -> None:
         """``import`` facts for an import of vllm, whose names are recorded as aliases."""
-        if isinstance(node, ast.ImportFrom):
-            module = node.module or ""
-            if node.level or not (module == "vllm" or module.startswith("vllm.")):
-                return
-            spans = Spans(name=self.source.module_span(node, module), syntax="python")
-            for alias in node.names:
-                self.source.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
-                self.facts.append(
-                    Fact(
-                        FactKind.IMPORT,
-                        module,
-                        self.source.loc(alias if hasattr(alias, "lineno") else node),
-                        raw=f"from {module} import {alias.name}",
-                        value=alias.name,
-                        origin="python",
-                        scanner="python",
-                        spans=spans,
-                    )
-                )
-            return
-        for alias in node.names:
-            if not (alias.name == "vllm" or alias.name.startswith("vllm.")):
-                continue
-            if alias.asname:
-                self.source.aliases[alias.asname] = alias.name
-            at = self.source.span(alias) if hasattr(alias, "lineno") else None
-            name = None if at is None else Span(at.line, at.column, at.line, at.column + len(alias.name))
-            self.facts.append(
-                Fact(
-                    FactKind.IMPORT,
-                    alias.name,
-                    self.source.loc(alias if hasattr(alias, "lineno") else node),
-                    raw=f"import {alias.name}",
-                    origin="python",
-                    scanner="python",
-                    spans=Spans(name=name, syntax="python"),
-                )
-            )
+        self.facts.extend(import_facts(self.source, node))
 
     def sampling_attribute(self, stmt: ast.Assign | ast.AugAssign | ast.AnnAssign, scope: Scope) -> None:
         """``params.<field> = value`` on a name last bound to ``SamplingParams(...)``: an
@@ -376,6 +347,9 @@ class _Module:
                 self.classes = method_classes(index.scopes, index.inner)
                 self.class_names = set(self.classes.values())
         imports_vllm = bool(self.source.aliases) or any(f.kind == FactKind.IMPORT for f in self.facts)
+        if self.source.aliases and "**" in text:
+            self.factories = factories(index, self.source)
+            self.functions = self.functions or functions(index)
         self.responses = ResponseReader(self.source, imports_vllm, self.fields, index.calls)
         self.ray, self.modal = bound_modules(index.imports, "ray", text), imported_from(index.imports, "modal", text)
         self.walk_scope(index.module, index.inner)
@@ -456,7 +430,10 @@ class _Module:
             return
         head, _, last = qualified.rpartition(".")
         if head.startswith("vllm") and (last in ENGINE_CALLS or last in SAMPLING_CALLS):
-            self.engine_call(call, last, scope)
+            if not any(call is f.engine for f in self.factories.values()):  # else read at each call
+                self.engine_call(call, last, scope)
+        elif isinstance(call.func, ast.Name) and qualified in self.factories:
+            self.factory_call(call, scope, self.factories[qualified])
         elif qualified in SUBPROCESS_CALLS:
             self.subprocess_call(call, scope)
         elif isinstance(call.func, ast.Name) and qualified in self.builders:
@@ -469,6 +446,22 @@ class _Module:
             key = const_text(call.args[1])
             if key in self.fields:
                 self._add(self.responses.response_field(call, key, call.args[1]))
+
+    def factory_call(self, call: ast.Call, scope: Scope, factory: Factory) -> None:
+        """The engine a call of a factory makes (``make_llm(swap_space=4)`` of ``def
+        make_llm(**kw): return LLM(model="m", **kw)``): each keyword of the call for ``**kw``
+        is an engine keyword, reported (and fixed) at the call; the launch is placed at the call."""
+        caller = ArgvBuilder(self.source, self.keywords, scope, call.lineno, None, self.functions)
+        binding = bind(factory.func, call, caller, self.keywords, scope)
+        if binding is None:
+            return
+        self.keywords.call_cuts(call)
+        first = len(self.facts)
+        self.engine_call(factory.engine, factory.what, factory.scope, binding)
+        group, at = f"call {call.lineno}:{call.col_offset + 1}", self.source.loc(call.func)
+        self.facts[first:] = [
+            f.evolve(group=group, location=at if f.kind == FactKind.LAUNCH else f.location) for f in self.facts[first:]
+        ]
 
     def builder_call(self, call: ast.Call, scope: Scope, method: str | None = None) -> None:
         """The launches a call of a function of the file runs, read with its parameters bound
