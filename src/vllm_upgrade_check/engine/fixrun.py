@@ -30,7 +30,7 @@ from vllm_upgrade_check.fixing.interface import (
     Unfixed,
 )
 from vllm_upgrade_check.fixing.planned import Planned, plan_finding, plan_moves, signature
-from vllm_upgrade_check.fixing.verify import LINKED_VALUES, FileReading, check, read_file
+from vllm_upgrade_check.fixing.verify import LINKED_VALUES, FileReading, check, read_file, referenced_readers
 from vllm_upgrade_check.knowledge.registry import load_registry
 from vllm_upgrade_check.matching.advisories import VERSION_ADVISORY_IDS
 from vllm_upgrade_check.model.facts import UNSURE_MODEL_NOTE, Fact
@@ -309,7 +309,7 @@ class _Run:
         return len(edits)
 
     def _passing(
-        self, rel: str, text: str, before: FileReading, group: list[_Candidate], referenced: bool | str
+        self, rel: str, text: str, before: FileReading, group: list[_Candidate], referenced: bool | str | tuple[str, ...]
     ) -> tuple[list[_Candidate], str]:
         def verdict(chosen: list[_Candidate]) -> str | None:
             edits = [e for c in chosen for e in c.edits]
@@ -331,11 +331,12 @@ class _Run:
             return alone, reason
         return alone[:1], reason
 
-    def _referenced(self, rel: str, text: str, group: list[_Candidate]) -> bool | str:
+    def _referenced(self, rel: str, text: str, group: list[_Candidate]) -> bool | str | tuple[str, ...]:
         """How ``rel`` was read as a file another file named, when some fact to fix is not
         one the scanners that accept it read: :data:`~.verify.LINKED_VALUES` for a values
-        file a helm command passes (its facts are the ``helm`` scanner's), else ``True``;
-        ``False`` when every fact is the file's own."""
+        file a helm command passes (its facts are the ``helm`` scanner's), else the names of
+        the readers that read those facts (:func:`~.verify.referenced_readers`; ``True``,
+        every reader, when none does); ``False`` when every fact is the file's own."""
         plain = read_file(rel, text, self.scanners, referenced=False)
         known = {(signature(f), f.location.line, f.location.column) for f in plain.facts}
         named = [
@@ -348,8 +349,12 @@ class _Run:
             return False
         if all(c.fact.scanner == "helm" for c in named):
             return LINKED_VALUES
-        # a Dockerfile's words an entry-point script reads: the Dockerfile read as itself
-        return False if all(c.fact.scanner == "dockerfile" for c in named) else True
+        if all(c.fact.scanner == "dockerfile" for c in named):
+            return False  # a Dockerfile's words an entry-point script reads: the Dockerfile read as itself
+        # read again with the readers that read these facts only (another reader of named
+        # files would judge the text as a kind of file it is not: a YAML as requirements)
+        wanted = [(signature(c.fact), c.fact.location.line, c.fact.location.column) for c in named]
+        return referenced_readers(rel, text, self.scanners, wanted) or True
 
     # -- positions --------------------------------------------------------------------------
     def placed(self, unfixed: Unfixed) -> Unfixed:
