@@ -103,3 +103,11 @@ def test_dockerfile_copy_is_followed_and_a_missing_file_is_noted(tmp_path: Path)
     )
     assert unresolved == [("other/Dockerfile", 2), ("run.sh", 2)]
     assert not any(s.configures_vllm for s in report.skipped)
+
+
+def test_a_json_of_engine_arg_keys_alone_gets_the_note(tmp_path: Path) -> None:
+    text = '{"model": "meta-llama/Llama-3.1-8B",\n "tensor-parallel-size": 2,\n "swap-space": 4,\n "max-num-seqs": 64}\n'
+    root = _write(tmp_path, {"engine.json": text})
+    report = _scan(root)
+    assert _hits(report) == []
+    assert [s.path for s in report.skipped if s.reason.startswith(LOOKALIKE_NOTE)] == ["engine.json"]

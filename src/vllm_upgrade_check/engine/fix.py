@@ -256,7 +256,7 @@ def _bump_phase(
             Unfixed(c.finding, f"moves with the vLLM version of its file, {reason}") for c in companions if c.finding
         )
     elif bumps or companions:
-        run.apply([*bumps, *companions])
+        run.apply([*bumps, *companions], together=True)
         for candidate in companions:
             if candidate.finding is not None and run._key(candidate.finding) in run.refused:
                 unfixed.append(Unfixed(candidate.finding, run.refused[run._key(candidate.finding)]))
