@@ -24,8 +24,9 @@ from collections.abc import Sequence
 
 from packaging.version import InvalidVersion, Version
 
+from vllm_upgrade_check.model.facts import FactKind
 from vllm_upgrade_check.model.findings import Finding, Report, VersionBasis
-from vllm_upgrade_check.model.pack import Applicability, Severity
+from vllm_upgrade_check.model.pack import Applicability, MatchKind, Severity
 from vllm_upgrade_check.reporters._common import from_source, md_code, md_text, subject, uri_path
 
 SHOWN = 3
@@ -70,11 +71,38 @@ def _count(group: Sequence[Finding]) -> str:
     return f"{len(group)}×" if len(group) > 1 else "1×"
 
 
+def _has(finding: Finding) -> str:
+    """What the user has of a dependency: the requirement as written (``torch==2.9.0``), or
+    the installed distribution (``torch 2.9.0 installed``)."""
+    fact = finding.fact
+    if fact.kind == FactKind.DISTRIBUTION:
+        return f"{fact.name} {fact.value or '(no version)'} installed"
+    return " ".join((fact.raw or f"{fact.name}{fact.value or ''}").split())
+
+
+def _pin(group: Sequence[Finding], report: Report) -> str:
+    """For the findings of a dependency rule (a pin the target's ``Requires-Dist`` sets:
+    torch, flashinfer-python, ...), which pin the target requires and what the user has
+    (``the target, vLLM 0.28.0, requires `torch==2.13.0` (Requires-Dist since vLLM 0.27.0);
+    you have `torch==2.9.0```); ``""`` for any other rule. The requirement is the rule's
+    (the newest pack rule at or before the target, or the target's own Requires-Dist line)."""
+    match = group[0].rule.match
+    required = getattr(match, "specifier", None)
+    if match.kind != MatchKind.DEPENDENCY or not required:
+        return ""
+    release = group[0].release
+    since = f" (Requires-Dist since vLLM {release})" if release != report.to_version and release[:1].isdigit() else ""
+    found = ", ".join(md_code(h) for h in dict.fromkeys(_has(f) for f in group))
+    return f"the target, vLLM {report.to_version}, requires {md_code(match.name + required)}{since}; you have {found}"
+
+
 def _rule_item(group: Sequence[Finding], report: Report) -> str:
     rule = group[0].rule
+    pin = _pin(group, report)
     return (
         f"- [ ] **{rule.id}** {rule.name} ({_count(group)} {group[0].severity.value}): "
-        f"{md_text(rule.fix.summary)} — {_where(group, report)}"
+        + (f"{pin[:1].upper()}{pin[1:]}. " if pin else "")
+        + f"{md_text(rule.fix.summary)} — {_where(group, report)}"
     )
 
 
@@ -106,7 +134,9 @@ def _fix_item(
         hand = by_hand.get(rule.id, [])
         also = f"; by hand ({len(hand)}×): {_where(hand, report)}" if hand else ""
         summary = rule.fix.summary.rstrip(".") + "." if not also else rule.fix.summary.rstrip(". ")
-        out.append(f"  - **{rule.id}** {rule.name} ({_count(group)}): {md_text(summary)}{also}")
+        pin = _pin(group, report)
+        pin = f"{pin[:1].upper()}{pin[1:]}. " if pin else ""
+        out.append(f"  - **{rule.id}** {rule.name} ({_count(group)}): {pin}{md_text(summary)}{also}")
     return out
 
 
@@ -188,6 +218,9 @@ def _details(report: Report) -> list[str]:
         rule = group[0].rule
         out += [f"### {rule.id} {rule.name} ({group[0].severity.value}, vLLM {group[0].release})", ""]
         out.append(md_text(rule.message))
+        pin = _pin(group, report)
+        if pin:
+            out += ["", f"{pin[:1].upper()}{pin[1:]}."]
         fix = f"Fix: {md_text(rule.fix.summary)}"
         mechanical = [f for f in group if _mechanical(f)]
         if mechanical:
@@ -199,6 +232,8 @@ def _details(report: Report) -> list[str]:
         out += ["", fix, ""]
         for finding in group:
             context = f" ({md_text(finding.context)})" if finding.context else ""
+            if pin and finding.fact.kind == FactKind.DISTRIBUTION:
+                context += f" ({md_text(_has(finding))})"
             out.append(f"- {_link(finding, report)}: {md_code(subject(finding))}{context}")
         out.append("")
     hit = {f.release for f in report.findings}
