@@ -160,6 +160,8 @@ def expected(before: FileReading, fixes: Iterable[tuple[Fact, Planned]]) -> Coun
             for owned in before.facts:
                 if owned.kind == FactKind.ARG and owned.name.startswith(fact.name + ".") and _inside(owned, cut):
                     want[signature(owned)] -= 1
+        if not planned.removes:
+            _renamed_keys(before, fact, planned, want)
         if not same and not any(signature(f) == signature(fact) for f in before.facts):
             # read there from another file (a compose project's .env tag): this file alone
             # does not read it, before or after; what it reads itself is still checked
@@ -171,6 +173,22 @@ def expected(before: FileReading, fixes: Iterable[tuple[Fact, Planned]]) -> Coun
             for becomes in reads:
                 want[becomes] += 1
     return +want
+
+
+def _renamed_keys(before: FileReading, fact: Fact, planned: Planned, want: Counter[Signature]) -> None:
+    """Count, in ``want``, the sub-keys a renamed ``*_config`` arg owns (``--override-pooler-config
+    '{"pooling_type": "MEAN"}'`` read as ``override_pooler_config.pooling_type``) as read under
+    the new name (``pooler_config.pooling_type``): those written inside the arg's cut, or
+    its value when it has no cut."""
+    spans = fact.spans
+    area = spans.cut or spans.value if spans is not None else None
+    new = [b[1] for b in planned.becomes if b[0] == FactKind.ARG.value and b[1] != fact.name]
+    if fact.kind != FactKind.ARG or area is None or len(new) != 1:
+        return
+    for owned in before.facts:
+        if owned.kind == FactKind.ARG and owned.name.startswith(fact.name + ".") and _inside(owned, area):
+            want[signature(owned)] -= 1
+            want[(owned.kind.value, new[0] + owned.name[len(fact.name) :], owned.value or "")] += 1
 
 
 def _shown(signatures: Counter[Signature]) -> str:
