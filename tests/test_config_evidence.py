@@ -111,3 +111,17 @@ def test_a_json_of_engine_arg_keys_alone_gets_the_note(tmp_path: Path) -> None:
     report = _scan(root)
     assert _hits(report) == []
     assert [s.path for s in report.skipped if s.reason.startswith(LOOKALIKE_NOTE)] == ["engine.json"]
+
+
+def test_a_helm_values_file_that_mentions_vllm_is_no_config(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {
+            "chart/Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+            "chart/values.yaml": "image: vllm/vllm-openai:v0.17.0\nmodel: m\nport: 1\nseed: 2\nswap-space: 4\n",
+        },
+    )
+    report = _scan(root)
+    assert [h for h in _hits(report) if h[2] == REMOVED] == []
+    notes = [s for s in report.skipped if s.reason.startswith(LOOKALIKE_NOTE)]
+    assert [(s.path, "Helm values file" in s.reason) for s in notes] == [("chart/values.yaml", True)]

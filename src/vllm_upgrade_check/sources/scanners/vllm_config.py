@@ -9,8 +9,9 @@ that vLLM reads it:
 - a scanned launch names it with ``--config FILE`` (see :func:`referenced_config_paths`), or
 - its name says so (``vllm*.yaml``, ``*serve*config*.yaml``, see :func:`name_says_config`) and
   it has at least one known key, or
-- its text mentions vLLM and at least :data:`MIN_KEYS` top-level keys, :data:`MIN_KNOWN_SHARE`
-  of them, are known vLLM args (:mod:`vllm_upgrade_check.knowledge.known_args`).
+- its text mentions vLLM (a Helm ``values*.yaml`` aside: its mention is the chart's image)
+  and at least :data:`MIN_KEYS` top-level keys, :data:`MIN_KNOWN_SHARE` of them, are known
+  vLLM args (:mod:`vllm_upgrade_check.knowledge.known_args`).
 
 Keys that merely look like engine args (``model``, ``port``, ``seed`` in an application's own
 settings or a Helm values file) are no such evidence: the file yields one
@@ -56,9 +57,15 @@ def name_says_config(name: str) -> bool:
     (``vllm.yaml``, ``vllm-prod.yml``) or both serving and config (``serve-config.yaml``,
     ``serving_config.yml``). Helm's ``values*.yaml`` never does."""
     lower = name.lower()
-    if lower.startswith("values") or lower.rsplit(".", 1)[0].endswith(("-values", ".values", "_values")):
+    if _helm_values_name(lower):
         return False
     return "vllm" in lower or (("serve" in lower or "serving" in lower) and "config" in lower)
+
+
+def _helm_values_name(lower: str) -> bool:
+    """``values*.yaml`` and ``*-values.yaml`` (lower-cased): Helm's values files, which the
+    Helm scanner reads; vLLM reads one as a config only when a launch passes it."""
+    return lower.startswith("values") or lower.rsplit(".", 1)[0].endswith(("-values", ".values", "_values"))
 
 
 def config_verdict(doc: yaml.Node, source: SourceFile, referenced: bool = False) -> tuple[bool, list[str]]:
@@ -81,7 +88,8 @@ def config_verdict(doc: yaml.Node, source: SourceFile, referenced: bool = False)
     if name_says_config(source.name):
         return bool(hits), hits
     looks = len(keys) >= MIN_KEYS and len(hits) / len(keys) >= MIN_KNOWN_SHARE
-    return looks and source.mentions_vllm(), hits if looks else []
+    mention = source.mentions_vllm() and not _helm_values_name(source.name.lower())
+    return looks and mention, hits if looks else []
 
 
 def config_arg_fact(
@@ -205,10 +213,15 @@ def scan_config(source: SourceFile, referenced: bool = False) -> Iterator[Fact |
             lookalike, line = hits, pos(doc).line
     if lookalike:
         shown = ", ".join(lookalike[:4]) + (", ..." if len(lookalike) > 4 else "")
+        why = (
+            "it is a Helm values file (read as such)"
+            if source.mentions_vllm()
+            else "neither its name nor its text names vLLM"
+        )
         yield Skipped(
             source.relpath,
-            f"{LOOKALIKE_NOTE} ({shown}), but no scanned launch passes it with --config and neither its"
-            " name nor its text names vLLM: not checked as a vLLM config",
+            f"{LOOKALIKE_NOTE} ({shown}), but no scanned launch passes it with --config and {why}:"
+            " not checked as a vLLM config",
             line=line,
         )
 
