@@ -67,3 +67,12 @@ def test_markdown_paths_and_reasons_are_literal(tmp_path: Path) -> None:
     (tmp_path / "run.sh").write_text("#!/bin/sh\nvllm serve 'core42/jais-x' --swap-space 4\n")
     out = _scan(tmp_path, "markdown")
     assert "[cfg\\_\\[x\\]/settings.yaml:1](cfg_%5Bx%5D/settings.yaml#L1)" in out
+
+
+def test_plan_markdown_table_cells_are_literal(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("#!/bin/sh\nvllm serve 'org/jais-a|b_[x]*'\n")
+    _register()
+    result = CliRunner().invoke(app, ["plan", str(tmp_path), "--from", "0.22.0", "--format", "markdown"])
+    row = next(line for line in result.output.splitlines() if line.startswith("| 0.23.0 |"))
+    assert row.startswith("| 0.23.0 | serves org/jais-a\\|b\\_\\[x\\]\\* (run.sh:2); ") and row.endswith(" |")
+    assert row.replace("\\|", "").count("|") == 4  # three cells: the name's pipe is escaped
