@@ -261,7 +261,7 @@ POD_JSON = (
             KV_SCALES,
         ),
         (
-            "engine.json",
+            "vllm-engine.json",  # its name says vLLM reads it: keys alone are no evidence
             '{"model": "meta-llama/Llama-3.1-8B",\n "tensor-parallel-size": 2,\n "swap-space": 4,\n "max-num-seqs": 64}\n',
             3,
             SWAP,

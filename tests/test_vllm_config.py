@@ -13,7 +13,7 @@ from vllm_upgrade_check.model.options import ScanOptions
 from vllm_upgrade_check.sources.scanners.vllm_config import VllmConfigScanner
 
 
-def scan(text: str, name: str = "serve.yaml"):
+def scan(text: str, name: str = "serve-config.yaml"):
     return scan_text(VllmConfigScanner(), name, text)
 
 
@@ -28,7 +28,7 @@ def test_both_spellings_and_nested_config() -> None:
 
 
 def test_unrelated_yaml_and_manifests_are_not_configs() -> None:
-    assert scan("service: a\nowner: b\nretries: 3\nswap_space: 4\n") == []
+    assert scan("service: a\nowner: b\nretries: 3\nswap_space: 4\n", name="settings.yaml") == []
     assert scan("apiVersion: v1\nkind: ConfigMap\nmodel: m\nseed: 1\nswap_space: 4\n") == []
 
 

@@ -98,17 +98,20 @@ def no_color() -> bool:
 
 def print_console(draw: Callable[[Console], None], output: Path | None) -> None:
     """Run ``draw`` on a rich console: the terminal (plain text under ``NO_COLOR``), or plain
-    text written to ``output``."""
+    text written to ``output``. Emoji codes are not replaced (``:fire:`` in a model name is
+    printed as written); reporters escape rich markup in what they print."""
     from rich.console import Console
 
     if output is None:
-        console = Console(highlight=False, color_system=None) if no_color() else Console(highlight=False)
+        console = (
+            Console(highlight=False, emoji=False, color_system=None) if no_color() else Console(highlight=False, emoji=False)
+        )
         # Piped or redirected output is not wrapped: a flag must never be split across lines.
         console.soft_wrap = not console.is_terminal
         draw(console)
         return
     buffer = io.StringIO()
-    draw(Console(file=buffer, highlight=False, no_color=True, width=120, soft_wrap=True))
+    draw(Console(file=buffer, highlight=False, emoji=False, no_color=True, width=120, soft_wrap=True))
     write_output(buffer.getvalue(), output)
 
 

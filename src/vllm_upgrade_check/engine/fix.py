@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
-from vllm_upgrade_check.engine.fixrun import ChangedDuringFix, _Candidate, _Run
+from vllm_upgrade_check.engine.fixcandidates import Candidate as _Candidate
+from vllm_upgrade_check.engine.fixrun import ChangedDuringFix, _Run
 from vllm_upgrade_check.fixing.interface import (
     UPGRADE_ID,
     CannotFix,
@@ -256,7 +257,7 @@ def _bump_phase(
             Unfixed(c.finding, f"moves with the vLLM version of its file, {reason}") for c in companions if c.finding
         )
     elif bumps or companions:
-        run.apply([*bumps, *companions])
+        run.apply([*bumps, *companions], together=True)
         for candidate in companions:
             if candidate.finding is not None and run._key(candidate.finding) in run.refused:
                 unfixed.append(Unfixed(candidate.finding, run.refused[run._key(candidate.finding)]))

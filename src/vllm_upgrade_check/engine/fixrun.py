@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from packaging.version import Version
 
+from vllm_upgrade_check.engine.fixcandidates import Candidate as _Candidate
+from vllm_upgrade_check.engine.fixcandidates import by_file as _by_file
+from vllm_upgrade_check.engine.fixcandidates import without_overlaps as _without_overlaps
 from vllm_upgrade_check.engine.scan import response_vocabulary
 from vllm_upgrade_check.errors import VucError
 from vllm_upgrade_check.fixing.edits import LineMap, apply_to_text, edits_of, empty_lists
@@ -30,7 +33,7 @@ from vllm_upgrade_check.fixing.interface import (
     Unfixed,
 )
 from vllm_upgrade_check.fixing.planned import Planned, plan_finding, plan_moves, signature
-from vllm_upgrade_check.fixing.verify import LINKED_VALUES, FileReading, check, read_file
+from vllm_upgrade_check.fixing.verify import LINKED_VALUES, FileReading, check, read_file, referenced_readers
 from vllm_upgrade_check.knowledge.registry import load_registry
 from vllm_upgrade_check.matching.advisories import VERSION_ADVISORY_IDS
 from vllm_upgrade_check.model.facts import UNSURE_MODEL_NOTE, Fact
@@ -43,19 +46,6 @@ from vllm_upgrade_check.sources.scanners import Scanner, default_scanners
 
 if TYPE_CHECKING:  # pragma: no cover
     from vllm_upgrade_check.model.options import ScanOptions
-
-
-@dataclass
-class _Candidate:
-    """One fix to make: the plan, its fact, the finding (``None`` for a bump)."""
-
-    planned: Planned
-    fact: Fact
-    finding: Finding | None
-    rule_id: str
-    group: int = 0
-    edits: list[Edit] = field(default_factory=list)
-    members: Sequence[Finding] = ()
 
 
 def _move_key(finding: Finding) -> tuple[str | None, str | None, str]:
@@ -225,9 +215,12 @@ class _Run:
         return False
 
     # -- writing ----------------------------------------------------------------------------
-    def apply(self, candidates: list[_Candidate]) -> int:
+    def apply(self, candidates: list[_Candidate], together: bool = False) -> int:
         """Make ``candidates`` (overlapping ones are left for the next pass); returns the
-        number of edits written."""
+        number of edits written. Each file is written whole or not at all (an atomic
+        replace of its checked text). With ``together`` (a vLLM bump and the pins that move
+        with it) the files are one change: every fix of every file must pass the check, or
+        none is written; a file that cannot be written puts back the ones written before it."""
         texts: dict[str, FileText] = {}
         placed: list[_Candidate] = []
         for candidate in candidates:
@@ -252,7 +245,7 @@ class _Run:
                 self._refuse(candidate, f"cannot read: {exc.strerror or exc}")
                 continue
             placed.append(candidate)
-        written = 0
+        files: list[tuple[str, list[_Candidate]]] = []
         for rel, group in sorted(_by_file(placed).items()):
             # The cuts of one list that take all of it are one replacement (`args: []`).
             edits, _joins = empty_lists([c.edits for c in group], texts[rel].text)
@@ -260,8 +253,10 @@ class _Run:
                 candidate.edits = edits[number]
             kept = _without_overlaps(group)
             if kept:
-                written += self._write(rel, texts[rel], kept)
-        return written
+                files.append((rel, kept))
+        if together:
+            return self._write_together(files, texts)
+        return sum(self._write(rel, texts[rel], group) for rel, group in files)
 
     def _key(self, finding: Finding) -> tuple[str, str, tuple[str, ...], str]:
         """:func:`_key` with the lines of ``finding``'s file as this run moved them."""
@@ -279,41 +274,120 @@ class _Run:
     def _write(self, rel: str, source: FileText, group: list[_Candidate]) -> int:
         """Write the fixes of ``group`` to file ``rel`` when the fixed text passes the check:
         all of them, else each on its own that passes; returns the edits written."""
-        referenced = self._referenced(rel, source.text, group)
-        before = read_file(rel, source.text, self.scanners, referenced)
-        chosen, reason = self._passing(rel, source.text, before, group, referenced)
-        for candidate in group:
-            if candidate not in chosen:
-                self._refuse(candidate, f"not written: {reason}" if reason else "not written")
-        if reason and not chosen:
-            rules = tuple(sorted({c.rule_id for c in group}))
-            self.result.not_written.append(NotWritten(rel, reason, rules))
+        chosen, _reason = self._checked(rel, source, group, whole=False)
         if not chosen:
             return 0
         edits = [e for c in chosen for e in c.edits]
         try:
-            after = apply_to_text(source.text, edits, rel)
-            data = source.encode(after)
-            if self.overlay is not None:
-                self.overlay[os.path.realpath(source.path)] = data
-            elif not self.lock.hold(source.path):
-                raise ChangedDuringFix("another fix run is editing files of its directory; not written (run fix again)", rel)
-            else:
-                write_atomic(source.path, data, expected=source.encode(source.text))
-            self.wrote[rel] = data
-        except (StaleEditError, ChangedDuringFix) as exc:
+            self._store(rel, source, apply_to_text(source.text, edits, rel))
+        except (StaleEditError, ChangedDuringFix, VucError) as exc:
             self.result.errors.append(exc)
             return 0
-        except OSError as exc:
-            self.result.errors.append(VucError(f"cannot write: {exc.strerror or exc}", rel))
+        self._record(rel, source, edits)
+        return len(edits)
+
+    def _write_together(self, files: list[tuple[str, list[_Candidate]]], texts: dict[str, FileText]) -> int:
+        """:meth:`apply`'s ``together``: check every file, then write them all or none."""
+        checked: list[tuple[str, list[_Candidate], str]] = []
+        failed: list[tuple[str, str]] = []
+        for rel, group in files:
+            chosen, reason = self._checked(rel, texts[rel], group, whole=True)
+            if not chosen:
+                failed.append((rel, reason))
+                continue
+            edits = [e for c in chosen for e in c.edits]
+            try:
+                checked.append((rel, chosen, apply_to_text(texts[rel].text, edits, rel)))
+            except StaleEditError as exc:
+                failed.append((rel, str(exc)))
+                self._unwritten(rel, chosen, str(exc))
+        done: list[tuple[str, str]] = []  # (file, the text written): put back if a later one fails
+        if not failed:
+            for rel, _chosen, after in checked:
+                try:
+                    self._store(rel, texts[rel], after)
+                except (ChangedDuringFix, VucError) as exc:
+                    self.result.errors.append(exc)
+                    failed.append((rel, exc.message))
+                    self._unwritten(rel, _chosen, exc.message, told=False)
+                    break
+                done.append((rel, after))
+        if failed:
+            for rel, after in reversed(done):
+                self._put_back(rel, texts[rel], after)
+            first, why = failed[0]
+            for rel, chosen, _after in checked:
+                if rel != first:
+                    self._unwritten(rel, chosen, f"{first} could not be changed ({why}); the vLLM version moves in every file or in none")
             return 0
+        written = 0
+        for rel, chosen, _after in checked:
+            edits = [e for c in chosen for e in c.edits]
+            self._record(rel, texts[rel], edits)
+            written += len(edits)
+        return written
+
+    def _checked(
+        self, rel: str, source: FileText, group: list[_Candidate], whole: bool
+    ) -> tuple[list[_Candidate], str]:
+        """The fixes of ``group`` whose fixed text of ``rel`` passes the check (all of them,
+        else, unless ``whole``, each on its own that passes), and why the others do not; the
+        others are refused, and a file left with none is told not written."""
+        referenced = self._referenced(rel, source.text, group)
+        before = read_file(rel, source.text, self.scanners, referenced)
+        chosen, reason = self._passing(rel, source.text, before, group, referenced)
+        if whole and len(chosen) < len(group):
+            chosen = []
+        if reason:
+            self._unwritten(rel, [c for c in group if c not in chosen], reason, told=not chosen)
+        return chosen, reason
+
+    def _unwritten(self, rel: str, refused: list[_Candidate], reason: str, told: bool = True) -> None:
+        """Refuse ``refused`` (fixes of ``rel``) for ``reason``; with ``told``, list ``rel``
+        as not written."""
+        for candidate in refused:
+            self._refuse(candidate, f"not written: {reason}")
+        if told and refused:
+            self.result.not_written.append(NotWritten(rel, reason, tuple(sorted({c.rule_id for c in refused}))))
+
+    def _store(self, rel: str, source: FileText, after: str) -> None:
+        """Replace file ``rel`` (read as ``source``) by ``after``, whole (or put it in the
+        overlay).
+
+        Raises:
+            ChangedDuringFix: another run holds its directory; VucError: it cannot be written.
+        """
+        data = source.encode(after)
+        if self.overlay is not None:
+            self.overlay[os.path.realpath(source.path)] = data
+        elif not self.lock.hold(source.path):
+            raise ChangedDuringFix("another fix run is editing files of its directory; not written (run fix again)", rel)
+        else:
+            try:
+                write_atomic(source.path, data, expected=source.encode(source.text))
+            except OSError as exc:
+                raise VucError(f"cannot write: {exc.strerror or exc}", rel) from exc
+        self.wrote[rel] = data
+
+    def _put_back(self, rel: str, source: FileText, after: str) -> None:
+        """Undo :meth:`_store` of ``after`` to ``rel``: its text as read, ``source``."""
+        self.wrote[rel] = source.encode(source.text)  # what the file holds again
+        if self.overlay is not None:
+            self.overlay[os.path.realpath(source.path)] = source.encode(source.text)
+            return
+        try:
+            write_atomic(source.path, source.encode(source.text), expected=source.encode(after))
+        except OSError as exc:
+            self.result.errors.append(VucError(f"cannot put back its text after another file failed: {exc}", rel))
+
+    def _record(self, rel: str, source: FileText, edits: list[Edit]) -> None:
+        """Remember ``edits``, written to ``rel``: the run's applied edits and moved lines."""
         lines = self.lines.setdefault(rel, LineMap())
         self.applied.extend((edit, len(lines.passes)) for edit in edits)
         lines.record(source.text, edits)
-        return len(edits)
 
     def _passing(
-        self, rel: str, text: str, before: FileReading, group: list[_Candidate], referenced: bool | str
+        self, rel: str, text: str, before: FileReading, group: list[_Candidate], referenced: bool | str | tuple[str, ...]
     ) -> tuple[list[_Candidate], str]:
         def verdict(chosen: list[_Candidate]) -> str | None:
             edits = [e for c in chosen for e in c.edits]
@@ -335,11 +409,12 @@ class _Run:
             return alone, reason
         return alone[:1], reason
 
-    def _referenced(self, rel: str, text: str, group: list[_Candidate]) -> bool | str:
+    def _referenced(self, rel: str, text: str, group: list[_Candidate]) -> bool | str | tuple[str, ...]:
         """How ``rel`` was read as a file another file named, when some fact to fix is not
         one the scanners that accept it read: :data:`~.verify.LINKED_VALUES` for a values
-        file a helm command passes (its facts are the ``helm`` scanner's), else ``True``;
-        ``False`` when every fact is the file's own."""
+        file a helm command passes (its facts are the ``helm`` scanner's), else the names of
+        the readers that read those facts (:func:`~.verify.referenced_readers`; ``True``,
+        every reader, when none does); ``False`` when every fact is the file's own."""
         plain = read_file(rel, text, self.scanners, referenced=False)
         known = {(signature(f), f.location.line, f.location.column) for f in plain.facts}
         named = [
@@ -356,8 +431,12 @@ class _Run:
         # project reads with the build's Dockerfile or entry script: the file read as itself
         if all(c.fact.scanner == "dockerfile" for c in named):
             return False
-        compose_file = rel.endswith((".yml", ".yaml"))
-        return not (compose_file and all(c.fact.scanner == "compose" for c in named))
+        if rel.endswith((".yml", ".yaml")) and all(c.fact.scanner == "compose" for c in named):
+            return False
+        # read again with the readers that read these facts only (another reader of named
+        # files would judge the text as a kind of file it is not: a YAML as requirements)
+        wanted = [(signature(c.fact), c.fact.location.line, c.fact.location.column) for c in named]
+        return referenced_readers(rel, text, self.scanners, wanted) or True
 
     # -- positions --------------------------------------------------------------------------
     def placed(self, unfixed: Unfixed) -> Unfixed:
@@ -383,34 +462,3 @@ class _Run:
         if rel is None or line is None or rel not in self.lines:
             return line
         return self.lines[rel].original(line)
-
-
-def _by_file(candidates: Iterable[_Candidate]) -> dict[str, list[_Candidate]]:
-    grouped: dict[str, list[_Candidate]] = {}
-    for candidate in candidates:
-        grouped.setdefault(candidate.fact.location.path or "", []).append(candidate)
-    return grouped
-
-
-def _without_overlaps(group: list[_Candidate]) -> list[_Candidate]:
-    """The candidates whose edits overlap no earlier one's (by offset); the same edit made
-    by two fixes is made once."""
-    kept: list[_Candidate] = []
-    taken: list[tuple[int, int, str]] = []
-    for candidate in sorted(group, key=lambda c: min((e.start for e in c.edits), default=0)):
-        edits = []
-        clash = False
-        for edit in candidate.edits:
-            if (edit.start, edit.end, edit.new) in taken:
-                continue
-            if any(edit.start < end and start < edit.end or (edit.start == edit.end == start) for start, end, _ in taken):
-                clash = True
-                break
-            edits.append(edit)
-        if clash:
-            continue
-        taken.extend((e.start, e.end, e.new) for e in edits)
-        candidate.edits = edits
-        kept.append(candidate)
-    return kept
-

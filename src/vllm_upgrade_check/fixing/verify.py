@@ -24,7 +24,7 @@ from vllm_upgrade_check.sources.dispatch import scan_source
 from vllm_upgrade_check.sources.scanners.base import APPENDED, FileReference, Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.helm import override_facts
 from vllm_upgrade_check.sources.scanners.kustomize_inline import EMPTY_PATCH
-from vllm_upgrade_check.sources.scanners.vllm_config import scan_config
+from vllm_upgrade_check.sources.scanners.vllm_config import VllmConfigScanner
 
 
 @dataclass(frozen=True)
@@ -52,11 +52,49 @@ LINKED_VALUES = "helm-values"
 script, a Makefile, a CI file or a helmfile): as a values override, by the scanner ``helm``."""
 
 
-def read_file(rel: str, text: str, scanners: Sequence[Scanner], referenced: bool | str) -> FileReading:
+CONFIG_READER = VllmConfigScanner.name
+"""The reader of a file a launch passes with ``--config`` (as a config, whatever its keys)."""
+
+def _referenced_items(source: SourceFile, scanners: Sequence[Scanner], readers: Iterable[str] | None) -> list[Fact | Skipped]:
+    """What the readers of a named file (each scanner's
+    :meth:`~.base.Scanner.read_referenced`) read in ``source``: ``readers`` by scanner name,
+    every one when ``None``."""
+    wanted = None if readers is None else set(readers)
+    items: list[Fact | Skipped] = []
+    for scanner in scanners:
+        if wanted is None or scanner.name in wanted:
+            items.extend(i for i in scanner.read_referenced(source) if not isinstance(i, FileReference))
+    return items
+
+
+def referenced_readers(
+    rel: str, text: str, scanners: Sequence[Scanner], wanted: Iterable[tuple[Signature, int | None, int | None]]
+) -> tuple[str, ...]:
+    """The readers of a file another file names (``--config``, ``-r``, ``EnvironmentFile=``,
+    ...) that read, in ``text`` of file ``rel``, one of the facts ``wanted`` (its
+    :func:`~.planned.signature`, line and column): the readers the scan read it with, so that
+    the fixed text is read again with them alone (a requirements reader never judges a YAML
+    config, nor a dotenv reader a requirements file). Returns scanner names, in scanner
+    order; empty when no reader reads one of them."""
+    source = SourceFile(rel, text.replace("\r\n", "\n"))
+    source = as_sniffed(source, scanners) or source
+    want = set(wanted)
+    found = []
+    for name in dict.fromkeys(s.name for s in scanners):
+        items = _referenced_items(source, scanners, (name,))
+        if any(isinstance(i, Fact) and (signature(i), i.location.line, i.location.column) in want for i in items):
+            found.append(name)
+    return tuple(found)
+
+
+def read_file(
+    rel: str, text: str, scanners: Sequence[Scanner], referenced: bool | str | tuple[str, ...]
+) -> FileReading:
     """Read ``text`` (of file ``rel``; CRLF is read as LF) as the scan reads it: every
     scanner that accepts it, and when another file named it (``referenced``), also as that
-    file read it: :data:`LINKED_VALUES`, as a values override of a vLLM chart; any other true
-    value, as a ``--config`` YAML or an ``EnvironmentFile=``."""
+    file read it: :data:`LINKED_VALUES`, as a values override of a vLLM chart; a tuple of
+    reader names (:func:`referenced_readers`), with those readers only; ``True``, with every
+    reader of named files (a ``--config`` YAML, an ``EnvironmentFile=``, a ``-r`` include)."""
     source = SourceFile(rel, text.replace("\r\n", "\n"))
     source = as_sniffed(source, scanners) or source
     accepting = [s for s in scanners if s.accepts(source)]
@@ -65,10 +103,10 @@ def read_file(rel: str, text: str, scanners: Sequence[Scanner], referenced: bool
     items.extend(f for c in result.conditionals for f in c.facts)
     if referenced == LINKED_VALUES:
         items.extend(_override_reading(source))
+    elif isinstance(referenced, tuple):
+        items.extend(_referenced_items(source, scanners, referenced))
     elif referenced:
-        items.extend(scan_config(source, referenced=True))
-        for scanner in scanners:
-            items.extend(i for i in scanner.read_referenced(source) if not isinstance(i, FileReference))
+        items.extend(_referenced_items(source, scanners, None))
     facts = tuple(dict.fromkeys(i for i in items if isinstance(i, Fact)))
     problems = frozenset(
         re.sub(r"\d+", "N", i.reason) for i in items if isinstance(i, Skipped) and i.configures_vllm
@@ -122,6 +160,8 @@ def expected(before: FileReading, fixes: Iterable[tuple[Fact, Planned]]) -> Coun
             for owned in before.facts:
                 if owned.kind == FactKind.ARG and owned.name.startswith(fact.name + ".") and _inside(owned, cut):
                     want[signature(owned)] -= 1
+        if not planned.removes:
+            _renamed_keys(before, fact, planned, want)
         if not same and not any(signature(f) == signature(fact) for f in before.facts):
             # read there from another file (a compose project's .env tag): this file alone
             # does not read it, before or after; what it reads itself is still checked
@@ -133,6 +173,22 @@ def expected(before: FileReading, fixes: Iterable[tuple[Fact, Planned]]) -> Coun
             for becomes in reads:
                 want[becomes] += 1
     return +want
+
+
+def _renamed_keys(before: FileReading, fact: Fact, planned: Planned, want: Counter[Signature]) -> None:
+    """Count, in ``want``, the sub-keys a renamed ``*_config`` arg owns (``--override-pooler-config
+    '{"pooling_type": "MEAN"}'`` read as ``override_pooler_config.pooling_type``) as read under
+    the new name (``pooler_config.pooling_type``): those written inside the arg's cut, or
+    its value when it has no cut."""
+    spans = fact.spans
+    area = spans.cut or spans.value if spans is not None else None
+    new = [b[1] for b in planned.becomes if b[0] == FactKind.ARG.value and b[1] != fact.name]
+    if fact.kind != FactKind.ARG or area is None or len(new) != 1:
+        return
+    for owned in before.facts:
+        if owned.kind == FactKind.ARG and owned.name.startswith(fact.name + ".") and _inside(owned, area):
+            want[signature(owned)] -= 1
+            want[(owned.kind.value, new[0] + owned.name[len(fact.name) :], owned.value or "")] += 1
 
 
 def _shown(signatures: Counter[Signature]) -> str:

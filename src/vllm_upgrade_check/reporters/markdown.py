@@ -24,9 +24,10 @@ from collections.abc import Sequence
 
 from packaging.version import InvalidVersion, Version
 
+from vllm_upgrade_check.model.facts import FactKind
 from vllm_upgrade_check.model.findings import Finding, Report, VersionBasis
-from vllm_upgrade_check.model.pack import Applicability, Severity
-from vllm_upgrade_check.reporters._common import from_source, subject, uri_path
+from vllm_upgrade_check.model.pack import Applicability, MatchKind, Severity
+from vllm_upgrade_check.reporters._common import from_source, md_code, md_text, subject, uri_path
 
 SHOWN = 3
 """Locations a checklist item names before "and N more"."""
@@ -38,8 +39,8 @@ def _link(finding: Finding, report: Report) -> str:
         return "Python environment"
     path = report.base.of(loc.path)
     if loc.line is None:
-        return f"[{path}]({uri_path(path)})"
-    return f"[{path}:{loc.line}]({uri_path(path)}#L{loc.line})"
+        return f"[{md_text(path)}]({uri_path(path)})"
+    return f"[{md_text(path)}:{loc.line}]({uri_path(path)}#L{loc.line})"
 
 
 def _by_rule(findings: Sequence[Finding]) -> list[list[Finding]]:
@@ -70,11 +71,38 @@ def _count(group: Sequence[Finding]) -> str:
     return f"{len(group)}×" if len(group) > 1 else "1×"
 
 
+def _has(finding: Finding) -> str:
+    """What the user has of a dependency: the requirement as written (``torch==2.9.0``), or
+    the installed distribution (``torch 2.9.0 installed``)."""
+    fact = finding.fact
+    if fact.kind == FactKind.DISTRIBUTION:
+        return f"{fact.name} {fact.value or '(no version)'} installed"
+    return " ".join((fact.raw or f"{fact.name}{fact.value or ''}").split())
+
+
+def _pin(group: Sequence[Finding], report: Report) -> str:
+    """For the findings of a dependency rule (a pin the target's ``Requires-Dist`` sets:
+    torch, flashinfer-python, ...), which pin the target requires and what the user has
+    (``the target, vLLM 0.28.0, requires `torch==2.13.0` (Requires-Dist since vLLM 0.27.0);
+    you have `torch==2.9.0```); ``""`` for any other rule. The requirement is the rule's
+    (the newest pack rule at or before the target, or the target's own Requires-Dist line)."""
+    match = group[0].rule.match
+    required = getattr(match, "specifier", None)
+    if match.kind != MatchKind.DEPENDENCY or not required:
+        return ""
+    release = group[0].release
+    since = f" (Requires-Dist since vLLM {release})" if release != report.to_version and release[:1].isdigit() else ""
+    found = ", ".join(md_code(h) for h in dict.fromkeys(_has(f) for f in group))
+    return f"the target, vLLM {report.to_version}, requires {md_code(match.name + required)}{since}; you have {found}"
+
+
 def _rule_item(group: Sequence[Finding], report: Report) -> str:
     rule = group[0].rule
+    pin = _pin(group, report)
     return (
         f"- [ ] **{rule.id}** {rule.name} ({_count(group)} {group[0].severity.value}): "
-        f"{rule.fix.summary} — {_where(group, report)}"
+        + (f"{pin[:1].upper()}{pin[1:]}. " if pin else "")
+        + f"{md_text(rule.fix.summary)} — {_where(group, report)}"
     )
 
 
@@ -98,7 +126,7 @@ def _fix_item(
     what = "fix(es) marked unsafe (read each change)" if unsafe else "safe mechanical fix(es)"
     diff = _command(report, "fix", *flag, "--diff")
     out = [
-        f"- [ ] Apply the {len(findings)} {what}: review `{diff}`, then run it without `--diff`"
+        f"- [ ] Apply the {len(findings)} {what}: review {md_code(diff)}, then run it without `--diff`"
         + (" (it also bumps vLLM pins and image tags)" if not unsafe else "")
     ]
     for group in _by_rule(findings):
@@ -106,7 +134,9 @@ def _fix_item(
         hand = by_hand.get(rule.id, [])
         also = f"; by hand ({len(hand)}×): {_where(hand, report)}" if hand else ""
         summary = rule.fix.summary.rstrip(".") + "." if not also else rule.fix.summary.rstrip(". ")
-        out.append(f"  - **{rule.id}** {rule.name} ({_count(group)}): {summary}{also}")
+        pin = _pin(group, report)
+        pin = f"{pin[:1].upper()}{pin[1:]}. " if pin else ""
+        out.append(f"  - **{rule.id}** {rule.name} ({_count(group)}): {pin}{md_text(summary)}{also}")
     return out
 
 
@@ -115,13 +145,13 @@ def _skip_items(report: Report) -> list[str]:
     for skip in report.skipped:
         path = report.base.of(skip.path)
         where = path + skip.where
-        target = f"[{where}]({uri_path(path)}" + (f"#L{skip.line})" if skip.line else ")")
+        target = f"[{md_text(where)}]({uri_path(path)}" + (f"#L{skip.line})" if skip.line else ")")
         why = ""
         if report.gate.fails_closed(skip):
             why = " It configures vLLM, so the gate fails closed until it is fixed."
         elif skip.configures_vllm:
             why = " It configures vLLM: what it sets was not checked."
-        out.append(f"- [ ] Fix or exclude {target}, which could not be read: {skip.reason}.{why}")
+        out.append(f"- [ ] Fix or exclude {target}, which could not be read: {md_text(skip.reason)}.{why}")
     return out
 
 
@@ -152,14 +182,16 @@ def _checklists(report: Report) -> list[str]:
     if safe:
         out += _fix_item(report, safe, unsafe=False, by_hand=by_hand)
     else:
-        out.append(f"- [ ] Bump vLLM to {report.to_version}: `{_command(report, 'fix')}` bumps vllm pins and `vllm/vllm-openai` tags")
+        out.append(
+            f"- [ ] Bump vLLM to {report.to_version}: {md_code(_command(report, 'fix'))} bumps vllm pins and `vllm/vllm-openai` tags"
+        )
     if unsafe:
         out += _fix_item(report, unsafe, unsafe=True, by_hand=by_hand)
     for group in _by_rule(manual):
         out.append(_rule_item(group, report))
     out += ["", "### After the upgrade", ""]
     rescan = _command(report, "scan") + (f" --from {report.from_version}" if report.from_version else "")
-    out.append(f"- [ ] `{rescan}` reports no blocker")
+    out.append(f"- [ ] {md_code(rescan)} reports no blocker")
     for group in _by_rule(review):
         deprecated = " (deprecated: still accepted, removed later)" if all(f.deprecated_only for f in group) else ""
         out.append(_rule_item(group, report) + deprecated)
@@ -185,8 +217,11 @@ def _details(report: Report) -> list[str]:
     for group in _by_rule(report.findings):
         rule = group[0].rule
         out += [f"### {rule.id} {rule.name} ({group[0].severity.value}, vLLM {group[0].release})", ""]
-        out.append(rule.message)
-        fix = f"Fix: {rule.fix.summary}"
+        out.append(md_text(rule.message))
+        pin = _pin(group, report)
+        if pin:
+            out += ["", f"{pin[:1].upper()}{pin[1:]}."]
+        fix = f"Fix: {md_text(rule.fix.summary)}"
         mechanical = [f for f in group if _mechanical(f)]
         if mechanical:
             flag = " --unsafe-fixes" if rule.fix.applicability == Applicability.UNSAFE else ""
@@ -196,8 +231,10 @@ def _details(report: Report) -> list[str]:
             fix += " It can land before the upgrade."
         out += ["", fix, ""]
         for finding in group:
-            context = f" ({finding.context})" if finding.context else ""
-            out.append(f"- {_link(finding, report)}: `{subject(finding)}`{context}")
+            context = f" ({md_text(finding.context)})" if finding.context else ""
+            if pin and finding.fact.kind == FactKind.DISTRIBUTION:
+                context += f" ({md_text(_has(finding))})"
+            out.append(f"- {_link(finding, report)}: {md_code(subject(finding))}{context}")
         out.append("")
     hit = {f.release for f in report.findings}
     with_findings = [i for i in report.release_info if i.release in hit]
@@ -207,7 +244,7 @@ def _details(report: Report) -> list[str]:
         for info in with_findings:
             count = sum(1 for f in report.findings if f.release == info.release)
             name = f"[{info.release}]({info.notes_url})" if info.notes_url else info.release
-            out.append(f"- {name} ({count} finding(s)): {info.summary}".rstrip(": "))
+            out.append(f"- {name} ({count} finding(s)): {md_text(info.summary)}".rstrip(": "))
         if quiet:
             out.append(f"- No finding for {', '.join(quiet)}.")
         out.append("")
@@ -227,12 +264,12 @@ def render(report: Report) -> str:
         f"- **{counts[Severity.BLOCKER]} blocker(s)**, {counts[Severity.WARNING]} warning(s), "
         f"{counts[Severity.INFO]} info in {report.files_scanned} file(s) scanned"
         + (f"; {len(report.skipped)} could not be read" if report.skipped else ""),
-        f"- From {frm}: {from_source(report)}" if report.from_basis != VersionBasis.OPTION else f"- From {frm} (--from)",
+        f"- From {frm}: {md_text(from_source(report))}" if report.from_basis != VersionBasis.OPTION else f"- From {frm} (--from)",
         f"- Releases crossed: {_releases(report, links=False)}",
     ]
     if not report.files_scanned:
         out.append("- No file under the scanned paths was one this tool reads: check the paths given")
-    out += [f"- Note: {n}" for n in report.notes]
+    out += [f"- Note: {md_text(n)}" for n in report.notes]
     out.append("")
     out += _checklists(report)
     if report.findings:

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from vllm_upgrade_check.model.pack import Severity
 from vllm_upgrade_check.model.plan import Hop, Plan
-
-
-def _code(text: str) -> str:
-    return "`" + text.replace("`", "'") + "`"
+from vllm_upgrade_check.reporters._common import md_code as _code
+from vllm_upgrade_check.reporters._common import md_text
 
 
 def _hop_lines(number: int, hop: Hop, notes: tuple[str, ...] = ()) -> list[str]:
@@ -40,7 +38,7 @@ def _hop_lines(number: int, hop: Hop, notes: tuple[str, ...] = ()) -> list[str]:
             where = str(finding.location) if finding.location.path else "environment"
             lines.append(
                 f"- [ ] {_code(where)} {finding.rule.id} {_code(finding.fact.raw or finding.fact.name)}: "
-                f"{finding.rule.fix.summary}"
+                f"{md_text(finding.rule.fix.summary)}"
             )
         lines.append("")
     migrate = [f for f in report.findings if f.rule.id in hop.migrate]
@@ -52,7 +50,7 @@ def _hop_lines(number: int, hop: Hop, notes: tuple[str, ...] = ()) -> list[str]:
             if finding.rule.id in seen:
                 continue
             seen.add(finding.rule.id)
-            lines.append(f"- [ ] {finding.rule.id}: {finding.rule.fix.summary}")
+            lines.append(f"- [ ] {finding.rule.id}: {md_text(finding.rule.fix.summary)}")
         lines.extend(f"- [ ] {rid}" for rid in hop.migrate if rid not in seen)
         lines.append("")
     lines.append(f"- [ ] `pip install vllm=={hop.to_version}` and roll out")
@@ -97,13 +95,14 @@ def render_plan_markdown(plan: Plan) -> str:
         lines.append("|---|---|---|")
         for check in blocked:
             lines.append(
-                f"| {check.release} | {check.blockers[0].message.replace('|', '/')} | {len(check.blockers) - 1} |"
+                # a cell shows the message literally: Markdown escaped, and `\|` is GFM's pipe in a cell
+                f"| {check.release} | {md_text(check.blockers[0].message).replace('|', chr(92) + '|')} | {len(check.blockers) - 1} |"
             )
         lines.append("")
     if plan.notes:
         lines.append("## Notes")
         lines.append("")
-        lines.extend(f"- {note}" for note in plan.notes)
+        lines.extend(f"- {md_text(note)}" for note in plan.notes)
         lines.append("")
     lines.append(f"Driver table: {plan.driver_source}")
     return "\n".join(lines) + "\n"

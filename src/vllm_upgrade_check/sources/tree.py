@@ -471,19 +471,28 @@ def _referenced_configs(
     label: str = "",
 ) -> list[Fact]:
     """Facts of ``--config FILE`` YAML files named by scanned launches and not already read
-    as vLLM config files (their content alone did not say so)."""
+    as vLLM config files (their content alone did not say so); the lookalike notes of the
+    files read as configs are dropped, and a launch whose file is no file of the tree gets
+    a note (:func:`~.scanners.vllm_config.missing_config_notes`)."""
     if not facts:
         return []
-    from vllm_upgrade_check.sources.scanners.vllm_config import referenced_config_paths, scan_config
+    from vllm_upgrade_check.sources.scanners import vllm_config as vc
 
     done = {f.location.path for f in facts if f.kind == FactKind.ARG and f.origin == "config"}
     out: list[Fact] = []
-    for rel, _fact in referenced_config_paths(facts):
+    found_for: set[int] = set()  # ids of the --config facts whose file is in the tree
+    for rel, fact in vc.referenced_config_paths(facts):
         if label and rel not in files and not rel.startswith(label + "/"):
             rel = f"{label}/{rel}"  # relative to the root: the root's prefix was left off
+        found_for.update([id(fact)] if rel in files else [])
         if rel in done or rel not in files:
             continue
         done.add(rel)
-        found, _further = _read_referenced(files[rel], rel, request, skipped, lambda s: scan_config(s, referenced=True))
+        found, _further = _read_referenced(
+            files[rel], rel, request, skipped, lambda s: vc.scan_config(s, referenced=True)
+        )
         out.extend(found)
+    done.update(f.location.path for f in out if f.origin == "config")
+    vc.without_lookalike_notes(skipped, [p for p in done if p is not None])
+    skipped.extend(vc.missing_config_notes(facts, found_for))
     return out

@@ -482,3 +482,11 @@ def env_fact(
         scanner=scanner,
         spans=spans,
     )
+
+
+def missing_config_reason(value: str) -> str:
+    """The reason of a note on ``--config VALUE`` naming no file of the scanned tree."""
+    return (
+        f"unresolved: --config {value.strip()} is no file of the scanned tree (a file the launch gets from"
+        " elsewhere, such as a mount, is not followed): the engine args it sets were not checked"
+    )

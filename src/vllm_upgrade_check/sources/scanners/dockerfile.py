@@ -24,6 +24,7 @@ from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, env_fact
 from vllm_upgrade_check.sources.scanners.base import FileReference, Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.dockerfile_copies import (
     EntryScript,
+    config_copies,
     copied,
     entry_script,
     json_array,
@@ -108,9 +109,9 @@ class DockerfileScanner(Scanner):
             body_offset = keyword_len
             locate = offset_locator(body, line, body_offset)
             if instruction == "FROM":
-                yield from run.read_shell_forms(path, self.name)
-                yield from run.copied_scripts_facts(path, self.name)
-                yield from run.launches(path, self.name)
+                yield from config_copies(run.read_shell_forms(path, self.name), path, copies, workdir)
+                yield from config_copies(run.copied_scripts_facts(path, self.name), path, copies, workdir)
+                yield from config_copies(run.launches(path, self.name), path, copies, workdir)
                 yield from run.entry_script(path, copies, scripts, stage)
                 copies, workdir = {}, "/"
                 stage += 1
@@ -192,9 +193,9 @@ class DockerfileScanner(Scanner):
                 # The shell runs when the container starts: read once the stage's ENV is known.
                 run.set(instruction, None)
                 run.shell_forms.append((instruction, body, locate))
-        yield from run.read_shell_forms(path, self.name)
-        yield from run.copied_scripts_facts(path, self.name)
-        yield from run.launches(path, self.name)
+        yield from config_copies(run.read_shell_forms(path, self.name), path, copies, workdir)
+        yield from config_copies(run.copied_scripts_facts(path, self.name), path, copies, workdir)
+        yield from config_copies(run.launches(path, self.name), path, copies, workdir)
         yield from run.entry_script(path, copies, scripts, stage)
 
     def _env(self, body: str, path: str, line: int, offset: int, parsed: ShellScript | None = None) -> Iterator[Fact]:

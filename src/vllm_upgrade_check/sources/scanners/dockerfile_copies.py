@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import json
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from vllm_upgrade_check.model.facts import Fact, FactKind, Skipped
 from vllm_upgrade_check.parsing.words import Token
+from vllm_upgrade_check.sources.scanners.arg_facts import missing_config_reason
+from vllm_upgrade_check.sources.scanners.base import FileReference
 from vllm_upgrade_check.sources.scanners.shell import _SHELLS
 from vllm_upgrade_check.sources.scanners.vllm_argv import strip_wrappers
 
@@ -112,3 +115,31 @@ def copied(value: str, workdir: str, copies: dict[str, str]) -> None:
         copies[posixpath.normpath(target)] = source
 
 
+def config_copies(
+    facts: Iterable[Fact | Skipped], path: str, copies: dict[str, str], workdir: str
+) -> Iterator[Fact | FileReference | Skipped]:
+    """``facts`` (a stage's launches, passed through), and for each ``--config FILE`` among
+    them the file the container finds there: a :class:`~.base.FileReference` to the build
+    context's file a ``COPY``/``ADD`` puts at ``FILE`` (relative to ``workdir``; the build
+    context is taken to be the Dockerfile's folder, as for :func:`entry_script`), so that
+    the vLLM config scanner reads it; an unresolved note when no ``COPY`` puts a file there.
+
+    Args:
+        facts: the facts of one stage's launches; path: the Dockerfile's report path;
+        copies: :func:`copied`'s record of the stage; workdir: the stage's ``WORKDIR``.
+    """
+    for fact in facts:
+        yield fact
+        if isinstance(fact, Skipped):
+            continue
+        value = (fact.value or "").strip()
+        if fact.kind != FactKind.ARG or fact.name != "config" or not fact.resolved or not value:
+            continue
+        if not value.endswith((".yaml", ".yml")):
+            continue
+        source = copies.get(posixpath.normpath(posixpath.join(workdir, value)))
+        if source is None:
+            yield Skipped(path, missing_config_reason(value), line=fact.location.line)
+            continue
+        wanted = posixpath.normpath(posixpath.join(posixpath.dirname(path), source))
+        yield FileReference(wanted, "vllm-config", by=path, line=fact.location.line or 0, option="--config")

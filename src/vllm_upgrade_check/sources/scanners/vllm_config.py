@@ -3,12 +3,21 @@
 vLLM's ``FlexibleArgumentParser`` reads ``vllm serve --config FILE.yaml`` and turns each
 top-level key into a flag (``max-num-seqs: 8`` and ``max_num_seqs: 8`` both mean
 ``--max-num-seqs 8``; ``vllm/utils/argparse_utils.py`` in recent wheels, ``vllm/utils.py``
-``_load_config_file`` in older ones). A YAML file is read as such a config when
+``_load_config_file`` in older ones). A YAML file is read as such a config only on evidence
+that vLLM reads it:
 
 - a scanned launch names it with ``--config FILE`` (see :func:`referenced_config_paths`), or
-- its name looks like one (``*vllm*config*.yaml``) and it has at least one known key, or
-- at least :data:`MIN_KEYS` top-level keys, :data:`MIN_KNOWN_SHARE` of them known vLLM args
-  (:mod:`vllm_upgrade_check.knowledge.known_args`).
+- its name says so (``vllm*.yaml``, ``*serve*config*.yaml``, see :func:`name_says_config`) and
+  it has at least one known key, or
+- its text mentions vLLM (a Helm ``values*.yaml`` aside: its mention is the chart's image)
+  and at least :data:`MIN_KEYS` top-level keys, :data:`MIN_KNOWN_SHARE` of them, are known
+  vLLM args (:mod:`vllm_upgrade_check.knowledge.known_args`).
+
+Keys that merely look like engine args (``model``, ``port``, ``seed`` in an application's own
+settings or a Helm values file) are no such evidence: the file yields one
+:class:`~vllm_upgrade_check.model.facts.Skipped` note (:data:`LOOKALIKE_NOTE`, not
+``configures_vllm``) and no facts, so it never carries a finding; a launch naming it later
+makes it read (the note is then dropped, :func:`without_lookalike_notes`).
 
 Compose files and Kubernetes objects are left to the manifest scanner. Keys become ``arg``
 facts with origin ``config``; a mapping or JSON-object value of a ``*_config`` key also yields
@@ -28,7 +37,7 @@ from vllm_upgrade_check.model.facts import Fact, FactKind, Location, Skipped, Sp
 from vllm_upgrade_check.parsing.words import Token
 from vllm_upgrade_check.parsing.yamlnodes import YamlProblem, documents, mapping_items, pos, scalar, to_python
 from vllm_upgrade_check.parsing.yamlwords import EntryCuts, entry_cuts, scalar_text_span
-from vllm_upgrade_check.sources.scanners.arg_facts import json_subkey_facts
+from vllm_upgrade_check.sources.scanners.arg_facts import json_subkey_facts, missing_config_reason
 from vllm_upgrade_check.sources.scanners.base import Scanner, SourceFile
 from vllm_upgrade_check.sources.scanners.manifests import YAML_SUFFIXES, is_compose, is_kubernetes
 
@@ -38,25 +47,49 @@ MIN_KNOWN_SHARE = 0.6
 """Share of top-level keys that must be known vLLM args for the content heuristic."""
 
 
-def _name_says_config(name: str) -> bool:
+LOOKALIKE_NOTE = "its keys look like vLLM engine args"
+"""Start of the :class:`~vllm_upgrade_check.model.facts.Skipped` reason of a YAML file read as
+no vLLM config although its keys look like engine args (see the module docstring)."""
+
+
+def name_says_config(name: str) -> bool:
+    """Whether a YAML file's base name says it is a vLLM config: it names vLLM
+    (``vllm.yaml``, ``vllm-prod.yml``) or both serving and config (``serve-config.yaml``,
+    ``serving_config.yml``). Helm's ``values*.yaml`` never does."""
     lower = name.lower()
-    return "vllm" in lower and "config" in lower
+    if _helm_values_name(lower):
+        return False
+    return "vllm" in lower or (("serve" in lower or "serving" in lower) and "config" in lower)
 
 
-def looks_like_config(doc: yaml.Node, filename: str, referenced: bool = False) -> bool:
-    """``True`` when ``doc`` reads as a vLLM ``--config`` file (see the module docstring)."""
+def _helm_values_name(lower: str) -> bool:
+    """``values*.yaml`` and ``*-values.yaml`` (lower-cased): Helm's values files, which the
+    Helm scanner reads; vLLM reads one as a config only when a launch passes it."""
+    return lower.startswith("values") or lower.rsplit(".", 1)[0].endswith(("-values", ".values", "_values"))
+
+
+def config_verdict(doc: yaml.Node, source: SourceFile, referenced: bool = False) -> tuple[bool, list[str]]:
+    """Whether ``doc`` (a document of ``source``) reads as a vLLM ``--config`` file, by the
+    evidence of the module docstring.
+
+    Returns:
+        ``(is a config, known keys)``: the known top-level keys as written, so that a caller
+        can say which keys looked like engine args when the answer is ``False``.
+    """
     if not isinstance(doc, yaml.MappingNode) or is_compose(doc) or is_kubernetes(doc):
-        return False
-    keys = [key.replace("-", "_") for key, _k, _v in mapping_items(doc)]
+        return False, []
+    keys = [key for key, _k, _v in mapping_items(doc)]
     if not keys:
-        return False
+        return False, []
     known = known_args()
-    hits = sum(1 for key in keys if known.is_known(key))
+    hits = [key for key in keys if known.is_known(key.replace("-", "_"))]
     if referenced:
-        return True
-    if _name_says_config(filename):
-        return hits >= 1
-    return len(keys) >= MIN_KEYS and hits / len(keys) >= MIN_KNOWN_SHARE
+        return True, hits
+    if name_says_config(source.name):
+        return bool(hits), hits
+    looks = len(keys) >= MIN_KEYS and len(hits) / len(keys) >= MIN_KNOWN_SHARE
+    mention = source.mentions_vllm() and not _helm_values_name(source.name.lower())
+    return looks and mention, hits if looks else []
 
 
 def config_arg_fact(
@@ -177,9 +210,35 @@ def scan_config(source: SourceFile, referenced: bool = False) -> Iterator[Fact |
         if referenced:
             yield Skipped(source.relpath, str(exc), configures_vllm=True, line=exc.line, column=exc.column)
         return
+    lookalike: list[str] = []
+    line = 1
     for doc in docs:
-        if looks_like_config(doc, source.name, referenced):
+        verdict, hits = config_verdict(doc, source, referenced)
+        if verdict:
             yield from config_facts(source.text, doc, source.relpath)
+        elif hits and not lookalike:
+            lookalike, line = hits, pos(doc).line
+    if lookalike:
+        shown = ", ".join(lookalike[:4]) + (", ..." if len(lookalike) > 4 else "")
+        why = (
+            "it is a Helm values file (read as such)"
+            if source.mentions_vllm()
+            else "neither its name nor its text names vLLM"
+        )
+        yield Skipped(
+            source.relpath,
+            f"{LOOKALIKE_NOTE} ({shown}), but no scanned launch passes it with --config and {why}:"
+            " not checked as a vLLM config",
+            line=line,
+        )
+
+
+def without_lookalike_notes(skipped: list[Skipped], paths: Iterable[str]) -> None:
+    """Drop, in place, the :data:`LOOKALIKE_NOTE` of each of ``paths``: files a launch names
+    with ``--config`` after all, which are then read as vLLM configs."""
+    named = set(paths)
+    if named:
+        skipped[:] = [s for s in skipped if s.path not in named or not s.reason.startswith(LOOKALIKE_NOTE)]
 
 
 def referenced_config_paths(facts: Iterable[Fact]) -> list[tuple[str, Fact]]:
@@ -203,6 +262,25 @@ def referenced_config_paths(facts: Iterable[Fact]) -> list[tuple[str, Fact]]:
     return out
 
 
+def missing_config_notes(facts: Iterable[Fact], found: set[int]) -> Iterator[Skipped]:
+    """An unresolved note for each ``--config FILE`` of a launch (see
+    :func:`referenced_config_paths`) whose fact's id is not in ``found`` (no candidate path
+    is a file of the scanned tree), placed at the launch's file and line. A Dockerfile's
+    launches are left to the Dockerfile scanner, which knows what its ``COPY`` lines put
+    where (:func:`~.dockerfile_copies.config_copies`)."""
+    seen: set[int] = set()
+    for _rel, fact in referenced_config_paths(facts):
+        if (
+            id(fact) in found
+            or id(fact) in seen
+            or fact.scanner == "dockerfile"
+            or fact.location.path is None
+        ):
+            continue
+        seen.add(id(fact))
+        yield Skipped(fact.location.path, missing_config_reason(fact.value or ""), line=fact.location.line)
+
+
 class VllmConfigScanner(Scanner):
     """vLLM ``--config`` YAML files recognised by name or content (see the module docstring)."""
 
@@ -217,3 +295,11 @@ class VllmConfigScanner(Scanner):
 
     def scan(self, source: SourceFile) -> Iterator[Fact | Skipped]:
         yield from scan_config(source)
+
+    def referenced_file_matches(self, relpath: str, wanted: str) -> bool:
+        """A Dockerfile's ``--config`` file is named by its report path (``wanted``)."""
+        return relpath == wanted
+
+    def read_referenced(self, source: SourceFile) -> Iterator[Fact | Skipped]:
+        """A file a launch passes with ``--config``: read as a config whatever its keys."""
+        yield from scan_config(source, referenced=True)
