@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+from collections.abc import Iterator
 
 from vllm_upgrade_check.parsing.shell import ShellScript, Token
 
@@ -59,17 +60,23 @@ TAG_KEYS = ("image.tag",)
 """The values a ``--set`` may give that name the release of a chart's vLLM image."""
 
 
+def _helm_commands(script: ShellScript) -> Iterator[tuple[list[Token], list[str]]]:
+    """``(argv, its words as text)`` of each ``helm install|upgrade|template`` command of
+    ``script``."""
+    for command in script.commands:
+        argv = list(command.argv)
+        words = [t.text for t in argv]
+        if len(words) >= 3 and posixpath.basename(words[0]) == "helm" and words[1] in _SUBCOMMANDS:
+            yield argv, words
+
+
 def helm_set_tags(script: ShellScript) -> list[tuple[str, Token, int, int]]:
     """``(chart, word, start, end)`` of each ``--set image.tag=TAG`` (or ``--set-string``,
     ``--set=...``, in a comma list) of a ``helm install|upgrade|template`` command of
     ``script``: ``word.text[start:end]`` is the tag. A ``--set`` overrides every values file,
     so the tag is the release the command deploys. Tags the script does not resolve are left out."""
     out: list[tuple[str, Token, int, int]] = []
-    for command in script.commands:
-        argv = list(command.argv)
-        words = [t.text for t in argv]
-        if len(words) < 3 or posixpath.basename(words[0]) != "helm" or words[1] not in _SUBCOMMANDS:
-            continue
+    for argv, words in _helm_commands(script):
         positional: list[str] = []
         found: list[tuple[Token, int, int]] = []
         i = 2
@@ -187,11 +194,7 @@ def helm_set_args(script: ShellScript) -> list[tuple[str, str, Token, SetItems |
     :data:`ARG_KEYS`. ``items`` (:data:`SetItems`) in the list's order; ``None`` when the
     script does not resolve the word (``--set "vllm.args=$ARGS"``)."""
     out: list[tuple[str, str, Token, SetItems | None]] = []
-    for command in script.commands:
-        argv = list(command.argv)
-        words = [t.text for t in argv]
-        if len(words) < 3 or posixpath.basename(words[0]) != "helm" or words[1] not in _SUBCOMMANDS:
-            continue
+    for argv, words in _helm_commands(script):
         positional: list[str] = []
         found: list[tuple[str, Token, SetItems | None]] = []
         indexed: dict[str, list[tuple[int, Token, int, str]]] = {}

@@ -392,10 +392,9 @@ def _docker_run(tokens: list[Token]) -> Launch | None:
     )
 
 
-def other_program_image(argv: Sequence[Token]) -> tuple[Token, str] | None:
-    """``(image token, program)`` of ``docker|podman run --entrypoint PROGRAM IMAGE ...`` when
-    IMAGE is a vLLM image and PROGRAM runs no vLLM launch (a benchmark script, a shell):
-    the image is the deployment's vLLM version, but what runs in it is not checked."""
+def _container_run(argv: Sequence[Token]) -> tuple[list[Token], int, Token | None] | None:
+    """``(argv without wrappers, index of the IMAGE word, the --entrypoint word or None)`` of
+    a ``docker|podman|nerdctl`` command whose options read (:func:`_docker_options`)."""
     tokens, _env = strip_wrappers(list(argv))
     if not tokens or tokens[0].text.rsplit("/", 1)[-1] not in ("docker", "podman", "nerdctl"):
         return None
@@ -403,6 +402,17 @@ def other_program_image(argv: Sequence[Token]) -> tuple[Token, str] | None:
     if read is None:
         return None
     i, _, entrypoint = read
+    return tokens, i, entrypoint
+
+
+def other_program_image(argv: Sequence[Token]) -> tuple[Token, str] | None:
+    """``(image token, program)`` of ``docker|podman run --entrypoint PROGRAM IMAGE ...`` when
+    IMAGE is a vLLM image and PROGRAM runs no vLLM launch (a benchmark script, a shell):
+    the image is the deployment's vLLM version, but what runs in it is not checked."""
+    found = _container_run(argv)
+    if found is None:
+        return None
+    tokens, i, entrypoint = found
     if entrypoint is None or i >= len(tokens) or not is_vllm_image(tokens[i].text):
         return None
     if _docker_run(tokens) is not None:
@@ -418,13 +428,10 @@ def unknown_image_launch(argv: Sequence[Token], path: str | None, scanner: str) 
     :data:`~vllm_upgrade_check.model.facts.UNKNOWN_IMAGE_ENTRY` and the program, its value
     the image word as written. No flag of it is read (the image may be no vLLM). ``None``
     for any other argv."""
-    tokens, _env = strip_wrappers(list(argv))
-    if not tokens or tokens[0].text.rsplit("/", 1)[-1] not in ("docker", "podman", "nerdctl"):
+    found = _container_run(argv)
+    if found is None:
         return None
-    read = _docker_options(tokens)
-    if read is None:
-        return None
-    i, _, entrypoint = read
+    tokens, i, entrypoint = found
     if entrypoint is not None or i + 1 >= len(tokens) or tokens[i].resolved:
         return None
     first = tokens[i + 1].text
