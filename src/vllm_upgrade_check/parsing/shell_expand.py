@@ -15,7 +15,7 @@ import tree_sitter
 from vllm_upgrade_check.model.facts import Span
 from vllm_upgrade_check.parsing.shell_flow import Alternatives
 from vllm_upgrade_check.parsing.shell_script import ShellScript
-from vllm_upgrade_check.parsing.shell_text import Locator, blanks_end, unescape_double, unescape_word
+from vllm_upgrade_check.parsing.shell_text import Locator, blanks_end, glued, unescape_double, unescape_word
 from vllm_upgrade_check.parsing.words import Token, link, relinked
 
 _QUOTING = re.compile(r"[\"'\\]")
@@ -77,14 +77,15 @@ class WordWalker:
             between = self.src[words[i - 1].end_byte : words[i].start_byte].split(b"\n")[1:-1]
             if any(part.strip() == b"\\" for part in between):
                 gaps[i] = True
-        spans = [self.span(n) for n in words]
+        groups, gaps = glued(self.src, words, gaps)
+        spans = [Span.between(self.span(n[0]).start, self.span(n[-1]).end) for n in groups]
         out: list[Token] = []
-        for i, node in enumerate(words):
-            tokens = self.expand(node, span=spans[i])
+        for i, node in enumerate(groups):
+            tokens = self._expand_glued(node, spans[i])
             if len(tokens) == 1 and tokens[0].extent == spans[i]:
                 linked_before = i > 0 and not gaps[i]
                 linked_after = i + 1 < len(spans) and not gaps[i + 1]
-                line_start, line_end = self._own_line(node) if array else (None, None)
+                line_start, line_end = self._own_line(node[0]) if array and len(node) == 1 else (None, None)
                 tokens = [
                     relinked(
                         tokens[0],
@@ -95,6 +96,27 @@ class WordWalker:
                     )
                 ]
             out.extend(tokens)
+        return out
+
+    def _expand_glued(self, nodes: list[tree_sitter.Node], span: Span) -> list[Token]:
+        """The tokens of one word written as ``nodes`` (:func:`~.shell_text.glued`): one node's own, or
+        the glued parts' texts as one token placed at ``span`` when each part is one word;
+        otherwise each part's tokens, the first glued onto the last word before it."""
+        if len(nodes) == 1:
+            return self.expand(nodes[0], span=span)
+        parts = [self.expand(n, span=self.span(n)) for n in nodes]
+        out = list(parts[0])
+        for tokens in parts[1:]:
+            if not out or not tokens:
+                out.extend(tokens)
+                continue
+            head, tail = out[-1], tokens[0]
+            written = self.src[nodes[0].start_byte : nodes[-1].end_byte].decode("utf-8", "replace")
+            out[-1] = Token(head.text + tail.text, head.line, head.column, head.resolved and tail.resolved, written)
+            out.extend(tokens[1:])
+        if len(out) == 1 and all(len(p) == 1 for p in parts):
+            first = out[0]
+            out[0] = Token(first.text, first.line, first.column, first.resolved, first.written, span=span)
         return out
 
     def _own_line(self, node: tree_sitter.Node) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:

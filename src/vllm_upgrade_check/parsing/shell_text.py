@@ -7,7 +7,9 @@ continuation made a blank). Positions are never changed by any of it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+
+import tree_sitter
 
 from vllm_upgrade_check.parsing.textpos import ByteColumns
 
@@ -135,3 +137,29 @@ def without_final_continuation(text: str) -> str:
     if "\\" not in text:
         return text  # no continuation at all
     return _FINAL_CONTINUATION.sub(lambda m: m.group(1) + " " + m.group(2), text)
+
+
+# -- words tree-sitter-bash splits at a continuation ----------------------------------------
+
+_GLUE = re.compile(rb"(?:\\\r?\n)+")
+"""What stands between two nodes tree-sitter-bash reads as two words where bash reads one:
+backslash-newlines alone (a line continuation inside a word)."""
+
+
+def glued(
+    src: bytes, words: Sequence[tree_sitter.Node], gaps: Sequence[bool]
+) -> tuple[list[list[tree_sitter.Node]], list[bool]]:
+    """``words`` (consecutive word nodes of ``src``) grouped into the words bash reads: nodes
+    with only backslash-newlines between them (``--flag=\\`` then ``value`` at the start of
+    the next line; bash drops each backslash-newline before it splits words) are one word,
+    which tree-sitter-bash splits at the continuation. ``gaps`` (one flag per node) is
+    returned as one flag per group, the flag of its first node."""
+    groups: list[list[tree_sitter.Node]] = []
+    kept: list[bool] = []
+    for i, node in enumerate(words):
+        if groups and _GLUE.fullmatch(src[words[i - 1].end_byte : node.start_byte]):
+            groups[-1].append(node)
+            continue
+        groups.append([node])
+        kept.append(gaps[i])
+    return groups, kept
