@@ -38,6 +38,8 @@ SCRIPTS = [
     (f"vllm serve my-model --port 8000 {FLAG}=\\\nbfloat16\n", "vllm serve my-model --port 8000\n"),
     (f"vllm serve my-model {FLAG}=bfl\\\noat16 --port 8000\n", "vllm serve my-model --port 8000\n"),
     (f"vllm serve my-model {FLAG}\\\n=bfloat16 --port 8000\n", "vllm serve my-model --port 8000\n"),
+    (f'vllm serve my-model {FLAG}=\\\n"bfloat16" --port 8000\n', "vllm serve my-model --port 8000\n"),
+    (f"vllm serve my-model {FLAG}=bf\\\n\\\n16 --port 8000\n", "vllm serve my-model --port 8000\n"),
     (f"vllm serve my-model \\\n  {FLAG}=\\\nbfloat16 \\\n  --port 8000\n", "vllm serve my-model \\\n  --port 8000\n"),
 ]
 
@@ -92,3 +94,19 @@ def test_sh_c_in_yaml(tmp_path: Path) -> None:
     assert FLAG not in after and "bfloat16" not in after
     command = yaml.safe_load(after)["spec"]["template"]["spec"]["containers"][0]["args"][0]
     assert _argv(command) == ["serve", "my-model", "--port", "8000"]
+
+
+def test_dockerfile_indented_continuation_keeps_every_other_word(tmp_path: Path) -> None:
+    # Docker keeps the next line's indentation when it joins a continued line, so the value
+    # is a word of its own there, before the fix and after it
+    before = f"FROM vllm/vllm-openai:v0.23.0\nCMD vllm serve my-model {FLAG}=\\\n    bfloat16 --port 8000\n"
+    (tmp_path / "Dockerfile").write_text(before)
+    _fix(tmp_path)
+    after = (tmp_path / "Dockerfile").read_text()
+    assert after == "FROM vllm/vllm-openai:v0.23.0\nCMD vllm serve my-model\\\n    bfloat16 --port 8000\n"
+
+    def cmd(text: str) -> list[str]:
+        return _argv(text.split("\n", 1)[1].replace("\\\n", "")[4:])
+
+    assert cmd(after) == [w for w in cmd(before) if not w.startswith(FLAG)]
+    assert cmd(after) == ["serve", "my-model", "bfloat16", "--port", "8000"]
