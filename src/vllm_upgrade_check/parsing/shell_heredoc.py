@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from vllm_upgrade_check.parsing.argv_words import SSH_PROGRAMS, after_options, ssh_command_start
 from vllm_upgrade_check.parsing.shell_text import Locator
 
 SHELLS = frozenset({"sh", "bash", "zsh", "ksh", "dash", "ash"})
 """Programs that run the script their standard input holds when given no script."""
 
 _SHELL_VALUE_OPTS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
-_SSH_VALUE_OPTS = frozenset("-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w -B".split())
 _EXEC_VALUE_OPTS = frozenset("-e --env --env-file -u --user -w --workdir --detach-keys".split())
 _SUDO_VALUE_OPTS = frozenset("-u --user -g --group -C -h --host -p --prompt -D --chdir -r -t -U".split())
 _PASS_THROUGH = frozenset({"nohup", "time", "exec", "command"})
@@ -27,19 +27,6 @@ _PASS_THROUGH = frozenset({"nohup", "time", "exec", "command"})
 
 def _base(word: str) -> str:
     return word.rsplit("/", 1)[-1]
-
-
-def _after_options(words: Sequence[str], i: int, value_opts: frozenset[str]) -> int:
-    """Index of the first word at or after ``i`` that is no option nor an option's value
-    (a ``--`` word ends the options and is skipped)."""
-    while i < len(words):
-        word = words[i]
-        if word == "--":
-            return i + 1
-        if not word.startswith("-") or word == "-":
-            break
-        i += 2 if word in value_opts else 1
-    return i
 
 
 def _interactive(words: Sequence[str], longs: tuple[str, ...], value_opts: frozenset[str]) -> bool:
@@ -66,25 +53,24 @@ def runs_stdin(words: Sequence[str]) -> bool:
     if head in _PASS_THROUGH:
         return runs_stdin(words[1:])
     if head == "sudo":
-        return runs_stdin(words[_after_options(words, 1, _SUDO_VALUE_OPTS) :])
+        return runs_stdin(words[after_options(words, 1, _SUDO_VALUE_OPTS) :])
     if head == "env":
-        i = _after_options(words, 1, frozenset({"-u", "--unset", "-C", "--chdir"}))
+        i = after_options(words, 1, frozenset({"-u", "--unset", "-C", "--chdir"}))
         while i < len(words) and "=" in words[i] and not words[i].startswith("-"):
             i += 1
         return runs_stdin(words[i:])
-    if head == "ssh":
-        i = _after_options(words, 1, _SSH_VALUE_OPTS)
-        options = [w for w in words[1:i] if w.startswith("-") and not w.startswith("--")]
-        if any(w.startswith("-W") or (w[:2] not in _SSH_VALUE_OPTS and "N" in w[1:]) for w in options):
+    if head in SSH_PROGRAMS:
+        start = ssh_command_start(words)
+        if start is None:
             return False  # `ssh -N` / `-W host:port`: no remote command, no shell reads stdin
-        rest = list(words[i + 1 :])
+        rest = list(words[start:])
         if len(rest) == 1:  # `ssh host "bash -s"`: the remote command is one string
             rest = rest[0].split()
         return not rest or runs_stdin(rest)  # no command: the remote login shell reads it
     if head in ("docker", "podman", "nerdctl") and len(words) > 2 and words[1] == "exec":
         if not _interactive(words[2:], ("--interactive",), _EXEC_VALUE_OPTS):
             return False
-        i = _after_options(words, 2, _EXEC_VALUE_OPTS)
+        i = after_options(words, 2, _EXEC_VALUE_OPTS)
         return runs_stdin(words[i + 1 :])
     if head in ("kubectl", "oc") and len(words) > 2 and words[1] == "exec":
         if "--" not in words:

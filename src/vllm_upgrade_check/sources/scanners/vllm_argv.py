@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 
 from vllm_upgrade_check.knowledge.subcommands import MODULE_SUBCOMMANDS, SUBCOMMANDS, subcommand
 from vllm_upgrade_check.model.facts import UNKNOWN_IMAGE_ENTRY, VENDOR_ENTRY, Fact, FactKind
+from vllm_upgrade_check.parsing.argv_words import after_options
 from vllm_upgrade_check.parsing.words import Token, token_location
 from vllm_upgrade_check.sources.scanners.arg_facts import arg_facts, env_fact
 from vllm_upgrade_check.sources.scanners.images import (
@@ -223,20 +224,6 @@ def _match_wrapper(tokens: Sequence[Token]) -> tuple[int, Wrapper] | None:
     return None
 
 
-def _skip_options(tokens: Sequence[Token], i: int, value_opts: frozenset[str]) -> int:
-    """Index of the first word at or after ``i`` that is not an option or an option's value.
-
-    A ``--`` word ends the options and is skipped."""
-    while i < len(tokens):
-        text = tokens[i].text
-        if text == "--":
-            return i + 1
-        if not text.startswith("-") or text == "-":
-            break
-        i += 2 if text in value_opts else 1
-    return i
-
-
 def strip_wrappers(argv: Sequence[Token]) -> tuple[list[Token], list[Token]]:
     """The wrapped command of ``argv`` with every :data:`WRAPPERS` prefix removed, and the
     ``NAME=value`` words those wrappers set (``env VLLM_USE_V1=1 CMD``).
@@ -256,7 +243,7 @@ def strip_wrappers(argv: Sequence[Token]) -> tuple[list[Token], list[Token]]:
             continue
         positionals = wrapper.positionals
         while i < len(tokens):
-            i = _skip_options(tokens, i, wrapper.value_opts)
+            i = after_options([t.text for t in tokens], i, wrapper.value_opts)
             if i >= len(tokens) or tokens[i - 1].text == "--":
                 break
             if wrapper.assignments and _ASSIGNMENT.match(tokens[i].text):
